@@ -1,0 +1,82 @@
+"""Options shared by the commands, and the one place that maps errors to exit codes."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from apimctl.errors import ApimctlError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_OK, EXIT_ERROR, EXIT_CHANGES, EXIT_PARTIAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def run_guarded(group: click.Group) -> int:
+    """Run the click group; map every failure to an exit code, never a traceback."""
+    verbose = "-v" in sys.argv or "--verbose" in sys.argv
+    try:
+        rv = group.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        return EXIT_INTERRUPTED
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_ERROR
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except ApimctlError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        return exc.exit_code
+    except Exception as exc:  # a bug: say so plainly
+        if verbose:
+            traceback.print_exc()
+        click.echo(f"Error: internal error: {type(exc).__name__}: {exc}", err=True)
+        return EXIT_ERROR
+    return int(rv or 0)
+
+
+def envvar(name: str) -> str:
+    """Every common option also comes from ``APIMCTL_<NAME>``."""
+    return "APIMCTL_" + name.upper().replace("-", "_")
+
+
+def manifest_options(func: F) -> F:
+    """PATH... and --overlay, for the commands that read manifests."""
+    func = click.option(
+        "--overlay",
+        "overlays",
+        multiple=True,
+        type=click.Path(exists=True, file_okay=False),
+        envvar=envvar("overlay"),
+        help="Directory of per-environment files deep-merged onto the base by identity.",
+    )(func)
+    func = click.argument("paths", nargs=-1, type=click.Path())(func)
+    return func
+
+
+def connection_options(func: F) -> F:
+    """--url, credentials, --qps, --parallelism, -v: how to reach the management API."""
+    opts = [
+        click.option("--url", envvar=envvar("url"), help="Management API base, e.g. https://host/v3/rest. Without it: the embedded reference server in .apimctl/local.db."),
+        click.option("--token", envvar=envvar("token"), help="Bearer access token."),
+        click.option("--api-key", envvar=envvar("api_key"), help="API key for the token exchange."),
+        click.option("--api-secret", envvar=envvar("api_secret"), help="API secret for the token exchange."),
+        click.option("--username", envvar=envvar("username"), help="User for the token exchange."),
+        click.option("--password", envvar=envvar("password"), help="Password for the token exchange."),
+        click.option("--area", envvar=envvar("area"), help="Area (scope) for the token exchange."),
+        click.option("--qps", type=float, default=2.0, show_default=True, envvar=envvar("qps"), help="Client-side rate limit, calls per second."),
+        click.option("--parallelism", type=click.IntRange(1, 64), default=8, show_default=True, envvar=envvar("parallelism"), help="Concurrent calls at most."),
+        click.option("--timeout", type=float, default=30.0, show_default=True, envvar=envvar("timeout"), help="Seconds before a call times out."),
+        click.option("-v", "--verbose", is_flag=True, envvar=envvar("verbose"), help="Log every call (never secrets)."),
+    ]
+    for opt in reversed(opts):
+        func = opt(func)
+    return func

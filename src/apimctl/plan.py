@@ -1,0 +1,187 @@
+"""The plan: a value describing what apply will do.
+
+``plan`` builds a :class:`Plan` (see ``apimctl.planner`` for how); ``apply`` executes exactly
+it; ``render`` prints it; ``--out`` saves it with :meth:`Plan.to_json`. Nothing here talks to
+the network or prints. Secret values never enter the serialised form: steps carry secrets as
+``${VAR}`` references, and resolved values live only in :attr:`Plan.secret_values`, which is
+not serialised (a saved plan resolves them again from the environment when applied).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+FORMAT_VERSION = "1.0"
+
+Action = Literal["create", "update", "delete"]
+ACTIONS: tuple[Action, ...] = ("create", "update", "delete")
+
+
+def address(kind: str, key: str) -> str:
+    """The stable address of an object: ``kind:key`` (``endpoint:Weather/Forecast``)."""
+    return f"{kind}:{key}"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One field-level change. ``path`` is dotted within the object (``cors.maxAge``)."""
+
+    path: str
+    before: Any
+    after: Any
+    sensitive: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        if self.sensitive:
+            return {"path": self.path, "before": "(sensitive)", "after": "(sensitive)", "sensitive": True}
+        return {"path": self.path, "before": self.before, "after": self.after}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Change:
+        sensitive = bool(data.get("sensitive", False))
+        return cls(data["path"], None if sensitive else data.get("before"),
+                   None if sensitive else data.get("after"), sensitive)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One write: create, update or delete of one object of one kind.
+
+    ``desired`` is the object as the manifests declare it (manifest shape: references by
+    name, secrets as ``${VAR}`` references, without its child kinds); ``None`` for deletes.
+    ``parent`` is the parent's address for nested kinds; ``depends_on`` lists addresses of
+    steps that must succeed first.
+    """
+
+    action: Action
+    kind: str
+    key: str
+    id: str | None = None
+    parent: str | None = None
+    parent_id: str | None = None
+    changes: tuple[Change, ...] = ()
+    depends_on: tuple[str, ...] = ()
+    desired: dict[str, Any] | None = None
+
+    @property
+    def address(self) -> str:
+        return address(self.kind, self.key)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "kind": self.kind,
+            "key": self.key,
+            "address": self.address,
+            "id": self.id,
+            "parent": self.parent,
+            "parent_id": self.parent_id,
+            "changes": [c.to_json() for c in self.changes],
+            "depends_on": list(self.depends_on),
+            "desired": self.desired,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Step:
+        return cls(
+            action=data["action"],
+            kind=data["kind"],
+            key=data["key"],
+            id=data.get("id"),
+            parent=data.get("parent"),
+            parent_id=data.get("parent_id"),
+            changes=tuple(Change.from_json(c) for c in data.get("changes", [])),
+            depends_on=tuple(data.get("depends_on", [])),
+            desired=data.get("desired"),
+        )
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What a touched live object looked like when planned (for stale-plan detection)."""
+
+    kind: str
+    key: str
+    id: str
+    updated: str | None = None
+    revision: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "key": self.key, "id": self.id,
+                "updated": self.updated, "revision": self.revision}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Fingerprint:
+        return cls(data["kind"], data["key"], data["id"], data.get("updated"), data.get("revision"))
+
+
+@dataclass(frozen=True)
+class Unmanaged:
+    """A live top-level object no manifest declares: listed, left alone unless pruned."""
+
+    kind: str
+    key: str
+    id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "key": self.key, "id": self.id}
+
+
+@dataclass
+class Plan:
+    """An ordered list of steps plus what is needed to apply them safely later."""
+
+    steps: list[Step] = field(default_factory=list)
+    unmanaged: list[Unmanaged] = field(default_factory=list)
+    fingerprints: dict[str, Fingerprint] = field(default_factory=dict)
+    ignored: list[dict[str, str]] = field(default_factory=list)  # {target, reason}
+    target: str = ""
+    warnings: list[str] = field(default_factory=list)
+    secret_values: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.steps)
+
+    def summary(self) -> dict[str, int]:
+        counts = {a: 0 for a in ACTIONS}
+        for step in self.steps:
+            counts[step.action] += 1
+        counts["unmanaged"] = len(self.unmanaged)
+        return counts
+
+    def step(self, addr: str) -> Step | None:
+        return next((s for s in self.steps if s.address == addr), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format_version": FORMAT_VERSION,
+            "target": self.target,
+            "summary": self.summary(),
+            "steps": [s.to_json() for s in self.steps],
+            "unmanaged": [u.to_json() for u in self.unmanaged],
+            "fingerprints": {a: f.to_json() for a, f in sorted(self.fingerprints.items())},
+            "ignored": self.ignored,
+            "warnings": self.warnings,
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n"
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Plan:
+        version = str(data.get("format_version", ""))
+        if version.split(".")[0] != FORMAT_VERSION.split(".")[0]:
+            from apimctl.errors import PlanError
+
+            raise PlanError(f"saved plan has format_version {version!r}; this apimctl reads {FORMAT_VERSION}")
+        return cls(
+            steps=[Step.from_json(s) for s in data.get("steps", [])],
+            unmanaged=[Unmanaged(**u) for u in data.get("unmanaged", [])],
+            fingerprints={a: Fingerprint.from_json(f) for a, f in data.get("fingerprints", {}).items()},
+            ignored=list(data.get("ignored", [])),
+            target=str(data.get("target", "")),
+            warnings=list(data.get("warnings", [])),
+        )
