@@ -1,0 +1,247 @@
+"""Helpers shared by the plan renderers: secret redaction, value formatting, risks.
+
+``text``, ``json`` and ``markdown`` all go through :class:`Redactor` before a value reaches
+their output, so the rules for secrets live here once:
+
+* a field is secret when its kind declares it so (``Kind.secret`` in :mod:`apimctl.kinds`),
+  when a change of it is marked ``sensitive``, when the plan holds a resolved value for it
+  (``Plan.secret_values`` is keyed ``"<address>#<field path>"``), or when its name is one of
+  :data:`SECRET_FIELD_NAMES`; secret fields render as ``(sensitive)``,
+  including the ``${VAR}`` reference text a step's ``desired`` carries;
+* any string that equals a resolved secret value, or contains one of at least
+  :data:`MIN_SCRUB_LENGTH` characters, also renders as ``(sensitive)`` wherever it appears,
+  and the finished text is scrubbed once more (defence in depth).
+
+:func:`field_lines` is the list of field-level lines of a step that the text and Markdown
+renderers print; :func:`risks` lists what a reviewer should look at twice.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import urlsplit, urlunsplit
+
+from apimctl import kinds
+from apimctl.plan import Action, Plan, Step
+
+SYMBOLS: Final[dict[str, str]] = {"create": "+", "update": "~", "delete": "-"}
+
+SECRET_FIELD_NAMES: Final[frozenset[str]] = frozenset(
+    {"systemDomainCredentialSecret", "password", "passwdNew", "secret", "apiSecret"}
+)
+"""Field names that are secret wherever they appear, whatever the planner marked."""
+
+MIN_SCRUB_LENGTH: Final = 4
+"""Secret values at least this long are also scrubbed where they appear inside other text."""
+
+RISKY_FIELDS: Final[dict[str, frozenset[str]]] = {
+    "plan": frozenset(
+        {"rateLimitCeiling", "rateLimitPeriod", "qpsLimitCeiling", "maxNumKeysAllowed", "numKeysBeforeReview"}
+    ),
+    "service": frozenset({"qpsLimitOverall"}),
+}
+RISKY_SUFFIXES: Final[dict[str, tuple[str, ...]]] = {"plan": ("Exempt", "OverrideAllowed")}
+
+
+class _Sensitive:
+    """Stands in for a secret value; formats as ``(sensitive)``."""
+
+    def __repr__(self) -> str:
+        return "(sensitive)"
+
+
+SENSITIVE: Final = _Sensitive()
+SENSITIVE_TEXT: Final = "(sensitive)"
+
+
+class Redactor:
+    """Knows which fields of which step are secret and which strings must never be shown."""
+
+    def __init__(self, plan: Plan) -> None:
+        self._secret_paths: dict[str, set[str]] = {}
+        for ref in plan.secret_values:
+            addr, _, path = ref.partition("#")
+            if path:
+                self._secret_paths.setdefault(addr, set()).add(path)
+        for step in plan.steps:
+            for change in step.changes:
+                if change.sensitive:
+                    self._secret_paths.setdefault(step.address, set()).add(change.path)
+        values = {v for v in plan.secret_values.values() if isinstance(v, str) and v}
+        self._exact = frozenset(values)
+        self._scrub = sorted((v for v in values if len(v) >= MIN_SCRUB_LENGTH), key=len, reverse=True)
+
+    def is_secret(self, address: str, path: str) -> bool:
+        """Whether the field at ``path`` (dotted) of the object at ``address`` is secret."""
+        if path.rsplit(".", 1)[-1] in SECRET_FIELD_NAMES:
+            return True
+        kind = kinds.BY_NAME.get(address.partition(":")[0])
+        declared = kind.secret if kind is not None else frozenset()
+        marked = self._secret_paths.get(address, set())
+        return any(path == p or path.startswith(p + ".") for p in (*declared, *marked))
+
+    def leaks(self, text: str) -> bool:
+        """Whether ``text`` is, or contains, a resolved secret value."""
+        return text in self._exact or any(s in text for s in self._scrub)
+
+    def value(self, address: str, path: str, value: Any) -> Any:
+        """``value`` with every secret part replaced by :data:`SENSITIVE`."""
+        if value is None:
+            return None
+        if path and self.is_secret(address, path):
+            return SENSITIVE
+        if isinstance(value, dict):
+            return {self.text(str(k)): self.value(address, _join(path, str(k)), v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.value(address, path, v) for v in value]
+        if isinstance(value, str) and self.leaks(value):
+            return SENSITIVE
+        return value
+
+    def text(self, text: str) -> str:
+        """``text`` with any resolved secret value in it replaced by ``(sensitive)``."""
+        for secret in self._scrub:
+            text = text.replace(secret, SENSITIVE_TEXT)
+        return text
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+def format_value(value: Any) -> str:
+    """A value as a reviewer reads it: JSON literals, ``(sensitive)`` for secrets."""
+    if value is SENSITIVE:
+        return SENSITIVE_TEXT
+    return json.dumps(value, ensure_ascii=False, default=_json_default)
+
+
+def _json_default(obj: Any) -> Any:
+    if obj is SENSITIVE:
+        return SENSITIVE_TEXT
+    return str(obj)
+
+
+def plain(value: Any) -> Any:
+    """``value`` with :data:`SENSITIVE` markers turned into the string ``(sensitive)`` (for JSON)."""
+    if value is SENSITIVE:
+        return SENSITIVE_TEXT
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def flatten(obj: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Leaf fields of a nested object as ``(dotted path, value)``; lists are leaves."""
+    for name, value in obj.items():
+        path = _join(prefix, str(name))
+        if isinstance(value, dict) and value:
+            yield from flatten(value, path)
+        else:
+            yield path, value
+
+
+@dataclass(frozen=True)
+class FieldLine:
+    """One field-level line of a step: ``+`` added, ``~`` changed, ``-`` removed."""
+
+    symbol: str
+    path: str
+    before: Any
+    after: Any
+    sensitive: bool = False
+
+
+def field_lines(step: Step, redactor: Redactor) -> list[FieldLine]:
+    """What a step does field by field, already redacted; empty for deletes."""
+    addr = step.address
+    if step.action == "delete":
+        return []
+    if step.action == "create":
+        if step.desired is not None:
+            fields = list(flatten(step.desired))
+        else:
+            fields = [(c.path, c.after) for c in step.changes]
+        return [
+            FieldLine("+", redactor.text(path), None, redactor.value(addr, path, value),
+                      redactor.is_secret(addr, path))
+            for path, value in fields
+        ]
+    lines = []
+    for change in step.changes:
+        secret = change.sensitive or redactor.is_secret(addr, change.path)
+        before = SENSITIVE if secret else redactor.value(addr, change.path, change.before)
+        after = SENSITIVE if secret else redactor.value(addr, change.path, change.after)
+        if secret:
+            symbol = "~"
+        elif change.before is None:
+            symbol = "+"
+        elif change.after is None:
+            symbol = "-"
+        else:
+            symbol = "~"
+        lines.append(FieldLine(symbol, redactor.text(change.path), before, after, secret))
+    return lines
+
+
+@dataclass(frozen=True)
+class Risk:
+    """Something a reviewer should look at twice: a delete, or a change of a limit."""
+
+    address: str
+    action: Action
+    kind: str
+    key: str
+    path: str | None = None
+    before: Any = None
+    after: Any = None
+
+    @property
+    def reason(self) -> str:
+        return "deletes the object" if self.path is None else "changes a limit"
+
+
+def is_risky_field(kind: str, path: str) -> bool:
+    """Whether a change of ``path`` on an object of ``kind`` changes what consumers may call."""
+    top = path.split(".", 1)[0]
+    return top in RISKY_FIELDS.get(kind, ()) or top.endswith(RISKY_SUFFIXES.get(kind, ()))
+
+
+def risks(plan: Plan, redactor: Redactor) -> list[Risk]:
+    """Deletes, then limit changes, in plan order."""
+    deletes = [Risk(s.address, s.action, s.kind, s.key) for s in plan.steps if s.action == "delete"]
+    limits = [
+        Risk(s.address, s.action, s.kind, s.key, c.path,
+             redactor.value(s.address, c.path, c.before), redactor.value(s.address, c.path, c.after))
+        for s in plan.steps
+        if s.action == "update"
+        for c in s.changes
+        if is_risky_field(s.kind, c.path)
+    ]
+    return deletes + limits
+
+
+def safe_target(target: str) -> str:
+    """The target address without credentials or query string (which may carry a token)."""
+    try:
+        parts = urlsplit(target)
+        port = parts.port
+    except ValueError:
+        return "(unreadable address)"
+    if not parts.scheme or not parts.netloc:
+        return target
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{port}" if port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 update``, ``2 updates``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

@@ -1,0 +1,156 @@
+"""The plan as a terminal reader expects it, in the manner of ``terraform plan``.
+
+``apimctl plan``/``drift``/``apply`` print :func:`render_plan` for ``--format text`` (the
+default). Unchanged fields are hidden, secrets show as ``(sensitive)``, and with
+``color=False`` the output is plain and deterministic (the goldens in the tests rely on it).
+``apimctl apply`` prints :func:`render_apply_summary` when it finishes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import click
+
+from apimctl.plan import Plan, Step
+from apimctl.render.style import (
+    SYMBOLS,
+    FieldLine,
+    Redactor,
+    field_lines,
+    format_value,
+    safe_target,
+)
+
+if TYPE_CHECKING:
+    from apimctl.apply import ApplyResult, StepOutcome
+
+_COLORS = {"+": "green", "~": "yellow", "-": "red"}
+
+Paint = Callable[[str, str], str]
+
+
+def _painter(color: bool) -> Paint:
+    """``paint(text, style)``: ANSI styling when ``color``, the text unchanged otherwise."""
+    def paint(text: str, style: str) -> str:
+        if not color:
+            return text
+        if style == "bold":
+            return click.style(text, bold=True)
+        return click.style(text, fg=_COLORS.get(style, style))
+    return paint
+
+
+def render_plan(plan: Plan, *, color: bool = False) -> str:
+    """The whole plan: header, steps with field lines, unmanaged, ignored, warnings, totals."""
+    paint = _painter(color)
+    redactor = Redactor(plan)
+    out: list[str] = []
+    if plan.target:
+        out += [f"Target: {safe_target(plan.target)}", ""]
+    if plan.steps:
+        out += ["apimctl will perform the following actions:", ""]
+        for step in plan.steps:
+            out += _step(step, redactor, paint)
+            out.append("")
+    out += _unmanaged(plan, paint)
+    out += _ignored(plan, paint)
+    out += [paint(f"Warning: {w}", "yellow") for w in plan.warnings]
+    if plan.warnings:
+        out.append("")
+    out.append(_totals(plan, paint))
+    return redactor.text("\n".join(out) + "\n")
+
+
+def _step(step: Step, redactor: Redactor, paint: Paint) -> list[str]:
+    symbol = SYMBOLS[step.action]
+    head = f"  {paint(symbol, symbol)} {step.action} {step.kind} {json.dumps(step.key, ensure_ascii=False)}"
+    return [head] + [_field(line, paint) for line in field_lines(step, redactor)]
+
+
+def _field(line: FieldLine, paint: Paint) -> str:
+    mark = paint(line.symbol, line.symbol)
+    if line.sensitive:
+        return f"      {mark} {line.path}: (sensitive)"
+    if line.symbol == "+":
+        return f"      {mark} {line.path}: {format_value(line.after)}"
+    if line.symbol == "-":
+        return f"      {mark} {line.path}: {format_value(line.before)} -> null"
+    return f"      {mark} {line.path}: {format_value(line.before)} -> {format_value(line.after)}"
+
+
+def _unmanaged(plan: Plan, paint: Paint) -> list[str]:
+    if not plan.unmanaged:
+        return []
+    lines = [paint("Unmanaged (left alone; use --prune to delete):", "bold")]
+    lines += [f"  {u.kind} {json.dumps(u.key, ensure_ascii=False)}" for u in plan.unmanaged]
+    return [*lines, ""]
+
+
+def _ignored(plan: Plan, paint: Paint) -> list[str]:
+    if not plan.ignored:
+        return []
+    lines = [paint("Ignored (accepted out-of-band changes, not planned):", "bold")]
+    for entry in plan.ignored:
+        target = entry.get("target", "?")
+        reason = entry.get("reason")
+        lines.append(f"  {target} (reason: {reason})" if reason else f"  {target}")
+    return [*lines, ""]
+
+
+def _totals(plan: Plan, paint: Paint) -> str:
+    if not plan.has_changes:
+        return paint("No changes. The area matches the manifests.", "green")
+    counts = plan.summary()
+    return paint(
+        f"Plan: {counts['create']} to create, {counts['update']} to update, {counts['delete']} to delete.",
+        "bold",
+    )
+
+
+def render_apply_summary(result: ApplyResult, *, plan: Plan | None = None, color: bool = False) -> str:
+    """What an apply did: done, failed, skipped and not converged steps with reasons, then totals.
+
+    With ``plan``, its resolved secret values are scrubbed from the reasons too.
+    """
+    paint = _painter(color)
+    redactor = Redactor(plan or Plan())
+    out: list[str] = []
+    sections = (("Done", result.done, "green"), ("Failed", result.failed, "red"),
+                ("Skipped", result.skipped, "yellow"), ("Not converged", result.non_converged, "red"))
+    for title, outcomes, style in sections:
+        if outcomes:
+            out.append(paint(f"{title}:", style))
+            out += [_outcome(o, paint) for o in outcomes]
+            out.append("")
+    if result.stopped:
+        out += [paint(f"Stopped early: {result.stopped}", "red"), ""]
+    out.append(paint(_apply_headline(result), "bold"))
+    out.append(f"Calls: {result.calls} ({result.write_calls} writes, {result.read_calls} reads) "
+               f"in {result.seconds:.1f} s.")
+    return redactor.text("\n".join(out) + "\n")
+
+
+def _outcome(outcome: StepOutcome, paint: Paint) -> str:
+    kind, _, key = outcome.address.partition(":")
+    symbol = SYMBOLS.get(outcome.action, "?")
+    line = f"  {paint(symbol, symbol)} {outcome.action} {kind} {json.dumps(key, ensure_ascii=False)}"
+    return f"{line}: {outcome.reason}" if outcome.reason else line
+
+
+def _apply_headline(result: ApplyResult) -> str:
+    counts = Counter(o.action for o in result.done)
+    done = f"{counts['create']} created, {counts['update']} updated, {counts['delete']} deleted"
+    if result.ok:
+        return f"Apply complete: {done}."
+    problems = ", ".join(
+        f"{len(items)} {label}" for label, items in
+        (("failed", result.failed), ("skipped", result.skipped), ("not converged", result.non_converged))
+        if items
+    )
+    if result.done:
+        return f"Apply finished partially: {done}; {problems}. Rerun to converge."
+    return f"Apply failed: nothing was written; {problems}."
