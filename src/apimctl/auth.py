@@ -1,0 +1,188 @@
+"""Access tokens for the management API: a static bearer token, or the token exchange.
+
+The exchange (spec/SUPPLEMENT.md §7) posts HTTP Basic ``api_key:api_secret`` and a form
+``grant_type=password&username=..&password=..&scope=<area>`` to ``<root>/v3/token``. The token
+is renewed shortly before ``expires_in`` runs out (``refresh_token`` grant first, then the
+password grant again) and on demand when the API answers 401. One lock serialises renewals
+so concurrent requests that all got a 401 trigger one exchange, not many.
+
+Used only by ``apimctl.client.ApiClient``, which sends the exchange requests through its
+own HTTP client (see ``Exchange``). Nothing here ever puts a secret into a message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+
+from apimctl.errors import AuthError
+from apimctl.quirks import read_error_body
+from apimctl.ratelimit import Clock
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """What the token exchange needs. ``repr`` never shows the secret or the password."""
+
+    api_key: str
+    api_secret: str
+    username: str
+    password: str
+    area: str
+
+    def __repr__(self) -> str:
+        return (
+            f"Credentials(api_key={self.api_key!r}, api_secret='***', "
+            f"username={self.username!r}, password='***', area={self.area!r})"
+        )
+
+
+class TokenSource(Protocol):
+    """Where the client gets the bearer token of each request."""
+
+    can_renew: bool
+
+    async def token(self) -> str: ...
+
+    async def renew(self, rejected: str) -> str: ...
+
+
+class StaticToken:
+    """A token given on the command line; it cannot be renewed."""
+
+    can_renew = False
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    async def token(self) -> str:
+        return self._token
+
+    async def renew(self, rejected: str) -> str:
+        return self._token
+
+
+# Sends one token request: (form fields, basic-auth pair) -> the HTTP response.
+Exchange = Callable[[dict[str, str], tuple[str, str]], Awaitable[httpx.Response]]
+
+
+def token_url(base_url: str) -> str:
+    """``<root>/v3/token`` where root is the API base with its trailing ``/v3/rest`` removed."""
+    root = base_url.rstrip("/")
+    if root.endswith("/v3/rest"):
+        root = root[: -len("/v3/rest")]
+    return root + "/v3/token"
+
+
+class TokenExchange:
+    """Tokens from the OAuth-style exchange, renewed before expiry and after a 401."""
+
+    can_renew = True
+
+    def __init__(
+        self,
+        credentials: Credentials,
+        exchange: Exchange,
+        *,
+        clock: Clock = time.monotonic,
+        margin: float = 60.0,
+    ) -> None:
+        self._credentials = credentials
+        self._exchange = exchange
+        self._clock = clock
+        self._margin = margin
+        self._lock = asyncio.Lock()
+        self._access: str | None = None
+        self._refresh: str | None = None
+        self._renew_at: float | None = None  # None: no known expiry
+
+    async def token(self) -> str:
+        """The current token, exchanged first or renewed when it is about to expire."""
+        current = self._access
+        if current is not None and not self._due():
+            return current
+        async with self._lock:
+            if self._access is None or self._due():
+                await self._obtain()
+            assert self._access is not None
+            return self._access
+
+    async def renew(self, rejected: str) -> str:
+        """A fresh token after the API refused ``rejected`` (a no-op if already replaced)."""
+        async with self._lock:
+            if self._access is None or self._access == rejected:
+                await self._obtain()
+            assert self._access is not None
+            return self._access
+
+    def _due(self) -> bool:
+        return self._renew_at is not None and self._clock() >= self._renew_at
+
+    async def _obtain(self) -> None:
+        """Refresh the token if possible, else exchange the credentials again."""
+        if self._refresh is not None:
+            response = await self._post(
+                {"grant_type": "refresh_token", "refresh_token": self._refresh}
+            )
+            self._refresh = None
+            if response.status_code != 400:  # 400: refresh token refused, fall back
+                self._accept(_token_reply(response))
+                return
+        creds = self._credentials
+        form = {
+            "grant_type": "password",
+            "username": creds.username,
+            "password": creds.password,
+            "scope": creds.area,
+        }
+        self._accept(_token_reply(await self._post(form)))
+
+    async def _post(self, form: dict[str, str]) -> httpx.Response:
+        creds = self._credentials
+        return await self._exchange(form, (creds.api_key, creds.api_secret))
+
+    def _accept(self, reply: dict[str, Any]) -> None:
+        self._access = reply["access_token"]
+        refresh = reply.get("refresh_token")
+        self._refresh = refresh if isinstance(refresh, str) and refresh else self._refresh
+        expires = reply.get("expires_in")
+        if isinstance(expires, int | float) and not isinstance(expires, bool) and expires > 0:
+            margin = min(self._margin, float(expires) / 10)
+            self._renew_at = self._clock() + float(expires) - margin
+        else:
+            self._renew_at = None
+
+
+def _token_reply(response: httpx.Response) -> dict[str, Any]:
+    """The body of a successful exchange; ``AuthError`` saying why otherwise."""
+    where = f"POST {response.request.url.path}"
+    common: dict[str, Any] = {
+        "status": response.status_code,
+        "method": "POST",
+        "url": str(response.request.url),
+    }
+    if not response.is_success:
+        body = read_error_body(response.text, response.headers.get("content-type", ""))
+        reason = f"refused ({body.code})" if body.code else "failed"
+        detail = f": {body.message}" if body.message and body.message != body.code else ""
+        hint = ""
+        if response.status_code in (400, 401, 403):
+            hint = "; check the API key and secret, the user name and password, and the area"
+        raise AuthError(
+            f"{where}: {response.status_code} token exchange {reason}{detail}{hint}", **common
+        )
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
+        raise AuthError(
+            f"{where}: {response.status_code}: the token exchange answered without an access_token",
+            **common,
+        )
+    return data

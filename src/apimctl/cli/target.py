@@ -1,0 +1,184 @@
+"""Which management API a command talks to: the connection options turned into an ApiClient.
+
+The commands that reach the API (``plan``, ``apply``, ``drift``, ``export``) take the common
+connection options (``apimctl.cli.common.connection_options``) and open their client with
+:func:`open_client`. With ``--url`` it is that API, authenticated by ``--token`` or by the
+token exchange. Without it, it is the embedded reference server in ``.apimctl/local.db``
+under the current directory, reached in-process through an ASGI transport: this module is
+the only place where the reconciler touches the server package (STYLE §11).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+import httpx
+from click.core import ParameterSource
+
+from apimctl.auth import Credentials
+from apimctl.cli.common import envvar
+from apimctl.client import ApiClient
+from apimctl.errors import ApimctlError
+
+EMBEDDED_DIR = ".apimctl"
+EMBEDDED_DB = f"{EMBEDDED_DIR}/local.db"
+EMBEDDED_URL = "http://embedded/v3/rest"
+EMBEDDED_AREA = "local"
+EMBEDDED_NOTICE = (
+    f"Using the embedded reference server ({EMBEDDED_DB}); "
+    "set --url or APIMCTL_URL to target an area."
+)
+_EXCHANGE_OPTIONS = ("api_key", "api_secret", "username", "password", "area")
+
+
+@asynccontextmanager
+async def open_client(
+    *,
+    url: str | None,
+    token: str | None,
+    api_key: str | None,
+    api_secret: str | None,
+    username: str | None,
+    password: str | None,
+    area: str | None,
+    qps: float | None,
+    qps_given: bool,
+    parallelism: int,
+    timeout: float,
+    verbose: bool,
+    announce: Callable[[str], None],
+) -> AsyncIterator[ApiClient]:
+    """An open ApiClient for the target the options name; closed on exit."""
+    common: dict[str, Any] = {
+        "parallelism": parallelism,
+        "timeout": timeout,
+        "log": announce if verbose else None,
+    }
+    if url:
+        exchange = {
+            "api_key": api_key,
+            "api_secret": api_secret,
+            "username": username,
+            "password": password,
+            "area": area,
+        }
+        client = _remote_client(url, token, exchange, qps=qps, **common)
+    else:
+        transport, embedded_token = _embedded_server()
+        announce(EMBEDDED_NOTICE)
+        # No client-side limit in-process unless --qps was given explicitly.
+        limit = qps if qps_given else None
+        client = ApiClient(
+            EMBEDDED_URL, token=embedded_token, qps=limit, transport=transport, **common
+        )
+    async with client:
+        yield client
+
+
+def connection_settings(ctx: click.Context) -> dict[str, Any]:
+    """The keyword arguments of :func:`open_client` (without ``announce``) from a command's
+    parsed connection options; ``qps_given`` is true when ``--qps`` came from the command
+    line or ``APIMCTL_QPS``."""
+    params = ctx.params
+    source = ctx.get_parameter_source("qps")
+    names = ("url", "token", *_EXCHANGE_OPTIONS, "qps", "parallelism", "timeout", "verbose")
+    settings = {name: params.get(name) for name in names}
+    settings["qps_given"] = source in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+    settings["verbose"] = bool(settings["verbose"])
+    return settings
+
+
+def target_label(url: str | None) -> str:
+    """How to name the target in output: the URL without credentials or query, or the
+    embedded server."""
+    if not url:
+        return f"embedded ({EMBEDDED_DB})"
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        return "(invalid URL)"
+    return str(parsed.copy_with(username=None, password=None, query=None, fragment=None))
+
+
+def api_base(url: str) -> str:
+    """The management API base from ``--url``; a bare ``http(s)://host[:port]`` gets
+    ``/v3/rest``. Refuses URLs that are not http(s) or that carry credentials."""
+    try:
+        parsed = httpx.URL(url.strip())
+    except httpx.InvalidURL as exc:
+        raise click.UsageError(f"--url ({envvar('url')}): not a valid URL: {exc}") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise click.UsageError(
+            f"--url ({envvar('url')}): expected http(s)://HOST[:PORT]/v3/rest, "
+            f"got {target_label(url)!r}"
+        )
+    if parsed.userinfo:
+        raise click.UsageError(
+            f"--url ({envvar('url')}): must not carry credentials; "
+            "use --token, or --api-key/--api-secret/--username/--password/--area"
+        )
+    if parsed.path in ("", "/"):
+        parsed = parsed.copy_with(path="/v3/rest")
+    return str(parsed.copy_with(query=None, fragment=None)).rstrip("/")
+
+
+def _remote_client(
+    url: str, token: str | None, exchange: dict[str, str | None], **options: Any
+) -> ApiClient:
+    """The client of the API at ``url``: with ``--token``, else with the token exchange."""
+    base = api_base(url)
+    if token:
+        return ApiClient(base, token=token, **options)
+    return ApiClient(base, credentials=_credentials(exchange), **options)
+
+
+def _credentials(values: dict[str, str | None]) -> Credentials:
+    """Credentials for the token exchange, or a usage error naming what is missing."""
+    missing = [name for name in _EXCHANGE_OPTIONS if not values.get(name)]
+    if len(missing) == len(_EXCHANGE_OPTIONS):
+        every = ", ".join(_option(name) for name in _EXCHANGE_OPTIONS)
+        raise click.UsageError(
+            f"--url needs credentials: --token ({envvar('token')}), "
+            f"or for the token exchange all of {every}"
+        )
+    if missing:
+        raise click.UsageError(
+            "the token exchange needs --api-key, --api-secret, --username, --password and "
+            f"--area; missing: {', '.join(_option(name) for name in missing)}"
+        )
+    return Credentials(**{name: str(values[name]) for name in _EXCHANGE_OPTIONS})
+
+
+def _option(name: str) -> str:
+    return f"--{name.replace('_', '-')} ({envvar(name)})"
+
+
+def _embedded_server() -> tuple[httpx.ASGITransport, str]:
+    """An in-process reference server on ``.apimctl/local.db``, and the token it accepts."""
+    try:
+        from apimctl.server import ServerConfig, create_app
+    except ImportError as exc:
+        raise ApimctlError(
+            f"the embedded reference server is not available ({exc}); "
+            "set --url or APIMCTL_URL to target an area"
+        ) from None
+    folder = Path(EMBEDDED_DIR)
+    try:
+        folder.mkdir(exist_ok=True)
+        ignore = folder / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# Local state of apimctl's embedded reference server.\n*\n")
+    except OSError as exc:
+        raise ApimctlError(f"cannot create {folder.resolve()}: {exc.strerror or exc}") from None
+    token = secrets.token_urlsafe(24)
+    config = ServerConfig(
+        db_path=EMBEDDED_DB,
+        tokens={token: EMBEDDED_AREA},
+        auto_approve_domains=True,
+    )
+    return httpx.ASGITransport(app=create_app(config)), token

@@ -1,0 +1,456 @@
+"""The management API client: one place that talks HTTP to the platform.
+
+Live-state reading, ``apply`` and ``export`` call :class:`ApiClient`; ``apimctl.cli.target``
+builds it from the connection options. It owns
+
+- authentication: a static bearer token or the token exchange (``apimctl.auth``), renewed
+  once and the call repeated when the API answers 401;
+- pacing: one shared client-side rate limiter (``--qps``) and at most ``parallelism``
+  requests in flight, for every call of the client (``apimctl.ratelimit``);
+- retries decided by error type (STYLE §7): 5xx, timeouts and connection failures are retried
+  with backoff for idempotent calls, throttling (``ERR_403_DEVELOPER_OVER_QPS``) for every
+  call after the server's ``Retry-After``; the daily quota (``ERR_403_DEVELOPER_OVER_RATE``)
+  stops; no other 4xx is ever retried;
+- the reply quirks of spec/SUPPLEMENT.md §9 (``apimctl.quirks``) and the mapping of every
+  failure onto ``apimctl.errors``;
+- paging by ``X-Total-Count``, the remaining pages fetched concurrently within the limiter.
+
+Messages say what and where (``GET /services: 500 Internal Server Error: <message>``) and
+never carry a token, a secret or a request body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+import httpx
+
+from apimctl import __version__
+from apimctl.auth import Credentials, StaticToken, TokenExchange, TokenSource, token_url
+from apimctl.errors import ApiError, AuthError, NotFound, ServerError, Throttled, TransportError
+from apimctl.quirks import as_list, parse_datetime, unwrap_one
+from apimctl.ratelimit import Backoff, Clock, RateLimiter, Sleep
+from apimctl.replies import Reply, read_reply, reason, transport_error
+
+__all__ = [
+    "ApiClient",
+    "CallStats",
+    "Credentials",
+    "Params",
+    "RateLimiter",
+    "as_list",
+    "parse_datetime",
+    "unwrap_one",
+]
+
+Params = Mapping[str, Any] | Sequence[tuple[str, Any]]
+
+MAX_PAGE = 1000  # the platform's largest `limit`
+MAX_LOGGED_QUERY = 160  # characters of a query shown in a log line
+_READS = frozenset({"GET", "HEAD"})
+_NO_BODY = object()
+
+
+@dataclass
+class CallStats:
+    """Management API requests actually sent (every retry counts), per (METHOD, path)."""
+
+    calls: Counter[tuple[str, str]] = field(default_factory=Counter)
+    token_calls: int = 0  # token exchanges, kept apart from the management API calls
+
+    def record(self, method: str, path: str) -> None:
+        self.calls[(method, path)] += 1
+
+    def reads(self) -> int:
+        return sum(n for (method, _), n in self.calls.items() if method in _READS)
+
+    def writes(self) -> int:
+        return sum(n for (method, _), n in self.calls.items() if method not in _READS)
+
+    def total(self) -> int:
+        return sum(self.calls.values())
+
+
+class ApiClient:
+    """Async client of the management API v3 at ``base_url`` (``https://host/v3/rest``)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None = None,
+        credentials: Credentials | None = None,
+        qps: float | None = 2.0,
+        parallelism: int = 8,
+        timeout: float = 30.0,
+        max_retries: int = 6,
+        transport: httpx.AsyncBaseTransport | None = None,
+        log: Callable[[str], None] | None = None,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
+        backoff: Backoff | None = None,
+        max_throttle_waits: int = 30,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.stats = CallStats()
+        self.limiter = RateLimiter(qps, clock=clock, sleep=sleep)
+        self._timeout = timeout
+        self._max_retries = max(0, max_retries)
+        self._max_throttle_waits = max(0, max_throttle_waits)
+        self._log = log
+        self._clock = clock
+        self._sleep = sleep
+        self._backoff = backoff or Backoff()
+        self._gate = asyncio.Semaphore(max(1, parallelism))
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url,
+            transport=transport,
+            timeout=httpx.Timeout(timeout),
+            limits=httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism),
+            headers={"Accept": "application/json", "User-Agent": f"apimctl/{__version__}"},
+            follow_redirects=False,
+        )
+        self._auth = self._token_source(token, credentials, clock)
+
+    def _token_source(
+        self, token: str | None, credentials: Credentials | None, clock: Clock
+    ) -> TokenSource:
+        if token:
+            return StaticToken(token)
+        if credentials is not None:
+            return TokenExchange(credentials, self._exchange, clock=clock)
+        raise ValueError("ApiClient needs a token or credentials")
+
+    async def __aenter__(self) -> ApiClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # -- the operations -------------------------------------------------------------------
+
+    async def get(self, path: str, params: Params | None = None) -> Any:
+        """The decoded body of a GET: a dict for one object, a list for a list."""
+        return (await self._call("GET", path, params=params)).data
+
+    async def get_object(self, path: str, params: Params | None = None) -> dict[str, Any]:
+        """One object, whether rendered bare or as a one-element array."""
+        reply = await self._call("GET", path, params=params)
+        if reply.data == []:
+            raise NotFound(
+                f"GET {_route(path)}: the API answered an empty list",
+                status=reply.status,
+                method="GET",
+            )
+        return self._one("GET", path, reply)
+
+    async def list_all(
+        self,
+        path: str,
+        params: Params | None = None,
+        *,
+        page_size: int = MAX_PAGE,
+        page_index: bool = False,
+    ) -> list[dict[str, Any]]:
+        """Every item of a list: the first page, then the rest (per ``X-Total-Count``) at once.
+
+        ``page_index=True`` for ``/members``, ``/applications``, ``/packageKeys`` and ``/roles``,
+        where ``offset`` counts pages rather than items.
+        """
+        size = max(1, min(page_size, MAX_PAGE))
+        query = [(k, v) for k, v in _pairs(params) if k not in ("limit", "offset")]
+        first = await self._call("GET", path, params=[*query, *_page(size, 0)])
+        items = _items(first.data)
+        total = _total_count(first.headers)
+        if total is None:
+            return await self._pages_until_short(path, query, size, items, page_index)
+        # A server that clamps `limit` lower than asked: page by what it actually returns.
+        if 0 < len(items) < min(size, total):
+            size = len(items)
+        offsets = [k if page_index else k * size for k in range(1, math.ceil(total / size))]
+        pages = await _gather([self._page(path, query, size, offset) for offset in offsets])
+        for page in pages:
+            items.extend(page)
+        return _unique(items)
+
+    async def post(self, path: str, body: Any, params: Params | None = None) -> dict[str, Any]:
+        """Create. Not retried when the outcome is unknown (5xx, transport failure): the caller
+        looks the object up by its natural key first. Throttling is retried: nothing was done."""
+        reply = await self._call("POST", path, params=params, body=body, idempotent=False)
+        if reply.data is None:
+            return {}
+        return self._one("POST", path, reply)
+
+    async def put(self, path: str, body: Any, params: Params | None = None) -> Any:
+        """Update (idempotent, retried). An object body answers one object, an array an array."""
+        reply = await self._call("PUT", path, params=params, body=body)
+        if isinstance(body, Mapping) and isinstance(reply.data, list) and len(reply.data) == 1:
+            return reply.data[0]
+        return reply.data
+
+    async def delete(self, path: str) -> None:
+        """Delete (idempotent, retried). 404 raises ``NotFound`` unless an earlier attempt of
+        this same call may have done the delete (then the object being gone is success)."""
+        await self._call("DELETE", path, missing_is_done=True)
+
+    # -- one call: attempts, retries, renewal ---------------------------------------------
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Params | None = None,
+        body: Any = _NO_BODY,
+        idempotent: bool = True,
+        missing_is_done: bool = False,
+    ) -> Reply:
+        where = f"{method} {_route(path)}"
+        renewed, retries, waits, unknown = False, 0, 0, False
+        while True:
+            token = await self._auth.token()
+            outcome = await self._attempt(method, path, params, body, token)
+            if isinstance(outcome, Reply):
+                return outcome
+            transient = isinstance(outcome, ServerError | TransportError)
+            if (
+                isinstance(outcome, AuthError)
+                and outcome.status == 401
+                and self._auth.can_renew
+                and not renewed
+            ):
+                renewed = True
+                self._note(f"{where}: 401, renewing the access token")
+                await self._auth.renew(token)
+            elif isinstance(outcome, Throttled) and waits < self._max_throttle_waits:
+                self._slow_down(outcome, waits)
+                waits += 1
+            elif isinstance(outcome, NotFound) and missing_is_done and unknown:
+                self._note(f"{where}: already gone after an earlier attempt; done")
+                return Reply(404, httpx.Headers(), None)
+            elif transient and idempotent and retries < self._max_retries:
+                unknown = True
+                await self._back_off(outcome, retries)
+                retries += 1
+            else:
+                raise _final(outcome, idempotent)
+
+    async def _attempt(
+        self, method: str, path: str, params: Params | None, body: Any, token: str
+    ) -> Reply | ApiError:
+        """Send once; the reply, or the error it maps to (returned, for ``_call`` to judge)."""
+        where = f"{method} {_route(path)}"
+        try:
+            response = await self._send(method, path, params, body, token)
+        except httpx.RequestError as exc:
+            return transport_error(where, exc, self._timeout, token)
+        return read_reply(where, response, token)
+
+    async def _send(
+        self, method: str, path: str, params: Params | None, body: Any, token: str
+    ) -> httpx.Response:
+        async with self._gate:
+            await self.limiter.acquire()
+            self.stats.record(method, _route(path))
+            started = self._clock()
+            response = await self._http.request(
+                method,
+                path,
+                params=httpx.QueryParams(tuple(_pairs(params))),
+                json=None if body is _NO_BODY else body,
+                headers={"Authorization": f"Bearer {token}"},
+            )
+        if self._log is not None:
+            elapsed = (self._clock() - started) * 1000
+            self._log(
+                f"{method} {_loggable(path, response)} -> {response.status_code} ({elapsed:.0f} ms)"
+            )
+        return response
+
+    def _slow_down(self, error: Throttled, waits: int) -> None:
+        wait = error.retry_after if error.retry_after is not None else self._backoff.delay(waits)
+        self.limiter.pause(wait)
+        self._note(f"{error}; every call waits {wait:g} s")
+
+    async def _back_off(self, error: ApiError, retries: int) -> None:
+        delay = self._backoff.delay(retries)
+        self._note(f"{error}; retrying in {delay:.1f} s ({retries + 1} of {self._max_retries})")
+        await self._sleep(delay)
+
+    async def _page(
+        self, path: str, query: list[tuple[str, Any]], size: int, offset: int
+    ) -> list[dict[str, Any]]:
+        reply = await self._call("GET", path, params=[*query, *_page(size, offset)])
+        return _items(reply.data)
+
+    async def _pages_until_short(
+        self,
+        path: str,
+        query: list[tuple[str, Any]],
+        size: int,
+        first: list[dict[str, Any]],
+        page_index: bool,
+    ) -> list[dict[str, Any]]:
+        """Without ``X-Total-Count``: read page after page until one comes back short."""
+        items = list(first)
+        seen = {item.get("id") for item in first}
+        page, last = 1, len(first)
+        while last >= size:
+            batch = await self._page(path, query, size, page if page_index else page * size)
+            ids = {item.get("id") for item in batch}
+            if batch and None not in ids and ids <= seen:
+                break  # the server ignores `offset`: the same page again
+            seen |= ids
+            items.extend(batch)
+            page, last = page + 1, len(batch)
+        return _unique(items)
+
+    def _one(self, method: str, path: str, reply: Reply) -> dict[str, Any]:
+        if reply.data is None:
+            raise ServerError(
+                f"{method} {_route(path)}: {reply.status}: an empty reply where an object was expected",
+                status=reply.status,
+                method=method,
+            )
+        try:
+            obj = unwrap_one(reply.data)
+        except ValueError as exc:
+            raise ServerError(
+                f"{method} {_route(path)}: {reply.status}: {exc}",
+                status=reply.status,
+                method=method,
+            ) from None
+        if not isinstance(obj, dict):
+            raise ServerError(
+                f"{method} {_route(path)}: {reply.status}: expected an object, got {type(obj).__name__}",
+                status=reply.status,
+                method=method,
+            )
+        return obj
+
+    def _note(self, line: str) -> None:
+        if self._log is not None:
+            self._log(line)
+
+    # -- the token exchange, sent through this client's HTTP connection pool ---------------
+
+    async def _exchange(self, form: dict[str, str], basic: tuple[str, str]) -> httpx.Response:
+        """POST the token form; transient failures are retried (an exchange is repeatable)."""
+        url = token_url(self.base_url)
+        where = f"POST {httpx.URL(url).path}"
+        retries = 0
+        while True:
+            error: ApiError
+            try:
+                async with self._gate:
+                    self.stats.token_calls += 1
+                    response = await self._http.post(url, data=form, auth=basic)
+            except httpx.RequestError as exc:
+                error = transport_error(where, exc, self._timeout)
+            else:
+                self._note(f"{where} -> {response.status_code}")
+                if response.status_code < 500:
+                    return response
+                status = response.status_code
+                error = ServerError(f"{where}: {status} {reason(response)}", status=status)
+            if retries >= self._max_retries:
+                raise error
+            await self._back_off(error, retries)
+            retries += 1
+
+
+# -- helpers: queries, replies, errors ------------------------------------------------------
+
+
+def _route(path: str) -> str:
+    """The path without its query: the key of ``CallStats`` and the "where" of messages."""
+    return path.split("?", 1)[0]
+
+
+def _page(size: int, offset: int) -> list[tuple[str, Any]]:
+    return [("limit", size), ("offset", offset)]
+
+
+def _pairs(params: Params | None) -> list[tuple[str, str]]:
+    """Query pairs from a dict or pairs; list values repeat the name (``fields``, ``filter``)."""
+    if params is None:
+        return []
+    entries = params.items() if isinstance(params, Mapping) else params
+    pairs: list[tuple[str, str]] = []
+    for name, value in entries:
+        for one in value if isinstance(value, list | tuple) else [value]:
+            if one is not None:
+                pairs.append((name, _text(one)))
+    return pairs
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _items(data: Any) -> list[dict[str, Any]]:
+    """A list reply as a list: ``null`` → ``[]``, a lone object → ``[object]``."""
+    return [item for item in as_list(data) if isinstance(item, dict)]
+
+
+def _total_count(headers: httpx.Headers) -> int | None:
+    try:
+        return max(0, int(headers["X-Total-Count"]))
+    except (KeyError, ValueError):
+        return None
+
+
+def _unique(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop repeats of an id (a concurrent write can shift an item onto the next page)."""
+    seen: set[Any] = set()
+    unique: list[dict[str, Any]] = []
+    for item in items:
+        key = item.get("id")
+        if key is not None and isinstance(key, str | int):
+            if key in seen:
+                continue
+            seen.add(key)
+        unique.append(item)
+    return unique
+
+
+async def _gather(
+    calls: list[Coroutine[Any, Any, list[dict[str, Any]]]],
+) -> list[list[dict[str, Any]]]:
+    """Run the page reads concurrently; on the first failure cancel the rest and raise it."""
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+def _loggable(path: str, response: httpx.Response) -> str:
+    """The path as the caller named it, with the query actually sent (never a body)."""
+    query = unquote(response.request.url.query.decode())
+    if len(query) > MAX_LOGGED_QUERY:
+        query = query[: MAX_LOGGED_QUERY - 1] + "…"
+    return f"{_route(path)}?{query}" if query else _route(path)
+
+
+def _final(error: ApiError, idempotent: bool) -> ApiError:
+    """The error to raise; a write that may have happened says so."""
+    if not idempotent and isinstance(error, ServerError | TransportError):
+        error.message += "; the outcome is unknown (the request may have been carried out)"
+        error.args = (error.message,)
+    return error

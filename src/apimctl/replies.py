@@ -1,0 +1,174 @@
+"""What a reply of the management API means: a decoded success, or the error it maps to.
+
+``apimctl.client.ApiClient`` sends a request and hands the response (or the httpx exception)
+here; the result is a :class:`Reply` or one error of ``apimctl.errors`` whose type alone
+decides whether the client retries (STYLE §7). Every error body shape of spec/SUPPLEMENT.md
+§6 and §9 is read by ``apimctl.quirks.read_error_body``. Messages say what and where
+(``GET /services: 500 Internal Server Error: <message>``); the access token is redacted from
+anything a server or a library might echo.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from apimctl.errors import (
+    ApiError,
+    AuthError,
+    Invalid,
+    NotFound,
+    QuotaExhausted,
+    ServerError,
+    Throttled,
+    TransportError,
+)
+from apimctl.quirks import read_error_body
+
+OVER_QPS = "ERR_403_DEVELOPER_OVER_QPS"
+OVER_RATE = "ERR_403_DEVELOPER_OVER_RATE"
+MAX_RETRY_AFTER = 300.0  # never sleep longer than this on one Retry-After
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A successful reply: status, headers and the decoded JSON body (``None`` when empty)."""
+
+    status: int
+    headers: httpx.Headers
+    data: Any
+
+
+def read_reply(where: str, response: httpx.Response, token: str) -> Reply | ApiError:
+    """The decoded reply, or the error a failure status (or an unreadable body) means."""
+    error = error_for(where, response, token)
+    if error is not None:
+        return error
+    try:
+        data = decode(response)
+    except ValueError as exc:
+        status = response.status_code
+        return ServerError(
+            f"{where}: {status}: {exc}", status=status, method=_method(where), url=url_of(response)
+        )
+    return Reply(response.status_code, response.headers, data)
+
+
+def transport_error(
+    where: str, exc: httpx.RequestError, timeout: float, token: str = ""
+) -> TransportError:
+    """No usable reply: a timeout, a refused or dropped connection, a protocol failure."""
+    if isinstance(exc, httpx.TimeoutException):
+        return TransportError(f"{where}: no reply within {timeout:g} s", method=_method(where))
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return TransportError(
+        f"{where}: connection failed ({redact(detail, token)})", method=_method(where)
+    )
+
+
+def decode(response: httpx.Response) -> Any:
+    """The JSON body, ``None`` when empty; ``ValueError`` saying what came instead."""
+    if not response.content.strip():
+        return None
+    try:
+        return response.json()
+    except ValueError:
+        body = read_error_body(response.text, response.headers.get("content-type", ""))
+        raise ValueError(f"unreadable reply, not JSON: {body.message}") from None
+
+
+def error_for(where: str, response: httpx.Response, token: str = "") -> ApiError | None:
+    """The error a non-2xx reply means, or ``None`` for success."""
+    status = response.status_code
+    if 200 <= status < 300:
+        return None
+    body = read_error_body(response.text, response.headers.get("content-type", ""))
+    head = f"{where}: {status} {reason(response)}".rstrip()
+    detail = redact(body.describe(), token)
+    message = f"{head}: {detail}" if detail else head
+    common: dict[str, Any] = {"status": status, "method": _method(where), "url": url_of(response)}
+    code = svc_code(response, body.code)
+    if status in (403, 429) and code == OVER_RATE:
+        return QuotaExhausted(
+            f"{head}: the daily quota of API calls is exhausted ({OVER_RATE}); "
+            "nothing more can be done today, rerun later when the quota is reset",
+            **common,
+        )
+    if status == 429 or (status == 403 and code == OVER_QPS):
+        wait = retry_after(response.headers.get("Retry-After"))
+        why = code or "Too Many Requests"
+        return Throttled(f"{head}: throttled by the server ({why})", retry_after=wait, **common)
+    if status == 401:
+        return AuthError(f"{message} (the API refused the access token)", **common)
+    if status == 404:
+        return NotFound(message, items=body.items, **common)
+    if status in (400, 409, 422):
+        return Invalid(message, items=body.items, **common)
+    if status >= 500:
+        return ServerError(message, **common)
+    if 300 <= status < 400 and "location" in response.headers:
+        message += f" (redirected to {response.headers['location']}; check the API base URL)"
+    return ApiError(message, items=body.items, **common)
+
+
+def svc_code(response: httpx.Response, body_code: str | None) -> str | None:
+    """The platform's error code: the ``X-Svc-Error-Code`` header, the body's code, or a rate
+    limit code named in the text (a gateway's page)."""
+    header = str(response.headers.get("X-Svc-Error-Code", "")).strip()
+    if header:
+        return header
+    if body_code:
+        return body_code
+    for code in (OVER_QPS, OVER_RATE):
+        if code in response.text:
+            return code
+    return None
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta seconds or an HTTP date), capped."""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if math.isnan(seconds):
+        return None
+    return min(max(0.0, seconds), MAX_RETRY_AFTER)
+
+
+def reason(response: httpx.Response) -> str:
+    """The reason phrase, from the reply or the status code."""
+    if response.reason_phrase:
+        return response.reason_phrase
+    try:
+        return HTTPStatus(response.status_code).phrase
+    except ValueError:
+        return ""
+
+
+def url_of(response: httpx.Response) -> str:
+    """The request's URL without its query."""
+    return str(response.request.url.copy_with(query=None))
+
+
+def redact(text: str, token: str) -> str:
+    """``text`` with the access token masked (too short a string would mask ordinary words)."""
+    return text.replace(token, "***") if len(token) >= 8 else text
+
+
+def _method(where: str) -> str:
+    return where.split(" ", 1)[0]
