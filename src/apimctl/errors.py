@@ -41,7 +41,8 @@ class Problem:
     severity: str = "error"  # "error" | "warning"
 
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}:{self.col}" if self.file else "<input>"
+        # line 0: the problem is about the whole file or directory, not a place in it
+        where = (f"{self.file}:{self.line}:{self.col}" if self.line else self.file) if self.file else "<input>"
         path = f" {self.path}:" if self.path else ""
         return f"{where}:{path} {self.message}"
 

@@ -1,0 +1,124 @@
+"""``--overlay DIR``: per-environment files deep-merged onto the base by identity.
+
+Called by the pipeline after the base and the overlay files have each been merged. Mappings
+merge key by key; keyed lists (endpoints, error sets, plans, ...; see
+:mod:`~apimctl.manifests.identity`) merge item by item on their identity; any other value
+(strings, numbers, lists of names) replaces the base's. An overlay changes objects, it never
+adds them: naming an object the base does not declare is an error. Positions of overlaid
+values point into the overlay file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apimctl.manifests.identity import KIND_LABEL, TOP_LEVEL, identity, identity_field
+from apimctl.manifests.loader import Item
+from apimctl.manifests.merge import Merged
+from apimctl.manifests.model import JsonPath, Position, Problems, format_path
+
+
+def apply_overlay(base: Merged, overlay: Merged, problems: Problems) -> None:
+    """Merge ``overlay`` into ``base`` in place."""
+    for kind, items in overlay.items.items():
+        field = TOP_LEVEL[kind]
+        index = {identity(it.value, field): it for it in base.items.get(kind, [])}
+        for over in items:
+            name = identity(over.value, field)
+            target = index.get(name) if name is not None else None
+            where = over.positions.get((), Position(over.file, 0, 0))
+            if name is None:
+                problems.error(where, format_path((kind, over.index)),
+                               f"an overlay object needs its {field} to say which object it changes")
+            elif target is None:
+                problems.error(where, format_path((kind, over.index)), f"overlay names {KIND_LABEL[kind]} "
+                               f"'{name}', which the base manifests do not declare")
+            else:
+                _Merger(target, over, problems).top(field)
+    if overlay.settings is not None:
+        _merge_settings(base, overlay)
+
+
+def _merge_settings(base: Merged, overlay: Merged) -> None:
+    if base.settings is None:
+        base.settings = {}
+    for key, value in (overlay.settings or {}).items():
+        base.settings[key] = _deep(base.settings.get(key), value)
+    base.settings_positions.update(overlay.settings_positions)
+    base.settings_refs.update(overlay.settings_refs)
+
+
+def _deep(base: Any, over: Any) -> Any:
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = dict(base)
+        for key, value in over.items():
+            out[key] = _deep(base.get(key), value)
+        return out
+    return over
+
+
+class _Merger:
+    """Merges one overlay item into its base item, keeping the position tables in step."""
+
+    def __init__(self, base: Item, over: Item, problems: Problems) -> None:
+        self.base, self.over, self.problems = base, over, problems
+
+    def top(self, field: str) -> None:
+        if isinstance(self.over.value, dict):
+            if not isinstance(self.base.value, dict):
+                self.base.value = {field: self.base.value}
+            self.value(self.base.value, self.over.value, (), ())
+
+    def value(self, base: Any, over: Any, base_rel: JsonPath, over_rel: JsonPath) -> Any:
+        if isinstance(base, dict) and isinstance(over, dict):
+            for key, value in over.items():
+                b_sub, o_sub = (*base_rel, key), (*over_rel, key)
+                if key in base:
+                    self.note(b_sub, o_sub)
+                    base[key] = self.value(base[key], value, b_sub, o_sub)
+                else:
+                    base[key] = self.replace(b_sub, o_sub, value)
+            return base
+        field = identity_field((self.base.kind, 0, *base_rel))
+        if field is not None and isinstance(base, list) and isinstance(over, list):
+            return self.keyed(base, over, field, base_rel, over_rel)
+        return self.replace(base_rel, over_rel, over)
+
+    def keyed(self, base: list[Any], over: list[Any], field: str, base_rel: JsonPath, over_rel: JsonPath) -> list[Any]:
+        index = {identity(item, field): i for i, item in enumerate(base)}
+        for j, item in enumerate(over):
+            name = identity(item, field)
+            i = index.get(name) if name is not None else None
+            if i is None:
+                where = self.over.positions.get((*over_rel, j), self.over.positions.get(()))
+                label = KIND_LABEL.get(str(base_rel[-1]), "object") if base_rel else "object"
+                what = f"{label} '{name}'" if name is not None else f"a {label} without {field}"
+                self.problems.error(where, format_path((self.over.kind, self.over.index, *over_rel, j)),
+                                    f"overlay names {what}, which the base manifests do not declare")
+                continue
+            self.note((*base_rel, i), (*over_rel, j))
+            if isinstance(item, dict):
+                if not isinstance(base[i], dict):
+                    base[i] = {field: base[i]}
+                base[i] = self.value(base[i], item, (*base_rel, i), (*over_rel, j))
+        return base
+
+    def note(self, base_rel: JsonPath, over_rel: JsonPath) -> None:
+        where = self.over.positions.get(over_rel)
+        if where is not None:
+            self.base.positions[base_rel] = where
+
+    def replace(self, base_rel: JsonPath, over_rel: JsonPath, value: Any) -> Any:
+        """``value`` replaces the base's value at ``base_rel``: swap the position tables too."""
+        n, m = len(base_rel), len(over_rel)
+        for table in (self.base.positions, self.base.refs):
+            for path in [p for p in table if p[:n] == base_rel and len(p) > n]:
+                del table[path]
+        self.base.refs.pop(base_rel, None)
+        for path, pos in self.over.positions.items():
+            if path[:m] == over_rel:
+                self.base.positions[base_rel + path[m:]] = pos
+        for path, raw in self.over.refs.items():
+            if path[:m] == over_rel:
+                self.base.refs[base_rel + path[m:]] = raw
+        return value

@@ -1,0 +1,183 @@
+"""The manifest pipeline: read, merge, overlay, substitute, schema, checks, canonical form.
+
+:func:`load_manifests` is what ``plan``, ``apply``, ``drift`` and ``export`` call; ``apimctl
+validate`` calls :func:`validate` for the counts it prints. No network, no printing: problems
+are returned (or raised as :class:`~apimctl.errors.ManifestError`), every one of them located.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from apimctl.errors import ManifestError, Problem
+from apimctl.manifests.canonical import expand
+from apimctl.manifests.checks import Context, run_checks, secret_paths
+from apimctl.manifests.loader import LIST_KINDS, Document, Item, discover, read_file
+from apimctl.manifests.merge import Merged, merge_documents
+from apimctl.manifests.model import JsonPath, Manifest, Position, Problems, format_path
+from apimctl.manifests.overlay import apply_overlay
+from apimctl.manifests.schema import checker
+
+NESTED_OBJECTS: dict[str, tuple[str, ...]] = {"services": ("endpoints", "errorSets"), "packages": ("plans",)}
+
+
+@dataclass
+class ValidationResult:
+    """Everything a validation run found: problems (sorted), files read, objects declared."""
+
+    problems: list[Problem]
+    files: list[str]
+    objects: int
+    manifest: Manifest | None = None
+    errors: int = field(init=False)
+    warnings: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.errors = sum(1 for p in self.problems if p.severity == "error")
+        self.warnings = len(self.problems) - self.errors
+
+    @property
+    def valid(self) -> bool:
+        return self.errors == 0
+
+
+def load_manifests(paths: Sequence[str], overlays: Sequence[str] = (),
+                   env: Mapping[str, str] | None = None) -> Manifest:
+    """Load and validate the manifests at ``paths`` (files or directories) with ``overlays``.
+
+    ``env`` supplies ``${VAR}`` values (default: the process environment). Raises
+    :class:`~apimctl.errors.ManifestError` carrying every problem (warnings included) when
+    anything is wrong; otherwise returns the :class:`Manifest`, warnings attached.
+    """
+    result = validate(paths, overlays, env)
+    if result.manifest is None:
+        raise ManifestError(result.problems)
+    return result.manifest
+
+
+def validate_paths(paths: Sequence[str], overlays: Sequence[str] = (),
+                   env: Mapping[str, str] | None = None) -> list[Problem]:
+    """The same work as :func:`load_manifests`; returns all problems and never raises for input."""
+    return validate(paths, overlays, env).problems
+
+
+def validate(paths: Sequence[str], overlays: Sequence[str] = (),
+             env: Mapping[str, str] | None = None) -> ValidationResult:
+    """Run the whole pipeline; the result carries the manifest when there is no error."""
+    with _collector_paused():
+        return _validate(paths, overlays, os.environ if env is None else env)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Loading allocates hundreds of thousands of small, acyclic objects and keeps them, so the
+    cyclic garbage collector would only rescan them again and again (a third of the time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            # hand the new objects to the oldest generation instead of scanning them all at once
+            gc.freeze()
+            gc.unfreeze()
+            gc.enable()
+
+
+def _validate(paths: Sequence[str], overlays: Sequence[str], env: Mapping[str, str]) -> ValidationResult:
+    problems = Problems()
+    if not paths:
+        problems.error(None, "", "no manifest files or directories given")
+    files: list[str] = []
+    base, complete = _read(paths, env, problems, files)
+    for directory in overlays:
+        overlay, readable = _read([directory], env, problems, files)
+        complete = complete and readable
+        apply_overlay(base, overlay, problems)
+    for items in base.items.values():
+        for item in items:
+            checker().check_item(item, problems)
+    doc, positions, refs, display = _assemble(base)
+    if complete and paths:
+        if base.count() == 0 and problems.errors == 0:
+            problems.error(Position(paths[0], 0, 0), "", "no objects found (services, packages, roles, domains "
+                           "or scheduledMaintenanceEvents); refusing an empty configuration")
+        run_checks(Context(doc, positions, refs, display, problems))
+    manifest = None
+    if problems.errors == 0:
+        secret_refs = {p: refs[p] for p in secret_paths(doc) if p in refs}
+        warnings = [p for p in problems.sorted() if p.severity == "warning"]
+        manifest = Manifest(expand(doc), positions, secret_refs, files, warnings)
+    return ValidationResult(problems.sorted(), files, _count(doc), manifest)
+
+
+def _read(paths: Sequence[str], env: Mapping[str, str], problems: Problems,
+          files: list[str]) -> tuple[Merged, bool]:
+    """Read and merge the files at ``paths``; ``False`` when some file could not be parsed."""
+    docs: list[Document] = []
+    complete = True
+    for src in discover(paths, problems):
+        files.append(src.display)
+        read = read_file(src, env, problems)
+        if read is None:
+            complete = False
+            continue
+        for doc in read:
+            checker().check_document(doc, problems)
+        docs.extend(read)
+    return merge_documents(docs, problems), complete
+
+
+def _assemble(base: Merged) -> tuple[dict[str, Any], dict[JsonPath, Position], dict[JsonPath, str], Any]:
+    """One document with merged indices, its position and reference tables, and a function
+    that shows a merged path with the index its object has in its own file."""
+    doc: dict[str, Any] = {}
+    positions: dict[JsonPath, Position] = {}
+    refs: dict[JsonPath, str] = {}
+    origins: dict[str, list[Item]] = {}
+    for kind in LIST_KINDS:
+        if kind not in base.items:
+            continue
+        items = origins[kind] = base.items[kind]
+        doc[kind] = [item.value for item in items]
+        positions[(kind,)] = base.keys[kind]
+        for index, item in enumerate(items):
+            prefix = (kind, index)
+            for rel, pos in item.positions.items():
+                positions[prefix + rel] = pos
+            for rel, raw in item.refs.items():
+                refs[prefix + rel] = raw
+    if base.settings is not None:
+        doc["settings"] = base.settings
+        positions[("settings",)] = base.keys.get("settings", Position("", 0, 0))
+        positions.update({("settings", *rel): pos for rel, pos in base.settings_positions.items()})
+        refs.update({("settings", *rel): raw for rel, raw in base.settings_refs.items()})
+
+    def display(path: JsonPath) -> str:
+        if len(path) >= 2 and isinstance(path[1], int) and str(path[0]) in origins:
+            kind_items = origins[str(path[0])]
+            if 0 <= path[1] < len(kind_items):
+                return format_path((path[0], kind_items[path[1]].index, *path[2:]))
+        return format_path(path)
+
+    return doc, positions, refs, display
+
+
+def _count(doc: dict[str, Any]) -> int:
+    """Objects declared: top-level objects plus endpoints, error sets and plans."""
+    total = 0
+    for kind in LIST_KINDS:
+        items = doc.get(kind)
+        if not isinstance(items, list):
+            continue
+        total += len(items)
+        for item in items:
+            for nested in NESTED_OBJECTS.get(kind, ()):
+                value = item.get(nested) if isinstance(item, dict) else None
+                total += len(value) if isinstance(value, list) else 0
+    return total
