@@ -146,7 +146,7 @@ class Plan:
         return bool(self.steps)
 
     def summary(self) -> dict[str, int]:
-        counts = {a: 0 for a in ACTIONS}
+        counts: dict[str, int] = {a: 0 for a in ACTIONS}
         for step in self.steps:
             counts[step.action] += 1
         counts["unmanaged"] = len(self.unmanaged)

@@ -1,0 +1,184 @@
+"""How the cost of `plan` grows: read calls, wall time, local CPU time and peak memory.
+
+Generates N services x 10 endpoints and N/10 packages x 5 plans, loads them into an in-process
+reference server through the API, changes 1% of the objects in the manifests, then plans and
+prints
+
+- read calls made against the lower bound (Σ ⌈N/1000⌉ list calls over top-level kinds),
+- wall time of reading the live state,
+- CPU time of the local work (normalise + diff + order, i.e. ``build_plan``),
+- peak memory of the local work (tracemalloc, in a separate run so it does not skew timing),
+  and the process's peak RSS (which includes the in-process server and the live state).
+
+Budget (DESIGN.md): local work under 2 s and 300 MB at 10,000 endpoints, growing linearly.
+
+    python benchmarks/plan_bench.py                 # 1,000 and 5,000 services
+    python benchmarks/plan_bench.py --services 200  # a quick run
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import resource
+import tempfile
+import time
+import tracemalloc
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from apimctl.client import ApiClient
+from apimctl.live import read_call_bound, read_live
+from apimctl.planner import build_plan
+from apimctl.server import ServerConfig, create_app
+
+TOKEN = "bench-token"
+ENDPOINTS_PER_SERVICE = 10
+PLANS_PER_PACKAGE = 5
+
+
+@dataclass
+class Manifest:
+    doc: dict[str, Any]
+    secret_refs: dict[tuple[str | int, ...], str] = field(default_factory=dict)
+
+
+def endpoint(s: int, e: int) -> dict[str, Any]:
+    return {"name": f"ep-{e}", "requestPathAlias": f"/s{s}/e{e}",
+            "trafficManagerDomain": "api.example.com", "publicDomains": ["api.example.com"],
+            "systemDomains": ["backend.example.com"], "supportedHttpMethods": ["get", "post"],
+            "cors": {"allDomainsEnabled": False, "maxAge": 60}}
+
+
+def service(s: int) -> dict[str, Any]:
+    return {"name": f"svc-{s:05d}", "description": f"service {s}",
+            "endpoints": [endpoint(s, e) for e in range(ENDPOINTS_PER_SERVICE)]}
+
+
+def package(p: int, services: int) -> dict[str, Any]:
+    return {"name": f"pkg-{p:04d}", "plans": [
+        {"name": f"plan-{q}", "rateLimitCeiling": 1000 * (q + 1),
+         "services": [{"name": f"svc-{(p * PLANS_PER_PACKAGE + q) % services:05d}",
+                       "endpoints": [{"name": "ep-0"}, {"name": "ep-1"}]}]}
+        for q in range(PLANS_PER_PACKAGE)]}
+
+
+def desired(services: int) -> dict[str, Any]:
+    return {"domains": [{"domain": "example.com"}],
+            "services": [service(s) for s in range(services)],
+            "packages": [package(p, services) for p in range(services // 10)]}
+
+
+def api_endpoint(doc: dict[str, Any]) -> dict[str, Any]:
+    return {**doc, "publicDomains": [{"address": d} for d in doc["publicDomains"]],
+            "systemDomains": [{"address": d} for d in doc["systemDomains"]]}
+
+
+async def load(client: ApiClient, doc: dict[str, Any]) -> None:
+    """Create everything through the API (nested writes, 16 at a time)."""
+    await client.post("/domains", {"domain": "example.com"})
+    gate = asyncio.Semaphore(16)
+
+    async def post(path: str, body: dict[str, Any]) -> dict[str, Any]:
+        async with gate:
+            return await client.post(path, body)
+
+    created = await asyncio.gather(*(post("/services", {**svc, "endpoints": [
+        api_endpoint(e) for e in svc["endpoints"]]}) for svc in doc["services"]))
+    ids = {c["name"]: c["id"] for c in created}
+    live = await read_live(client)
+    endpoint_ids = {o.key: o.id for o in live.of("endpoint")}
+    await asyncio.gather(*(post("/packages", {"name": pkg["name"], "plans": [
+        {"name": plan["name"], "rateLimitCeiling": plan["rateLimitCeiling"], "services": [
+            {"id": ids[s["name"]], "endpoints": [
+                {"id": endpoint_ids[f"{s['name']}/{e['name']}"], "undefinedMethodsAllowed": True}
+                for e in s["endpoints"]]} for s in plan["services"]]}
+        for plan in pkg["plans"]]}) for pkg in doc["packages"]))
+
+
+def change_one_percent(doc: dict[str, Any]) -> int:
+    """Change 1% of the endpoints, services and plans in the manifests; returns how many."""
+    changed = 0
+    for i, svc in enumerate(doc["services"]):
+        if i % 100 == 0:
+            svc["description"] += " (changed)"
+            changed += 1
+        for j, ep in enumerate(svc["endpoints"]):
+            if (i * ENDPOINTS_PER_SERVICE + j) % 100 == 7:
+                ep["cors"]["maxAge"] = 120
+                changed += 1
+    for i, pkg in enumerate(doc["packages"]):
+        for j, plan in enumerate(pkg["plans"]):
+            if (i * PLANS_PER_PACKAGE + j) % 100 == 3:
+                plan["rateLimitCeiling"] += 1
+                changed += 1
+    return changed
+
+
+async def measure(services: int) -> dict[str, Any]:
+    doc = desired(services)
+    with tempfile.TemporaryDirectory() as tmp:
+        config = ServerConfig(db_path=str(Path(tmp) / "bench.db"), tokens={TOKEN: "bench"},
+                              auto_approve_domains=True)
+        transport = httpx.ASGITransport(app=create_app(config))
+        base = "http://bench/v3/rest"
+        async with ApiClient(base, token=TOKEN, qps=None, transport=transport) as client:
+            started = time.perf_counter()
+            await load(client, doc)
+            load_s = time.perf_counter() - started
+        changed = change_one_percent(doc)
+        async with ApiClient(base, token=TOKEN, qps=None, transport=transport) as client:
+            started = time.perf_counter()
+            live = await read_live(client)
+            read_s = time.perf_counter() - started
+            reads = client.stats.reads()
+    manifest = Manifest(doc)
+    gc.collect()
+    cpu = time.process_time()
+    wall = time.perf_counter()
+    plan = build_plan(manifest, live)
+    cpu_s, local_wall_s = time.process_time() - cpu, time.perf_counter() - wall
+    gc.collect()
+    tracemalloc.start()
+    build_plan(manifest, live)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return {"services": services, "endpoints": services * ENDPOINTS_PER_SERVICE,
+            "plans": services // 10 * PLANS_PER_PACKAGE, "load_s": load_s, "changed": changed,
+            "steps": len(plan.steps), "reads": reads, "bound": read_call_bound(live),
+            "read_s": read_s, "local_cpu_s": cpu_s, "local_wall_s": local_wall_s,
+            "peak_mb": peak / 2**20,
+            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def report(row: dict[str, Any]) -> None:
+    print(f"{row['services']:>6} services, {row['endpoints']:>6} endpoints, {row['plans']:>5} plans "
+          f"(loaded in {row['load_s']:.1f} s); {row['changed']} changed -> {row['steps']} steps")
+    print(f"       read calls {row['reads']} (lower bound {row['bound']}), read wall {row['read_s']:.2f} s")
+    print(f"       local work (normalise + diff + order): CPU {row['local_cpu_s']:.2f} s, "
+          f"wall {row['local_wall_s']:.2f} s, peak {row['peak_mb']:.0f} MB allocated "
+          f"(process peak RSS so far, server included: {row['rss_mb']:.0f} MB)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--services", type=int, nargs="+", default=[1000, 5000])
+    args = parser.parse_args()
+    rows = []
+    for n in args.services:
+        row = asyncio.run(measure(n))
+        report(row)
+        rows.append(row)
+    if len(rows) > 1:
+        first, last = rows[0], rows[-1]
+        scale = last["endpoints"] / first["endpoints"]
+        print(f"growth x{scale:.0f} in size: CPU x{last['local_cpu_s'] / max(first['local_cpu_s'], 1e-9):.1f}, "
+              f"memory x{last['peak_mb'] / max(first['peak_mb'], 1e-9):.1f}")
+
+
+if __name__ == "__main__":
+    main()

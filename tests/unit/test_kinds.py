@@ -1,0 +1,56 @@
+"""The registry of kinds: complete, consistent, and the single source of paths and order."""
+
+from __future__ import annotations
+
+import pytest
+
+from apimctl import kinds
+
+
+def test_kinds_in_creation_order() -> None:
+    names = [k.name for k in kinds.KINDS]
+    assert names == ["domain", "role", "service", "errorSet", "endpoint", "package", "plan",
+                     "maintenanceEvent"]
+    for kind in kinds.KINDS:
+        if kind.parent:
+            assert kinds.ORDER[kind.parent] < kinds.ORDER[kind.name]
+        for dep in kind.depends_on:
+            assert kinds.ORDER[dep] < kinds.ORDER[kind.name], (kind.name, dep)
+
+
+def test_parents_list_their_children() -> None:
+    for kind in kinds.KINDS:
+        if kind.parent:
+            assert kind.name in kinds.get(kind.parent).children
+        assert kind.prune_key == (kind.manifest_key if kind.top_level else None)
+
+
+def test_paths_and_keys() -> None:
+    assert kinds.ENDPOINT.collection_path(service="s1") == "/services/s1/endpoints"
+    assert kinds.PLAN.item_path("p2", package="p1") == "/packages/p1/plans/p2"
+    assert kinds.ENDPOINT.key_of("Forecast", "Weather") == "Weather/Forecast"
+    assert kinds.split_key(kinds.ENDPOINT, "Weather/Forecast/v2") == ("Weather", "Forecast/v2")
+    assert kinds.split_key(kinds.SERVICE, "Weather") == (None, "Weather")
+    with pytest.raises(ValueError):
+        kinds.split_key(kinds.PLAN, "no-parent")
+    with pytest.raises(KeyError, match="known"):
+        kinds.get("gadget")
+
+
+def test_service_projection_reads_the_whole_tree() -> None:
+    fields = kinds.SERVICE.fields_param().split(",")
+    for needed in ("endpoints.cors", "endpoints.cache", "endpoints.processor", "endpoints.methods.*",
+                   "endpoints.errorSet", "errorSets.errorMessages", "roles", "securityProfile"):
+        assert needed in fields
+    assert "plans.services" in kinds.PACKAGE.fields and "plans.roles" in kinds.PACKAGE.fields
+
+
+def test_secrets_and_defaults_declared() -> None:
+    assert kinds.ENDPOINT.secret == {"systemDomainCredentialSecret",
+                                     "systemDomainAuthentication.password"}
+    assert "systemDomainAuthentication.password" in kinds.ENDPOINT.write_only
+    assert kinds.ENDPOINT.defaults["connectionTimeoutForSystemDomainResponse"] == 5
+    assert kinds.ENDPOINT.nested["cors"]["allDomainsEnabled"] is True
+    assert kinds.PACKAGE.defaults["nearQuotaThreshold"] == 80
+    assert len(kinds.ERROR_CATALOG) == 23
+    assert not kinds.DOMAIN.deletable and kinds.DOMAIN.identity == "domain"

@@ -1,0 +1,88 @@
+"""Normal forms: defaults, quirks, sets, secrets, datetimes, error catalog."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from apimctl import kinds
+from apimctl.normalise import Context, canonical_datetime, normalise, secret_hash
+
+
+def test_unwritten_fields_get_server_defaults() -> None:
+    out = normalise(kinds.ENDPOINT, {"name": "F"}, Context("Default"))
+    assert out["supportedHttpMethods"] == ["get"]
+    assert out["cors"]["allDomainsEnabled"] is True
+    assert out["systemDomainAuthentication"] is None
+    assert out["errorSet"] == "Default"
+    assert "methods" not in out  # left alone when omitted
+
+
+def test_quirks_fold_to_one_form() -> None:
+    a = normalise(kinds.ENDPOINT, {"name": "F", "apiKeyValueLocations": "request-header",
+                                   "cors": None, "customRequestAuthenticationAdapter": ""})
+    b = normalise(kinds.ENDPOINT, {"name": "F", "apiKeyValueLocations": ["request-header"],
+                                   "customRequestAuthenticationAdapter": None})
+    assert a == b
+
+
+def test_enum_arrays_compare_as_sets() -> None:
+    a = normalise(kinds.ENDPOINT, {"name": "F", "supportedHttpMethods": ["post", "get", "get"]})
+    b = normalise(kinds.ENDPOINT, {"name": "F", "supportedHttpMethods": ["get", "post"]})
+    assert a == b
+
+
+def test_version_number_is_text_and_computed_fields_dropped() -> None:
+    out = normalise(kinds.SERVICE, {"name": "S", "version": 2, "revisionNumber": 7, "id": "x",
+                                    "endpoints": [{"name": "E"}]})
+    assert out["version"] == "2"
+    assert "revisionNumber" not in out and "id" not in out and "endpoints" not in out
+
+
+def test_error_messages_cover_the_catalog() -> None:
+    out = normalise(kinds.ERROR_SET, {"name": "E", "errorMessages": [
+        {"id": "ERR_403_DEVELOPER_OVER_QPS", "status": "Too Many Requests", "code": 403}]})
+    msgs = out["errorMessages"]
+    assert set(msgs) == set(kinds.ERROR_CATALOG)
+    assert msgs["ERR_403_DEVELOPER_OVER_QPS"] == {"status": "Too Many Requests", "detailHeader": "",
+                                                  "responseBody": ""}
+    assert msgs["ERR_502_BAD_GATEWAY"]["status"] == "Bad Gateway"
+    assert normalise(kinds.ERROR_SET, {"name": "E"}) == normalise(
+        kinds.ERROR_SET, {"name": "E", "errorMessages": None})
+
+
+def test_secrets_are_hashed_and_write_only_dropped() -> None:
+    out = normalise(kinds.ENDPOINT, {"name": "F", "systemDomainCredentialSecret": "pw",
+                                     "systemDomainAuthentication": {"type": "httpBasic",
+                                                                    "password": "x"}})
+    assert out["systemDomainCredentialSecret"] == secret_hash("pw")
+    assert "pw" not in repr(out) and "password" not in out["systemDomainAuthentication"]
+    assert secret_hash("") == ""
+
+
+def test_datetimes_in_both_renderings() -> None:
+    assert canonical_datetime("2026-12-01T02:00:00.000+0000") == "2026-12-01T02:00:00Z"
+    assert canonical_datetime("2026-12-01T03:00:00+01:00") == "2026-12-01T02:00:00Z"
+    assert canonical_datetime("2026-12-01T02:00:00.250Z") == "2026-12-01T02:00:00.250Z"
+    assert canonical_datetime("not a date") == "not a date"
+
+
+def test_plan_entitlements_and_event_endpoints() -> None:
+    plan = normalise(kinds.PLAN, {"name": "G", "services": [{"name": "S", "endpoints": [{"name": "E"}]}],
+                                  "roles": ["b", "a"]})
+    assert plan["services"] == {"S": {"endpoints": {"E": {"undefinedMethodsAllowed": True,
+                                                          "methods": []}}}}
+    assert plan["roles"] == ["a", "b"]
+    ev = normalise(kinds.MAINTENANCE_EVENT, {"name": "M", "endpoints": [
+        {"service": "S", "endpoint": "E"}], "startDateTime": "2026-12-01T02:00:00Z"})
+    assert ev["endpoints"] == ["S/E"]
+
+
+@given(st.datetimes(min_value=dt.datetime(1970, 1, 1), max_value=dt.datetime(2999, 12, 31),
+                    timezones=st.just(dt.UTC)))
+def test_datetime_renderings_agree(when: dt.datetime) -> None:
+    z = when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+    plus = when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}+0000"
+    assert canonical_datetime(z) == canonical_datetime(plus)
