@@ -15,15 +15,7 @@ import os
 import pytest
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--update-goldens", action="store_true", default=False,
-                     help="rewrite tests/scenarios/*/expected.* from the current output")
-
-
 @pytest.fixture
 def update_goldens(request: pytest.FixtureRequest) -> bool:
-    try:
-        flag = bool(request.config.getoption("--update-goldens"))
-    except ValueError:  # the option is registered only when this folder is collected first
-        flag = False
+    flag = bool(request.config.getoption("--update-goldens"))
     return flag or os.environ.get("APIMCTL_UPDATE_GOLDENS") == "1"
