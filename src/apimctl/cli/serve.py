@@ -1,0 +1,86 @@
+"""`apimctl serve`: run the reference server under uvicorn.
+
+Parses the options into a :class:`~apimctl.server.ServerConfig` and hands over to uvicorn;
+nothing else happens here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from apimctl.errors import ApimctlError
+from apimctl.server import ServerConfig, create_app
+
+DEV_TOKEN, DEV_AREA = "dev", "default"
+
+
+def _pairs(values: tuple[str, ...], sep: str, option: str, parts: int = 2) -> list[list[str]]:
+    out = []
+    for value in values:
+        items = value.split(sep, parts - 1)
+        if len(items) != parts or not all(items):
+            shape = sep.join(["X"] * parts)
+            raise click.BadParameter(f"expected {shape}, got {value!r}", param_hint=option)
+        out.append(items)
+    return out
+
+
+def _events_config(path: str | None) -> dict[str, Any] | None:
+    if not path:
+        return None
+    from apimctl.server.events import load_events_config
+
+    try:
+        return load_events_config(path)
+    except (OSError, ValueError) as exc:
+        raise ApimctlError(f"{path}: {exc}") from None
+
+
+def build_config(db: str, tokens: tuple[str, ...], clients: tuple[str, ...], users: tuple[str, ...],
+                 **options: Any) -> tuple[ServerConfig, bool]:
+    """The server configuration of the options; True when the development token was added."""
+    token_map = {t: a for t, a in _pairs(tokens, "=", "--token")}
+    client_map = {k: s for k, s in _pairs(clients, ":", "--client")}
+    user_list = [(u, p, a) for u, p, a in _pairs(users, ":", "--user", 3)]
+    dev = not token_map and not user_list
+    if dev:
+        token_map[DEV_TOKEN] = DEV_AREA
+    return ServerConfig(db_path=db, tokens=token_map, clients=client_map, users=user_list, **options), dev
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True, help="Port to listen on.")
+@click.option("--db", default=str(Path(".apimctl") / "server.db"), show_default=True, help="SQLite database file.")
+@click.option("--token", "tokens", multiple=True, metavar="TOKEN=AREA", help="Static bearer token bound to an area (repeatable).")
+@click.option("--client", "clients", multiple=True, metavar="KEY:SECRET", help="API client for POST /v3/token (repeatable).")
+@click.option("--user", "users", multiple=True, metavar="USER:PASSWORD:AREA", help="User for the password grant (repeatable).")
+@click.option("--auto-approve-domains", is_flag=True, help="New domains are active at once.")
+@click.option("--object-responses", is_flag=True, help="Answer single objects bare instead of as one-element arrays.")
+@click.option("--operator-token", default=None, help="Bearer token of the /operator endpoints.")
+@click.option("--qps", type=float, default=None, help="Per-token calls per second (403 ERR_403_DEVELOPER_OVER_QPS beyond).")
+@click.option("--daily-quota", type=int, default=None, help="Per-token calls per day (403 ERR_403_DEVELOPER_OVER_RATE beyond).")
+@click.option("--fault-rate", type=click.FloatRange(0.0, 1.0), default=0.0, help="Share of management calls that fail on purpose.")
+@click.option("--fault-seed", type=int, default=None, help="Seed of the fault injector.")
+@click.option("--events-config", type=click.Path(exists=True, dir_okay=False), default=None, help="YAML file of event triggers.")
+def command(host: str, port: int, db: str, tokens: tuple[str, ...], clients: tuple[str, ...],
+            users: tuple[str, ...], auto_approve_domains: bool, object_responses: bool,
+            operator_token: str | None, qps: float | None, daily_quota: int | None,
+            fault_rate: float, fault_seed: int | None, events_config: str | None) -> None:
+    """Run the reference server (management API under /v3/rest)."""
+    import uvicorn
+
+    config, dev = build_config(
+        db, tokens, clients, users,
+        auto_approve_domains=auto_approve_domains, object_responses=object_responses,
+        operator_token=operator_token, qps=qps, daily_quota=daily_quota, fault_rate=fault_rate,
+        fault_seed=fault_seed, events_config=_events_config(events_config),
+    )
+    click.echo(f"apimctl reference server on http://{host}:{port}/v3/rest (database {db})", err=True)
+    if dev:
+        click.echo(f"No --token or --user given: accepting the development token "
+                   f"'Authorization: Bearer {DEV_TOKEN}' for area '{DEV_AREA}'.", err=True)
+    uvicorn.run(create_app(config), host=host, port=port, log_level="warning")

@@ -1,0 +1,49 @@
+"""The reference server: a faithful local implementation of the management API v3.
+
+The only names the rest of apimctl imports from here: :class:`ServerConfig` and
+:func:`create_app`. ``apimctl serve`` runs the app under uvicorn; the reconciler's embedded
+default target and the tests run it in-process through ``httpx.ASGITransport``.
+
+Layout: ``catalog`` (the field tables as data) -> ``validation`` (bodies -> stored objects)
+and ``query`` (fields / filter / sort / paging, projection) -> ``tree`` (path templates) ->
+``engine`` (generic operations) + ``rules`` (what tables cannot say) -> ``store`` (SQLite)
+-> ``auth`` and ``app`` (HTTP); ``events`` and ``controls`` plug in around it.
+
+Decisions where the specification and SUPPLEMENT leave room (clients may rely on them):
+
+- Validation items name the property as a dotted path of the request body with list
+  indexes in brackets: ``endpoints[0].requestPathAlias``, ``[1].requestProtocol`` for the
+  array body of ``PUT /services/{id}/endpoints``. Unknown body fields are ignored;
+  ``null`` for a field that is not nullable is a 400 (an absent field keeps its value).
+- ``fields``: ``X.*`` returns every field of X and of every object nested in X, recursively
+  (``endpoints.*`` includes cors, cache, processor, methods with their response filters,
+  systemDomainAuthentication, errorSet, scheduledMaintenanceEvent); deeper paths narrow it.
+- Service extensions (Exp): ``cache`` ``{cacheTtl}``, ``securityProfile`` ``{oauth}``,
+  ``roles`` ``[{id, name, action}]``. OAuth defaults: booleans false, integers 0,
+  ``accessTokenType`` ``bearer``, arrays empty.
+- An endpoint with ``requestAuthenticationType: oauth`` gets ``apiKeyValueLocations: []``
+  unless locations are sent (then 400).
+- Error sets always hold the whole catalog: ``POST .../errorMessages`` sets one message
+  (fields not sent back to the catalog default), ``PUT`` changes the fields sent,
+  ``DELETE`` resets it to the catalog default.
+- Maintenance events: their endpoints are the live Endpoint field set plus
+  ``stringsToTrimFromApiKey`` and ``serviceId``; ``PUT`` of an event with ``endpoints`` (and
+  ``PUT`` of its endpoints collection with an array) replaces the list. An endpoint's
+  ``scheduledMaintenanceEvent`` is the event listing it: ``POST`` with ``{id}`` moves the
+  endpoint to that event, without an id creates one, ``PUT`` updates it, ``DELETE`` takes
+  the endpoint out.
+- ``PUT /domains/{id}`` sends the domain back to ``waiting`` (``active`` when domains are
+  auto-approved, as on create).
+- Renames and deletes of services, endpoints, methods and roles are carried into plan
+  entitlements, maintenance events and role permissions; deleting a member deletes its
+  applications and their keys; a package or plan with keys cannot be deleted (400).
+- Members can be created with ``applications``, applications with ``packageKeys``; those
+  nested creates fire no events of their own.
+"""
+
+from __future__ import annotations
+
+from apimctl.server.app import create_app
+from apimctl.server.config import ServerConfig
+
+__all__ = ["ServerConfig", "create_app"]

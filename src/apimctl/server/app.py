@@ -1,0 +1,220 @@
+"""The Starlette application of the reference server: HTTP in, engine, HTTP out.
+
+:func:`create_app` wires the store, the authenticator, the request engine, the event
+dispatcher and the server-side controls. Routes are generated from the resource tree (one
+per path template, so call counters see ``/v3/rest/services/{serviceId}``), all served by
+one adapter that reads the body (size-capped, JSON), authenticates, runs the engine in the
+thread pool and renders the answer; every failure becomes a clean JSON error
+(SUPPLEMENT §6), never a stack trace. Works in-process through ``httpx.ASGITransport``
+(nothing depends on lifespan events) and under uvicorn.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from apimctl.errors import ApiError, AuthError, Invalid, NotFound
+from apimctl.server.auth import Authenticator
+from apimctl.server.config import ServerConfig
+from apimctl.server.engine import MISSING, ApiRequest, ApiResponse, Engine, NoEvents, dumps
+from apimctl.server.store import Store
+from apimctl.server.tree import _PARAM_NAMES, ROOT, Node
+
+log = logging.getLogger("apimctl.server")
+
+API = "/v3/rest"
+ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]
+
+try:  # optional parts, written alongside
+    from apimctl.server.events import EventDispatcher, EventVeto, event_log_endpoint
+except ImportError:  # pragma: no cover - only while the module is absent
+    EventDispatcher = None  # type: ignore[assignment,misc]
+    EventVeto = None  # type: ignore[assignment,misc]
+    event_log_endpoint = None  # type: ignore[assignment]
+try:
+    from apimctl.server.controls import install_controls
+except ImportError:  # pragma: no cover
+    install_controls = None  # type: ignore[assignment]
+
+
+def _error(status: int, message: str) -> Response:
+    return JSONResponse({"errorCode": status, "errorMessage": message}, status_code=status)
+
+
+def error_response(exc: BaseException) -> Response:
+    """The JSON answer of a failure (SUPPLEMENT §6)."""
+    if EventVeto is not None and isinstance(exc, EventVeto):
+        return JSONResponse(list(exc.items), status_code=400)
+    if isinstance(exc, Invalid):
+        items = exc.items or [{"property": "", "message": exc.message}]
+        return JSONResponse(items, status_code=400)
+    if isinstance(exc, ApiError):
+        return _error(exc.status or 500, exc.message)
+    if isinstance(exc, HTTPException):
+        return _error(exc.status_code, str(exc.detail))
+    log.exception("unexpected failure", exc_info=exc)
+    return _error(500, "internal server error")
+
+
+def _templates(node: Node, prefix: str) -> list[str]:
+    out: list[str] = []
+    for child in node.children.values():
+        base = f"{prefix}/{child.segment}"
+        out.append(base)
+        if child.single:
+            out.extend(_templates(child, base))
+        else:
+            item = f"{base}/{{{_PARAM_NAMES.get(child.segment, 'id')}}}"
+            out.append(item)
+            out.extend(_templates(child, item))
+    return out
+
+
+class ServerApp:
+    """The parts of one server instance, and its HTTP adapters."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.store = Store(config.db_path)
+        self.auth = Authenticator(config, self.store)
+        self.events: Any = EventDispatcher(config.events_config) if EventDispatcher is not None else NoEvents()
+        self.engine = Engine(config, self.store, self.events)
+
+    async def read_body(self, request: Request) -> Any:
+        limit = self.config.max_body_bytes
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > limit:
+            raise ApiError(f"request body larger than {limit} bytes", 413)
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise ApiError(f"request body larger than {limit} bytes", 413)
+            chunks.append(chunk)
+        raw = b"".join(chunks)
+        if not raw.strip():
+            return MISSING
+        try:
+            return json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise Invalid("malformed JSON body", 400,
+                          items=[{"property": "", "message": f"malformed JSON body: {exc}"}]) from None
+        except RecursionError:
+            raise Invalid("JSON body nested too deeply", 400,
+                          items=[{"property": "", "message": "JSON body nested too deeply"}]) from None
+
+    async def api(self, request: Request) -> Response:
+        try:
+            caller = await run_in_threadpool(self.auth.caller, request.headers.get("authorization"))
+            body = await self.read_body(request) if request.method in ("POST", "PUT", "PATCH") else MISSING
+            path = str(request.scope["path"])[len(API):]
+            segments = [s for s in path.split("/") if s]
+            if any(not s.isprintable() or s.strip() != s for s in segments):
+                raise NotFound(f"no such resource: {path!r}", 404)
+            req = ApiRequest(request.method, segments, request.query_params, body, caller.area, caller.user)
+            resp = await run_in_threadpool(self.engine.handle, req)
+        except Exception as exc:
+            return error_response(exc)
+        return self.render(request, resp)
+
+    def render(self, request: Request, resp: ApiResponse) -> Response:
+        headers = dict(resp.headers)
+        if resp.body is None:
+            return Response(b"", status_code=resp.status, headers=headers)
+        indent = request.query_params.get("indent", "").lower() == "true"
+        content = dumps(resp.body, indent)
+        if request.method == "HEAD":
+            headers["content-length"] = str(len(content))
+            return Response(b"", status_code=resp.status, headers=headers, media_type="application/json")
+        return Response(content, status_code=resp.status, headers=headers, media_type="application/json")
+
+    async def token(self, request: Request) -> Response:
+        if request.method != "POST":
+            return _error(405, f"{request.method} is not supported on /v3/token")
+        try:
+            form = await request.form()
+            fields = {k: str(v) for k, v in form.items()}
+            reply = await run_in_threadpool(self.auth.token, request.headers.get("authorization"), fields)
+        except Exception as exc:
+            return error_response(exc)
+        return JSONResponse(reply.body, status_code=reply.status)
+
+    def operator_ok(self, request: Request) -> bool:
+        import hmac
+
+        expected = self.config.operator_token
+        scheme, _, given = request.headers.get("authorization", "").partition(" ")
+        return bool(expected and scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), expected.encode()))
+
+    async def approve(self, request: Request) -> Response:
+        if not self.operator_ok(request):
+            return _error(401, "operator token required")
+        area, domain_id = request.path_params["area"], request.path_params["domain_id"]
+        try:
+            doc = await run_in_threadpool(self._approve, area, domain_id)
+        except Exception as exc:
+            return error_response(exc)
+        return JSONResponse(doc if self.config.object_responses else [doc])
+
+    def _approve(self, area: str, domain_id: str) -> dict[str, Any]:
+        with self.store.write() as txn:
+            doc = txn.get(area, "domain", domain_id)
+            if doc is None:
+                raise NotFound(f"no domain with id {domain_id!r} in area {area!r}", 404)
+            doc["status"] = "active"
+            txn.put(area, "domain", domain_id, doc)
+        return {k: doc.get(k) for k in ("id", "created", "updated", "domain", "status")}
+
+    def guarded(self, endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+        async def wrapper(request: Request) -> Response:
+            if not self.operator_ok(request):
+                return _error(401, "operator token required")
+            return await endpoint(request)
+
+        return wrapper
+
+    async def not_found(self, request: Request) -> Response:
+        if request.url.path.startswith(API):
+            try:
+                self.auth.caller(request.headers.get("authorization"))
+            except AuthError as exc:
+                return error_response(exc)
+        return _error(404, f"no such resource: {request.url.path}")
+
+    def routes(self) -> list[BaseRoute]:
+        routes: list[BaseRoute] = [
+            Route("/v3/token", self.token, methods=ALL_METHODS),
+            Route("/operator/areas/{area}/domains/{domain_id}/approve", self.approve, methods=["POST"]),
+            Route(f"{API}/domains/public/hostnames", self.api, methods=ALL_METHODS),
+            Route(f"{API}/domains/system/hostnames", self.api, methods=ALL_METHODS),
+        ]
+        if event_log_endpoint is not None:
+            routes.append(Route("/operator/events", self.guarded(event_log_endpoint(self.events)), methods=["GET"]))
+        routes += [Route(API + t, self.api, methods=ALL_METHODS) for t in _templates(ROOT, "")]
+        routes.append(Route("/{path:path}", self.not_found, methods=ALL_METHODS))
+        return routes
+
+
+def create_app(config: ServerConfig) -> Starlette:
+    """The reference server as an ASGI application (see the module docstring)."""
+    server = ServerApp(config)
+
+    async def on_error(request: Request, exc: Exception) -> Response:
+        return error_response(exc)
+
+    app = Starlette(routes=server.routes(), exception_handlers={Exception: on_error, HTTPException: on_error})
+    app.state.server = server
+    if install_controls is not None:  # outermost, around Starlette's own middleware
+        app.state.controls = install_controls(app, config)
+    return app

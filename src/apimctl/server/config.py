@@ -1,0 +1,30 @@
+"""Start-up settings of the reference server.
+
+Built by ``apimctl serve`` (from its options), by the embedded default target of the
+reconciler and by the tests; read by :func:`apimctl.server.app.create_app` and the
+middleware it installs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ServerConfig:
+    """Everything the reference server needs to know at start-up."""
+
+    db_path: str
+    tokens: dict[str, str] = field(default_factory=dict)  # static bearer token -> area
+    clients: dict[str, str] = field(default_factory=dict)  # api key -> secret
+    users: list[tuple[str, str, str]] = field(default_factory=list)  # (username, password, area)
+    auto_approve_domains: bool = False
+    object_responses: bool = False
+    operator_token: str | None = None
+    qps: float | None = None
+    daily_quota: int | None = None
+    fault_rate: float = 0.0
+    fault_seed: int | None = None
+    events_config: dict[str, Any] | None = None
+    max_body_bytes: int = 10 * 1024 * 1024
