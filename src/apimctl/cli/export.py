@@ -1,0 +1,84 @@
+"""`apimctl export`: the live configuration of an area as manifests (bootstrap).
+
+The adapter around :func:`apimctl.export.export_area`: it opens the client
+(:func:`apimctl.cli.target.open_client`), exports, and either prints the single document on
+stdout or writes the files into ``--out DIR`` (:func:`apimctl.export.write_export`). What was
+written, and which environment variables the secret references need, goes to stderr.
+
+Exit codes: 0 exported, 1 error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import click
+
+from apimctl.cli.common import EXIT_OK, connection_options, envvar
+from apimctl.cli.target import connection_settings, open_client, target_label
+from apimctl.export import LAYOUTS, Export, Layout, export_area, foreign_manifests, write_export
+
+
+def _split_kinds(values: tuple[str, ...]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+@click.command("export")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False),
+              help="Directory to write the manifests into (default: print one document on stdout).")
+@click.option("--kinds", "kinds_", multiple=True, metavar="KIND[,KIND...]",
+              help="Only these top-level kinds (services, packages, roles, domains, "
+                   "scheduledMaintenanceEvents), plus the kinds they refer to. Repeatable.")
+@click.option("--layout", type=click.Choice(LAYOUTS), default="single", show_default=True,
+              envvar=envvar("layout"),
+              help="single: one apimctl.yaml; per-service: one file per service plus one per kind.")
+@click.option("--with-ids", is_flag=True, help="Pin every object to its live id (`id:`).")
+@connection_options
+@click.pass_context
+def command(ctx: click.Context, /, out_dir: str | None, kinds_: tuple[str, ...], layout: str,
+            with_ids: bool, **_connection: Any) -> int:
+    """Write the live configuration of the area as manifests that plan to zero changes.
+
+    Defaults are omitted, ids too unless --with-ids, and secrets are written as ${VAR}
+    references (never values); the variables to set are listed on stderr and in each file's
+    header. Two exports of the same area are byte-identical.
+    """
+    if layout == "per-service" and not out_dir:
+        raise click.UsageError("--layout per-service writes several files: give --out DIR")
+    settings = connection_settings(ctx)
+    chosen: Layout = "per-service" if layout == "per-service" else "single"
+    result = asyncio.run(_export(_split_kinds(kinds_), with_ids, chosen, settings))
+    if out_dir is None:
+        click.echo(result.files[0].text, nl=False)
+    else:
+        written, removed = write_export(result, out_dir)
+        for path in removed:
+            _say(f"Removed {path} (written by an earlier export; no longer in the area)")
+        files = "1 file" if len(written) == 1 else f"{len(written)} files"
+        _say(f"Wrote {files} to {out_dir} ("
+             + ", ".join(f"{k}: {n}" for k, n in result.counts.items()) + ")")
+        for path in foreign_manifests(out_dir, result):
+            _say(f"Warning: {path} was not written by this export and will be merged with it")
+    for path in result.dropped:
+        _say(f"Warning: {path} not exported: the area returned a field manifests do not hold")
+    if result.variables:
+        _say("Secrets are written as references; set these environment variables before "
+             "plan/apply: " + ", ".join(result.variables))
+    return EXIT_OK
+
+
+async def _export(kinds_: list[str], with_ids: bool, layout: Layout,
+                  settings: dict[str, Any]) -> Export:
+    from apimctl.export import resolve_kinds
+
+    _, added = resolve_kinds(kinds_)
+    if added:
+        _say(f"Also exporting {', '.join(added)}: the objects asked for refer to them.")
+    async with open_client(**settings, announce=_say) as client:
+        return await export_area(client, kinds_=kinds_ or None, with_ids=with_ids,
+                                 layout=layout, source=target_label(settings.get("url")))
+
+
+def _say(line: str) -> None:
+    click.echo(line, err=True)

@@ -1,0 +1,232 @@
+"""Drift detection: what was changed in the area outside git, and, where the platform tells, by
+whom and when.
+
+``apimctl drift`` (``apimctl.cli.drift``) calls :func:`detect_drift`. Drift is the plan of the
+manifests against the live state (:func:`apimctl.planner.build_plan`, the same rules as
+``plan``: ignores from ``settings.ignore`` and ``--ignore``, pruning from ``settings.prune``)
+read from the other side: each step is a difference between git and the area.
+
+- an update: fields of a declared object changed in the area (``cors.maxAge``: git 60,
+  live 120);
+- a create: a declared object is missing from the area (deleted outside git);
+- a delete: an object exists in the area inside a collection the manifests declare exactly
+  (an endpoint added by hand), or a top-level object the manifests prune.
+
+Unmanaged top-level objects are listed but are not drift (with ``prune``, or where
+``settings.prune`` covers them, they are: apply would delete them).
+
+Attribution comes from what the platform records: a service's ``editorHandle`` and
+``updated`` (which move with every write to the service or anything in it, so they cover its
+endpoints and error sets), and ``updated`` of plans, packages, roles and maintenance events.
+``editorHandle`` is read with one extra list call per 1,000 services, made only when a
+difference involves a service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from apimctl import kinds
+from apimctl.live import Lister, LiveObject, LiveState, read_live
+from apimctl.normalise import canonical_datetime
+from apimctl.plan import Plan, Step, Unmanaged
+from apimctl.planner import ManifestLike, build_plan, ignore_rules, parse_target
+
+EDITOR_FIELDS = "id,name,editorHandle,updated,revisionNumber"
+
+WHAT = {
+    "update": "changed outside git",
+    "create": "missing from the area (deleted outside git)",
+    "delete": "in the area but not in git (added outside git)",
+}
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """Who changed an object last and when, as far as the platform records it.
+
+    ``source`` names the object the facts come from (``service:Weather`` for an endpoint).
+    """
+
+    source: str
+    who: str | None = None
+    when: str | None = None
+    revision: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "who": self.who, "when": self.when,
+                "revision": self.revision}
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One object that differs between git and the area: the plan step that would fix it."""
+
+    step: Step
+    attribution: Attribution | None = None
+
+    @property
+    def what(self) -> str:
+        return WHAT[self.step.action]
+
+
+@dataclass(frozen=True)
+class IgnoreNote:
+    """An ignore rule in effect (``settings.ignore`` or ``--ignore``) and why."""
+
+    target: str
+    reason: str
+
+
+@dataclass
+class DriftReport:
+    """The result of a drift check; ``plan`` holds the steps that would bring the area back."""
+
+    plan: Plan
+    differences: list[Difference] = field(default_factory=list)
+    rules: list[IgnoreNote] = field(default_factory=list)
+    target: str = ""
+
+    @property
+    def drifted(self) -> bool:
+        return bool(self.differences)
+
+    @property
+    def unmanaged(self) -> list[Unmanaged]:
+        return self.plan.unmanaged
+
+    @property
+    def ignored(self) -> list[dict[str, str]]:
+        """Differences found but accepted, each ``{target, reason}``."""
+        return self.plan.ignored
+
+    def to_json(self) -> dict[str, Any]:
+        """The versioned JSON shape of ``apimctl drift --format json``, without field values.
+
+        ``format_version``; ``drift`` (bool); ``target``; ``summary`` (``differences``,
+        ``update``, ``create``, ``delete``, ``ignored``, ``unmanaged`` counts);
+        ``differences[]`` (``kind``, ``key``, ``address``, ``action`` (the step apply would
+        take), ``what``, ``attribution`` (``source``, ``who``, ``when``, ``revision``) or
+        null); ``ignored[]`` and ``ignore_rules[]`` (``target``, ``reason``); ``unmanaged[]``;
+        ``warnings[]``. The renderer adds each difference's ``changes`` as
+        ``{path, git, live}`` after redacting secrets.
+        """
+        return {
+            "format_version": "1.0",
+            "drift": self.drifted,
+            "target": self.target,
+            "summary": {"differences": len(self.differences),
+                        **{a: sum(1 for d in self.differences if d.step.action == a)
+                           for a in ("update", "create", "delete")},
+                        "ignored": len(self.ignored), "unmanaged": len(self.unmanaged)},
+            "differences": [
+                {"kind": d.step.kind, "key": d.step.key, "address": d.step.address,
+                 "action": d.step.action, "what": d.what,
+                 "attribution": d.attribution.to_json() if d.attribution else None}
+                for d in self.differences
+            ],
+            "ignored": list(self.ignored),
+            "ignore_rules": [{"target": r.target, "reason": r.reason} for r in self.rules],
+            "unmanaged": [u.to_json() for u in self.unmanaged],
+            "warnings": list(self.plan.warnings),
+        }
+
+
+@dataclass(frozen=True)
+class Editor:
+    """What the platform records of a service's last write."""
+
+    who: str | None
+    when: str | None
+    revision: int | None
+
+
+def _when(value: Any) -> str | None:
+    return canonical_datetime(str(value)) if value not in (None, "") else None
+
+
+def _owner(step: Step) -> tuple[str, str] | None:
+    """The (kind, key) whose records say who touched the step's object."""
+    kind = kinds.get(step.kind)
+    if kind.parent == "service":
+        return "service", step.key.partition("/")[0]
+    if step.action == "create" and kind.parent is not None:
+        return kind.parent, step.key.partition("/")[0]
+    if step.action == "create":
+        return None  # a missing top-level object: the platform keeps no record of the delete
+    return step.kind, step.key
+
+
+def attribute(steps: Sequence[Step], live: LiveState,
+              editors: Mapping[str, Editor]) -> list[Difference]:
+    """A :class:`Difference` per step, with the attribution the live records give."""
+    objects: dict[tuple[str, str], LiveObject] = {
+        (o.kind, o.key): o for k in kinds.KINDS for o in live.of(k.name)}
+    out = []
+    for step in steps:
+        owner = _owner(step)
+        obj = objects.get(owner) if owner else None
+        if owner is None or obj is None:
+            out.append(Difference(step))
+            continue
+        source = f"{owner[0]}:{owner[1]}"
+        editor = editors.get(obj.id) if owner[0] == "service" else None
+        if editor is not None:
+            att = Attribution(source, editor.who, editor.when or _when(obj.updated),
+                              editor.revision if editor.revision is not None else obj.revision)
+        else:
+            att = Attribution(source, None, _when(obj.updated), obj.revision)
+        out.append(Difference(step, att))
+    return out
+
+
+async def read_editors(client: Lister) -> dict[str, Editor]:
+    """``editorHandle``, ``updated`` and ``revisionNumber`` of every service, by id."""
+    rows = await client.list_all("/services", [("fields", EDITOR_FIELDS)], page_size=1000)
+    out = {}
+    for row in rows:
+        rev = row.get("revisionNumber")
+        handle = row.get("editorHandle")
+        out[str(row.get("id"))] = Editor(
+            str(handle) if handle not in (None, "") else None, _when(row.get("updated")),
+            int(rev) if isinstance(rev, int) else None)
+    return out
+
+
+def report(manifest: ManifestLike, live: LiveState, editors: Mapping[str, Editor], *,
+           ignores: Sequence[str] = (), targets: Sequence[str] = (), target: str = "",
+           prune: bool = False) -> DriftReport:
+    """The drift report of ``manifest`` against ``live`` (pure). ``prune`` makes every
+    undeclared top-level object drift, as ``apply --prune`` would delete it."""
+    plan = build_plan(manifest, live, targets=targets, ignores=ignores, prune=prune)
+    settings = manifest.doc.get("settings") or {}
+    rules = [IgnoreNote(f"{r.kind}:{r.key}:{r.path}", r.reason)
+             for r in ignore_rules(settings, ignores)]
+    return DriftReport(plan, attribute(plan.steps, live, editors), rules, target)
+
+
+def _needs_editors(plan: Plan) -> bool:
+    owners = [_owner(s) for s in plan.steps]
+    return any(o is not None and o[0] == "service" for o in owners)
+
+
+async def detect_drift(client: Lister, manifest: ManifestLike, *, ignores: Sequence[str] = (),
+                       targets: Sequence[str] = (), target: str = "",
+                       prune: bool = False) -> DriftReport:
+    """Read the area and report how it differs from ``manifest``.
+
+    Costs the live read of ``plan`` plus, only when a difference involves a service (or its
+    endpoints or error sets), one list call per 1,000 services for ``editorHandle``.
+    """
+    for text in targets:
+        parse_target(text)
+    live = await read_live(client)
+    first = report(manifest, live, {}, ignores=ignores, targets=targets, target=target,
+                   prune=prune)
+    if not _needs_editors(first.plan):
+        return first
+    editors = await read_editors(client)
+    first.differences = attribute(first.plan.steps, live, editors)
+    return first

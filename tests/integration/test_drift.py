@@ -1,0 +1,258 @@
+"""Drift: out-of-band changes made through the API (as another user) are reported with what
+changed and, where the platform records it, who and when; ignore rules hold with their
+reasons; unmanaged objects alone are not drift; secrets never show; exit codes 0/2/1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from export_support import EDITOR, apply, client_for, load, server_app
+
+from apimctl import kinds
+from apimctl.cli import cli
+from apimctl.client import ApiClient
+from apimctl.drift import DriftReport, detect_drift
+from apimctl.render.drift import render_drift
+from apimctl.server import ServerConfig, create_app
+
+SECRET = "drift-backend-secret-91ab"
+CHANGED_SECRET = "changed-by-hand-secret-77cd"
+ENV = {"FORECAST_BACKEND_SECRET": SECRET}
+
+MANIFEST = """
+domains: [example.com, example.net]
+services:
+  - name: Weather
+    errorSets:
+      - name: JSON errors
+    endpoints:
+      - name: Forecast
+        requestPathAlias: /v2/forecast
+        trafficManagerDomain: api.example.com
+        publicDomains: [api.example.com]
+        systemDomains: [backend.example.net]
+        errorSet: JSON errors
+        systemDomainCredentialSecret: ${FORECAST_BACKEND_SECRET}
+        cors: {allDomainsEnabled: false, maxAge: 60}
+      - name: Alerts
+        requestPathAlias: /v2/alerts
+        trafficManagerDomain: api.example.com
+        publicDomains: [api.example.com]
+        systemDomains: [backend.example.net]
+packages:
+  - name: Weather Partners
+    plans:
+      - name: Gold
+        rateLimitCeiling: 100000
+        services: [{name: Weather}]
+      - name: Silver
+        rateLimitCeiling: 1000
+"""
+IGNORE = """
+settings:
+  ignore:
+    - {target: "endpoint:Weather/Forecast:cors.maxAge", reason: ops tune this by hand}
+"""
+
+
+def write(folder: Path, *texts: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, text in enumerate(texts):
+        (folder / f"m{i}.yaml").write_text(text)
+    return folder
+
+
+async def ids(client: ApiClient) -> dict[str, str]:
+    """Ids of the Weather service, its endpoints, the package and its plans, by name."""
+    out: dict[str, str] = {}
+    for svc in await client.list_all("/services", [("fields", "id,name,endpoints.id,endpoints.name")]):
+        out[svc["name"]] = svc["id"]
+        for ep in svc.get("endpoints") or []:
+            out[f"{svc['name']}/{ep['name']}"] = ep["id"]
+    for pkg in await client.list_all("/packages", [("fields", "id,name,plans.id,plans.name")]):
+        out[pkg["name"]] = pkg["id"]
+        for plan in pkg.get("plans") or []:
+            out[f"{pkg['name']}/{plan['name']}"] = plan["id"]
+    return out
+
+
+async def change_by_hand(client: ApiClient, *, secret: bool = False) -> None:
+    """What an operator does in the dashboard: edit CORS, add an endpoint, delete a plan."""
+    got = await ids(client)
+    svc, ep = got["Weather"], got["Weather/Forecast"]
+    await client.put(f"/services/{svc}/endpoints/{ep}/cors", {"maxAge": 120})
+    await client.post(f"/services/{svc}/endpoints", {
+        "name": "Debug", "requestPathAlias": "/v2/debug", "trafficManagerDomain": "api.example.com",
+        "publicDomains": [{"address": "api.example.com"}],
+        "systemDomains": [{"address": "backend.example.net"}]})
+    await client.delete(f"/packages/{got['Weather Partners']}/plans/{got['Weather Partners/Silver']}")
+    if secret:
+        await client.put(f"/services/{svc}/endpoints/{ep}", {"systemDomainCredentialSecret": CHANGED_SECRET})
+
+
+async def scenario(tmp: Path, *extra: str, secret: bool = False, ignores: tuple[str, ...] = (),
+                   by_hand: bool = True) -> DriftReport:
+    folder = write(tmp / "m", MANIFEST, *extra)
+    manifest = load([folder], ENV)
+    app = server_app(tmp / "area.db")
+    async with client_for(app) as client:
+        await apply(client, manifest, ENV)
+        if by_hand:
+            async with client_for(app, as_user=True) as operator:
+                await change_by_hand(operator, secret=secret)
+        reads = client.stats.reads()
+        found = await detect_drift(client, manifest, ignores=ignores, target="http://area/v3/rest")
+        # the live read, plus one call for editorHandle only when a service is involved
+        services_involved = any(d.attribution and d.attribution.source.startswith("service:")
+                                for d in found.differences)
+        assert client.stats.reads() - reads == len(kinds.TOP_LEVEL) + services_involved
+        return found
+
+
+def by_address(report: DriftReport) -> dict[str, Any]:
+    return {d.step.address: d for d in report.differences}
+
+
+def test_no_drift_right_after_apply(tmp_path: Path) -> None:
+    report = asyncio.run(scenario(tmp_path, by_hand=False))
+    assert not report.drifted and report.differences == []
+    assert "No drift" in render_drift(report, "text")
+    assert json.loads(render_drift(report, "json"))["drift"] is False
+
+
+def test_out_of_band_changes_are_reported_with_who_and_when(tmp_path: Path) -> None:
+    report = asyncio.run(scenario(tmp_path))
+    found = by_address(report)
+    assert set(found) == {"endpoint:Weather/Forecast", "endpoint:Weather/Debug",
+                          "plan:Weather Partners/Silver"}
+    changed = found["endpoint:Weather/Forecast"]
+    assert changed.step.action == "update"
+    assert [(c.path, c.before, c.after) for c in changed.step.changes] == [("cors.maxAge", 120, 60)]
+    assert changed.attribution is not None
+    assert changed.attribution.who == EDITOR and changed.attribution.when
+    assert changed.attribution.source == "service:Weather"
+    assert found["endpoint:Weather/Debug"].step.action == "delete"  # added outside git
+    missing = found["plan:Weather Partners/Silver"]
+    assert missing.step.action == "create"  # deleted outside git
+    assert missing.attribution is not None and missing.attribution.source == "package:Weather Partners"
+
+    text = render_drift(report, "text")
+    assert '~ endpoint "Weather/Forecast": changed outside git' in text
+    assert "cors.maxAge: git 60, live 120" in text
+    assert f"by {EDITOR} at " in text
+    assert '+ endpoint "Weather/Debug": in the area but not in git' in text
+    assert '- plan "Weather Partners/Silver": missing from the area' in text
+    assert "Drift: 1 changed, 1 added outside git, 1 missing." in text
+    assert "\x1b[" not in text and "\x1b[33m~ endpoint" in render_drift(report, "text", color=True)
+
+    doc = json.loads(render_drift(report, "json"))
+    assert doc["drift"] is True and doc["summary"]["differences"] == 3
+    forecast = next(d for d in doc["differences"] if d["key"] == "Weather/Forecast")
+    assert forecast["changes"] == [{"path": "cors.maxAge", "git": 60, "live": 120}]
+    assert forecast["attribution"]["who"] == EDITOR
+
+    md = render_drift(report, "markdown")
+    assert md.startswith("### Drift") and "| Field | Git | Live |" in md and EDITOR in md
+
+
+def test_ignored_fields_are_skipped_and_their_reason_printed(tmp_path: Path) -> None:
+    report = asyncio.run(scenario(tmp_path, IGNORE))
+    assert "endpoint:Weather/Forecast" not in by_address(report)
+    assert report.ignored == [{"target": "endpoint:Weather/Forecast:cors.maxAge",
+                               "reason": "ops tune this by hand"}]
+    text = render_drift(report, "text")
+    assert "endpoint:Weather/Forecast:cors.maxAge: ops tune this by hand" in text
+    assert "ops tune this by hand" in render_drift(report, "markdown")
+
+
+def test_cli_ignore_option(tmp_path: Path) -> None:
+    report = asyncio.run(scenario(tmp_path, ignores=("endpoint:Weather/*:cors.*",)))
+    assert "endpoint:Weather/Forecast" not in by_address(report)
+    assert any(r.target == "endpoint:Weather/*:cors.*" for r in report.rules)
+
+
+def test_secret_drift_is_detected_and_never_shown(tmp_path: Path) -> None:
+    report = asyncio.run(scenario(tmp_path, secret=True))
+    changes = {c.path: c for c in by_address(report)["endpoint:Weather/Forecast"].step.changes}
+    assert changes["systemDomainCredentialSecret"].sensitive
+    for fmt in ("text", "json", "markdown"):
+        out = render_drift(report, fmt)
+        assert SECRET not in out and CHANGED_SECRET not in out
+        assert "(sensitive)" in out
+
+
+def test_markdown_stays_under_the_limit(tmp_path: Path) -> None:
+    report = asyncio.run(scenario(tmp_path))
+    md = render_drift(report, "markdown", limit=700)
+    assert len(md) <= 700 + 200  # the header and tail are always kept
+    assert "more object" in md
+
+
+# --- the command line: exit codes against the embedded default ---------------------------
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> Any:
+    return CliRunner().invoke(cli, ["drift", *args], env={**ENV, "APIMCTL_URL": "", **(env or {})},
+                              catch_exceptions=False, standalone_mode=False)
+
+
+async def edit_embedded(db: Path) -> None:
+    """An out-of-band edit of the embedded area (.apimctl/local.db, area ``local``)."""
+    app = create_app(ServerConfig(db_path=str(db), tokens={"hand": "local"}))
+    async with ApiClient("http://testserver/v3/rest", token="hand", qps=None,
+                         transport=httpx.ASGITransport(app=app)) as client:
+        got = await ids(client)
+        await client.put(f"/services/{got['Weather']}/endpoints/{got['Weather/Forecast']}/cors",
+                         {"maxAge": 5})
+
+
+async def add_role(db: Path) -> None:
+    app = create_app(ServerConfig(db_path=str(db), tokens={"hand": "local"}))
+    async with ApiClient("http://testserver/v3/rest", token="hand", qps=None,
+                         transport=httpx.ASGITransport(app=app)) as client:
+        await client.post("/roles", {"name": "Made by hand"})
+
+
+def test_cli_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    folder = write(tmp_path / "m", MANIFEST)
+    applied = CliRunner().invoke(cli, ["apply", "--auto-approve", str(folder)], env=ENV,
+                                 standalone_mode=False)
+    assert applied.exception is None and applied.return_value == 0, applied.output
+
+    clean = run(str(folder))
+    assert clean.return_value == 0 and "No drift" in clean.stdout
+
+    asyncio.run(edit_embedded(tmp_path / ".apimctl" / "local.db"))
+    drifted = run(str(folder), "--format", "json")
+    assert drifted.return_value == 2
+    doc = json.loads(drifted.stdout)
+    assert [d["address"] for d in doc["differences"]] == ["endpoint:Weather/Forecast"]
+    assert SECRET not in drifted.output
+
+    accepted = run(str(folder), "--ignore", "endpoint:Weather/Forecast:cors.maxAge")
+    assert accepted.return_value == 0
+
+    asyncio.run(add_role(tmp_path / ".apimctl" / "local.db"))
+    unmanaged = run(str(folder), "--ignore", "endpoint:Weather/Forecast:cors.maxAge")
+    assert unmanaged.return_value == 0 and 'role "Made by hand"' in unmanaged.stdout
+    pruned = run(str(folder), "--ignore", "endpoint:Weather/Forecast:cors.maxAge", "--prune")
+    assert pruned.return_value == 2 and '+ role "Made by hand"' in pruned.stdout
+
+
+def test_cli_errors_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from apimctl.cli.common import run_guarded
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.argv", ["apimctl", "drift", str(tmp_path / "missing")])
+    assert run_guarded(cli) == 1
+    folder = write(tmp_path / "m", MANIFEST)
+    monkeypatch.setattr("sys.argv", ["apimctl", "drift", str(folder), "--ignore", "nonsense"])
+    monkeypatch.setenv("FORECAST_BACKEND_SECRET", SECRET)
+    assert run_guarded(cli) == 1

@@ -1,0 +1,150 @@
+"""Every example under ``examples/``: it validates, applies to an empty area of the reference
+server, re-plans to zero changes, and exports back to an equivalent configuration (the
+export validates, plans to zero against the same area, and applied to another empty area
+gives an area the example itself plans to zero against). Two exports are byte-identical and
+never contain a secret value.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from export_support import (
+    EXAMPLES,
+    ROOT,
+    apply,
+    client_for,
+    describe,
+    export_env,
+    export_to,
+    load,
+    read_env_file,
+    replan,
+    secret_values,
+    server_app,
+)
+
+
+@dataclass(frozen=True)
+class Example:
+    name: str
+    paths: tuple[str, ...]
+    overlays: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def _env(folder: str) -> dict[str, str]:
+    return read_env_file(EXAMPLES / folder / "example.env")
+
+
+CASES = [
+    Example("weather", ("weather",), env={"FORECAST_BACKEND_SECRET": "weather-secret-5e1f"}),
+    Example("public-api", ("public-api",)),
+    Example("multi-team", ("multi-team",), env=_env("multi-team")),
+    Example("maintenance-window", ("maintenance-window",)),
+    Example("environments-staging", ("environments/base",), ("environments/overlays/staging",),
+            env=_env("environments")),
+    Example("environments-production", ("environments/base",),
+            ("environments/overlays/production",), env=_env("environments")),
+]
+NOT_MANIFESTS = {"gitops"}  # GitHub Actions workflows and pre-commit configuration
+
+
+def test_every_example_folder_is_covered() -> None:
+    folders = {p.name for p in EXAMPLES.iterdir() if p.is_dir()} - NOT_MANIFESTS
+    covered = {c.paths[0].split("/")[0] for c in CASES}
+    assert folders == covered, "add the new example to CASES"
+
+
+def test_examples_needing_secrets_ship_placeholders() -> None:
+    for case in CASES:
+        if case.name != "weather" and any("${" in p.read_text() and "SECRET" in p.read_text()
+                                          for d in case.paths for p in (EXAMPLES / d).glob("*.yaml")):
+            assert case.env, f"{case.name}: add an example.env with placeholder values"
+
+
+async def _round_trip(case: Example, tmp: Path) -> None:
+    paths = [EXAMPLES / p for p in case.paths]
+    overlays = [EXAMPLES / o for o in case.overlays]
+    manifest = load(paths, case.env, overlays)
+    app = server_app(tmp / "area.db")
+    async with client_for(app) as client:
+        first = await apply(client, manifest, case.env)
+        assert first.steps and {s.action for s in first.steps} == {"create"}
+        again = await replan(client, manifest)
+        assert not again.steps, describe(again)
+
+        single = await export_to(client, tmp / "single")
+        per_service = await export_to(client, tmp / "per-service", layout="per-service")
+        twice = await export_to(client, tmp / "single-again")
+        assert [f.text for f in single.files] == [f.text for f in twice.files]
+
+        known = secret_values(manifest)
+        for folder, result in ((tmp / "single", single), (tmp / "per-service", per_service)):
+            texts = "\n".join(f.text for f in result.files)
+            assert texts.startswith("# yaml-language-server: $schema=")
+            for value in [*case.env.values(), *known.values()]:
+                assert value not in texts
+            env = export_env(folder, known)
+            assert sorted(env) == result.variables
+            exported = load([folder], env)
+            zero = await replan(client, exported)
+            assert not zero.steps, f"{folder.name}:\n{describe(zero)}"
+
+    # Equivalence the other way: the export, applied to an empty area, is the example.
+    env = export_env(tmp / "single", known)
+    exported = load([tmp / "single"], env)
+    async with client_for(server_app(tmp / "other.db")) as other:
+        await apply(other, exported, env)
+        back = await replan(other, manifest)
+        assert not back.steps, describe(back)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_example_applies_replans_to_zero_and_exports_back(case: Example, tmp_path: Path) -> None:
+    asyncio.run(_round_trip(case, tmp_path))
+
+
+def _workflow(name: str) -> dict[str, Any]:
+    doc = yaml.safe_load((EXAMPLES / "gitops" / ".github" / "workflows" / name).read_text())
+    assert isinstance(doc, dict) and doc.get("jobs"), name
+    return doc
+
+
+def _runs(doc: dict[str, Any]) -> str:
+    return "\n".join(str(step.get("run", "")) + str(step.get("with", {}).get("script", ""))
+                     for job in doc["jobs"].values() for step in job["steps"])
+
+
+def test_gitops_workflows_do_what_the_readme_says() -> None:
+    plan = _workflow("apimctl-plan.yml")
+    assert "pull_request" in plan[True]  # YAML 1.1 reads the key `on` as True
+    text = _runs(plan)
+    assert "apimctl validate --format github" in text
+    assert "--format markdown --out plan.json --detailed-exitcode" in text
+    assert "updateComment" in text and "<!-- apimctl-plan -->" in text  # one sticky comment
+    uses = [s.get("uses", "") for j in plan["jobs"].values() for s in j["steps"]]
+    assert any(u.startswith("actions/upload-artifact@") for u in uses)
+
+    apply_ = _workflow("apimctl-apply.yml")
+    assert apply_[True]["pull_request"]["types"] == ["closed"]
+    assert "merged == true" in apply_["jobs"]["apply"]["if"]
+    assert "apimctl apply --plan plan.json --auto-approve" in _runs(apply_)
+
+    drift = _workflow("apimctl-drift.yml")
+    assert "schedule" in drift[True]
+    text = _runs(drift)
+    assert "apimctl drift" in text and "issues.create" in text and "issues.update" in text
+
+
+def test_pre_commit_hook_runs_validate() -> None:
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    hook = next(h for h in hooks if h["id"] == "apimctl-validate")
+    assert hook["entry"] == "apimctl validate" and hook["language"] == "python"
+    config = yaml.safe_load((EXAMPLES / "gitops" / "pre-commit" / ".pre-commit-config.yaml").read_text())
+    assert config["repos"][0]["hooks"][0]["id"] == "apimctl-validate"
