@@ -1,0 +1,194 @@
+"""Run the units of an apply in dependency order, concurrently where the graph allows.
+
+``apimctl.apply`` groups the steps of a :class:`~apimctl.plan.Plan` into :class:`Unit` values
+(one step, or several that one nested API call covers), and hands them here with an async
+``execute`` function. The scheduler walks the graph with :class:`graphlib.TopologicalSorter`:
+every unit whose dependencies are done is started, up to ``parallelism`` at a time. A unit
+that fails marks its dependants (transitively) as skipped; independent units still run.
+An error of a *stopping* type (the daily quota is gone, the token was refused) stops the
+start of new units: what is running finishes, the rest is reported as not started.
+
+Nothing here talks to the network or prints; progress goes through a callback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import graphlib
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from apimctl.errors import ApimctlError, AuthError, QuotaExhausted
+from apimctl.plan import Step
+
+STOPPING_ERRORS: tuple[type[BaseException], ...] = (QuotaExhausted, AuthError)
+
+EventKind = Literal["start", "done", "failed", "skipped", "note"]
+
+
+@dataclass(frozen=True, eq=False)
+class Unit:
+    """Steps executed together (one step, or a parent create carrying its children).
+
+    Compared and hashed by identity: a unit is a node of the apply graph.
+    """
+
+    steps: tuple[Step, ...]
+
+    @property
+    def name(self) -> str:
+        return self.steps[0].address
+
+    @property
+    def addresses(self) -> tuple[str, ...]:
+        return tuple(s.address for s in self.steps)
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """One thing that happened during an apply, for a progress display."""
+
+    kind: EventKind
+    address: str
+    action: str
+    message: str = ""
+    completed: int = 0
+    total: int = 0
+
+
+ProgressCallback = Callable[[ProgressEvent], None]
+Execute = Callable[["Unit"], Coroutine[Any, Any, None]]
+
+
+@dataclass
+class UnitOutcome:
+    """What became of one unit: ``status`` done | failed | skipped, and why."""
+
+    unit: Unit
+    status: Literal["done", "failed", "skipped"]
+    reason: str = ""
+    error: BaseException | None = None
+
+
+@dataclass
+class ScheduleResult:
+    outcomes: list[UnitOutcome] = field(default_factory=list)
+    stopped: str | None = None  # why no further unit was started, if so
+
+
+def build_graph(units: Sequence[Unit]) -> dict[Unit, set[Unit]]:
+    """Unit -> the units it depends on, from the ``depends_on`` of its steps.
+
+    A dependency on an address that no unit carries is already satisfied (the object exists
+    live); a dependency inside the same unit is covered by the nested call.
+    """
+    owner = {addr: unit for unit in units for addr in unit.addresses}
+    graph: dict[Unit, set[Unit]] = {}
+    for unit in units:
+        deps = {owner[d] for s in unit.steps for d in s.depends_on if d in owner}
+        deps.discard(unit)
+        graph[unit] = deps
+    return graph
+
+
+def is_acyclic(units: Sequence[Unit]) -> bool:
+    try:
+        graphlib.TopologicalSorter(build_graph(units)).prepare()
+    except graphlib.CycleError:
+        return False
+    return True
+
+
+def describe(exc: BaseException) -> str:
+    """A one-line reason for a failure; our own errors already say where and what."""
+    if isinstance(exc, ApimctlError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+class Scheduler:
+    """Walks the unit graph once; see the module docstring."""
+
+    def __init__(self, units: Sequence[Unit], execute: Execute, *,
+                 parallelism: int = 8, progress: ProgressCallback | None = None) -> None:
+        self.units = list(units)
+        self.execute = execute
+        self.parallelism = max(1, parallelism)
+        self.progress = progress or (lambda event: None)
+        self.total = sum(len(u.steps) for u in self.units)
+        self.completed = 0
+        self.result = ScheduleResult()
+        self._graph = build_graph(self.units)
+        self._bad: dict[Unit, str] = {}  # failed or skipped unit -> its address, for reasons
+
+    async def run(self) -> ScheduleResult:
+        sorter = graphlib.TopologicalSorter(self._graph)
+        sorter.prepare()
+        queue: list[Unit] = []
+        running: dict[asyncio.Task[None], Unit] = {}
+        try:
+            while sorter.is_active() or running:
+                for unit in sorter.get_ready():
+                    if not self._skip_if_blocked(unit):
+                        queue.append(unit)
+                    else:
+                        sorter.done(unit)
+                if self.result.stopped:
+                    for unit in queue:
+                        self._finish(unit, "skipped", f"not started: {self.result.stopped}")
+                        sorter.done(unit)
+                    queue.clear()
+                while queue and len(running) < self.parallelism:
+                    unit = queue.pop(0)
+                    self._emit("start", unit)
+                    running[asyncio.create_task(self.execute(unit))] = unit
+                if not running:
+                    if queue or sorter.is_active():
+                        continue
+                    break
+                finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in finished:
+                    unit = running.pop(task)
+                    self._settle(unit, task)
+                    sorter.done(unit)
+        except BaseException:
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            raise
+        return self.result
+
+    def _settle(self, unit: Unit, task: asyncio.Task[None]) -> None:
+        exc = task.exception()
+        if exc is None:
+            self._finish(unit, "done", "")
+            return
+        if isinstance(exc, STOPPING_ERRORS) and not self.result.stopped:
+            self.result.stopped = describe(exc)
+        self._finish(unit, "failed", describe(exc), exc)
+
+    def _skip_if_blocked(self, unit: Unit) -> bool:
+        blockers = sorted(self._bad[dep] for dep in self._graph[unit] if dep in self._bad)
+        if not blockers:
+            return False
+        self._finish(unit, "skipped", "depends on " + ", ".join(blockers) + " which did not complete")
+        return True
+
+    def _finish(self, unit: Unit, status: Literal["done", "failed", "skipped"], reason: str,
+                error: BaseException | None = None) -> None:
+        self.result.outcomes.append(UnitOutcome(unit, status, reason, error))
+        if status != "done":
+            self._bad[unit] = unit.name
+        self.completed += len(unit.steps)
+        self._emit(status, unit, reason)
+
+    def _emit(self, kind: EventKind, unit: Unit, message: str = "") -> None:
+        for step in unit.steps:
+            self.progress(ProgressEvent(kind, step.address, step.action, message, self.completed, self.total))
+
+
+async def run_units(units: Iterable[Unit], execute: Execute, *,
+                    parallelism: int = 8, progress: ProgressCallback | None = None) -> ScheduleResult:
+    """Execute ``units`` in dependency order; see :class:`Scheduler`."""
+    return await Scheduler(list(units), execute, parallelism=parallelism, progress=progress).run()

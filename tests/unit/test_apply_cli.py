@@ -1,0 +1,71 @@
+"""The `apimctl apply` adapter: saved-plan loading, progress displays, option checks."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from apimctl.cli import cli
+from apimctl.cli.apply import load_saved_plan, plain_progress, progress_display
+from apimctl.errors import PlanError
+from apimctl.plan import Plan, Step
+from apimctl.schedule import ProgressEvent
+
+
+def test_saved_plan_round_trip(tmp_path: Path) -> None:
+    plan = Plan(steps=[Step("create", "role", "Partners", desired={"name": "Partners"})])
+    path = tmp_path / "plan.json"
+    path.write_text(plan.dumps())
+    assert load_saved_plan(str(path)).steps == plan.steps
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("{not json", "invalid JSON"),
+    ("[1, 2]", "no `steps`"),
+    ('{"format_version": "9.0", "steps": []}', "format_version"),
+    ('{"format_version": "1.0", "steps": [{"kind": "role"}]}', "not a valid saved plan"),
+])
+def test_bad_saved_plans_say_where_and_what(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "plan.json"
+    path.write_text(text)
+    with pytest.raises(PlanError, match=message) as info:
+        load_saved_plan(str(path))
+    assert str(path) in str(info.value) or "format_version" in message
+
+
+def test_missing_saved_plan(tmp_path: Path) -> None:
+    with pytest.raises(PlanError, match="cannot read"):
+        load_saved_plan(str(tmp_path / "nope.json"))
+
+
+def test_plain_progress_is_one_line_per_finished_step() -> None:
+    lines: list[str] = []
+    update = plain_progress(lambda text, **_: lines.append(text))
+    update(ProgressEvent("start", "role:a", "create", "", 0, 2))
+    update(ProgressEvent("done", "role:a", "create", "", 1, 2))
+    update(ProgressEvent("failed", "role:b", "update", "PUT /roles/x: 400 name: duplicate", 2, 2))
+    assert lines == ["[1/2] create role:a: ok",
+                     "[2/2] update role:b: FAILED: PUT /roles/x: 400 name: duplicate"]
+
+
+def test_rich_progress_on_a_terminal() -> None:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=100)
+    with progress_display(console, interactive=True) as update:
+        update(ProgressEvent("start", "role:a", "create", "", 0, 2))
+        update(ProgressEvent("done", "role:a", "create", "", 1, 2))
+        update(ProgressEvent("skipped", "role:b", "create", "depends on role:a", 2, 2))
+    text = out.getvalue()
+    assert "2/2" in text and "role:b: skipped: depends on role:a" in text
+
+
+def test_options_that_cannot_go_together() -> None:
+    runner = CliRunner()
+    result = runner.invoke(cli, ["apply", "--auto-approve"])
+    assert result.exit_code != 0 and "PATH" in result.output
+    result = runner.invoke(cli, ["apply", "--auto-approve", "--plan", "p.json", "--prune"])
+    assert result.exit_code != 0 and "saved --plan" in result.output
