@@ -234,3 +234,14 @@ def test_updated_moves_on_every_write_below(api: httpx.Client) -> None:
     after = one(api.get(f"{API}/packages/{pid}", params={"fields": "updated,plans.updated,plans.roles"}))
     assert after["updated"] > package["updated"] and after["plans"][0]["updated"] > plan["updated"]
     assert after["plans"][0]["roles"] == [{"id": role["id"], "name": "partners", "action": "register_keys"}]
+
+
+def test_hostnames_already_in_use_stay_valid_when_their_domain_waits(api: httpx.Client) -> None:
+    sid = service_tree(api)["id"]
+    eid = one(api.get(f"{API}/services/{sid}/endpoints"))["id"]
+    domain = next(d for d in api.get(f"{API}/domains").json() if d["domain"] == "example.com")
+    api.app.state.server.config.auto_approve_domains = False  # type: ignore[attr-defined]
+    assert one(api.put(f"{API}/domains/{domain['id']}", json={"domain": "example.com"}))["status"] == "waiting"
+    one(api.put(f"{API}/services/{sid}/endpoints/{eid}", json={"name": "Still fine"}))
+    resp = api.put(f"{API}/services/{sid}/endpoints/{eid}", json={"publicDomains": ["www.example.com"]})
+    assert resp.status_code == 400 and resp.json()[0]["property"] == "publicDomains[0].address"

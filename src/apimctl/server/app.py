@@ -11,11 +11,12 @@ thread pool and renders the answer; every failure becomes a clean JSON error
 
 from __future__ import annotations
 
-import json
 import logging
+import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -26,7 +27,9 @@ from starlette.routing import BaseRoute, Route
 from apimctl.errors import ApiError, AuthError, Invalid, NotFound
 from apimctl.server.auth import Authenticator
 from apimctl.server.config import ServerConfig
-from apimctl.server.engine import MISSING, ApiRequest, ApiResponse, Engine, NoEvents, dumps
+from apimctl.server.controls import install_controls
+from apimctl.server.engine import MISSING, ApiRequest, ApiResponse, Engine, dumps
+from apimctl.server.events import EventDispatcher, EventVeto, event_log_endpoint
 from apimctl.server.store import Store
 from apimctl.server.tree import _PARAM_NAMES, ROOT, Node
 
@@ -35,17 +38,6 @@ log = logging.getLogger("apimctl.server")
 API = "/v3/rest"
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]
 
-try:  # optional parts, written alongside
-    from apimctl.server.events import EventDispatcher, EventVeto, event_log_endpoint
-except ImportError:  # pragma: no cover - only while the module is absent
-    EventDispatcher = None  # type: ignore[assignment,misc]
-    EventVeto = None  # type: ignore[assignment,misc]
-    event_log_endpoint = None  # type: ignore[assignment]
-try:
-    from apimctl.server.controls import install_controls
-except ImportError:  # pragma: no cover
-    install_controls = None  # type: ignore[assignment]
-
 
 def _error(status: int, message: str) -> Response:
     return JSONResponse({"errorCode": status, "errorMessage": message}, status_code=status)
@@ -53,7 +45,7 @@ def _error(status: int, message: str) -> Response:
 
 def error_response(exc: BaseException) -> Response:
     """The JSON answer of a failure (SUPPLEMENT §6)."""
-    if EventVeto is not None and isinstance(exc, EventVeto):
+    if isinstance(exc, EventVeto):
         return JSONResponse(list(exc.items), status_code=400)
     if isinstance(exc, Invalid):
         items = exc.items or [{"property": "", "message": exc.message}]
@@ -62,6 +54,10 @@ def error_response(exc: BaseException) -> Response:
         return _error(exc.status or 500, exc.message)
     if isinstance(exc, HTTPException):
         return _error(exc.status_code, str(exc.detail))
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        response = _error(503, "the database is busy; retry shortly")
+        response.headers["Retry-After"] = "1"
+        return response
     log.exception("unexpected failure", exc_info=exc)
     return _error(500, "internal server error")
 
@@ -87,7 +83,7 @@ class ServerApp:
         self.config = config
         self.store = Store(config.db_path)
         self.auth = Authenticator(config, self.store)
-        self.events: Any = EventDispatcher(config.events_config) if EventDispatcher is not None else NoEvents()
+        self.events = EventDispatcher(config.events_config)
         self.engine = Engine(config, self.store, self.events)
 
     async def read_body(self, request: Request) -> Any:
@@ -106,8 +102,8 @@ class ServerApp:
         if not raw.strip():
             return MISSING
         try:
-            return json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
+            return msgspec.json.decode(raw)  # strict JSON: no NaN, no trailing garbage
+        except msgspec.DecodeError as exc:
             raise Invalid("malformed JSON body", 400,
                           items=[{"property": "", "message": f"malformed JSON body: {exc}"}]) from None
         except RecursionError:
@@ -199,8 +195,7 @@ class ServerApp:
             Route(f"{API}/domains/public/hostnames", self.api, methods=ALL_METHODS),
             Route(f"{API}/domains/system/hostnames", self.api, methods=ALL_METHODS),
         ]
-        if event_log_endpoint is not None:
-            routes.append(Route("/operator/events", self.guarded(event_log_endpoint(self.events)), methods=["GET"]))
+        routes.append(Route("/operator/events", self.guarded(event_log_endpoint(self.events)), methods=["GET"]))
         routes += [Route(API + t, self.api, methods=ALL_METHODS) for t in _templates(ROOT, "")]
         routes.append(Route("/{path:path}", self.not_found, methods=ALL_METHODS))
         return routes
@@ -215,6 +210,5 @@ def create_app(config: ServerConfig) -> Starlette:
 
     app = Starlette(routes=server.routes(), exception_handlers={Exception: on_error, HTTPException: on_error})
     app.state.server = server
-    if install_controls is not None:  # outermost, around Starlette's own middleware
-        app.state.controls = install_controls(app, config)
+    app.state.controls = install_controls(app, config)  # outermost, around Starlette's own middleware
     return app

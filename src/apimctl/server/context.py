@@ -26,6 +26,7 @@ class Env:
         self.area = area
         self.config = config
         self.user = user
+        self.old: dict[str, Any] | None = None  # the document before this write (updates)
         self._cache: dict[str, Any] = {}
 
     def docs(self, kind: str) -> list[dict[str, Any]]:

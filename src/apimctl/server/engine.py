@@ -247,7 +247,7 @@ class Engine:
         doc = txn.get(req.area, kind, steps[di].id or "")
         if doc is None or (doc_node.link and parent_doc is not None and doc.get(doc_node.link) != parent_doc.get("id")):
             raise NotFound(f"no {doc_node.resource} with id {steps[di].id!r}", 404)
-        old = copy.deepcopy(doc) if rules.needs_old(kind) else None
+        old = env.old = copy.deepcopy(doc) if rules.needs_old(kind) else None
         result = self._write_nested(req, steps[di + 1:], op, doc, env, ctx)
         self._check(ctx)
         self._touch_ancestors(doc, steps[di:], ctx)
@@ -313,7 +313,7 @@ class Engine:
             rules.on_delete_doc(kind, doc, env)
             txn.delete(req.area, kind, doc["id"])
             return ApiResponse(200, None, stored=doc)
-        old = copy.deepcopy(doc) if rules.needs_old(kind) else None
+        old = env.old = copy.deepcopy(doc) if rules.needs_old(kind) else None
         rules.before_merge(kind, doc, req.body, env, ctx)
         merge(res, doc, req.body, "", ctx)
         rules.prepare(kind, doc, req.body, env, ctx, parent_doc, created=False)

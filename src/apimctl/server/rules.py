@@ -209,7 +209,7 @@ def _finalize_service(doc: dict[str, Any], ctx: WriteCtx, env: Env, created: boo
         if id(ep) in paths:
             if active is None:
                 active = [d["domain"] for d in env.docs("domain") if d.get("status") == "active"]
-            _domain_gate(ep, at, active, ctx)
+            _domain_gate(ep, at, active, _addresses(env.old, ep.get("id")), ctx)
     for i, role in enumerate(doc.get("roles", [])):
         _resolve_role(role, paths.get(id(role), f"roles[{i}]"), env, ctx)
     claim(env, ctx, "service.name", doc["id"], {doc.get("name", ""): "name"}, "service name")
@@ -217,11 +217,21 @@ def _finalize_service(doc: dict[str, Any], ctx: WriteCtx, env: Env, created: boo
     env.txn.claim(env.area, "endpoint.id", doc["id"], [ep["id"] for ep in doc.get("endpoints", [])])
 
 
-def _domain_gate(ep: dict[str, Any], at: str, active: list[str], ctx: WriteCtx) -> None:
+def _addresses(service: dict[str, Any] | None, endpoint_id: Any) -> set[str]:
+    """The hostnames an endpoint had before this write (already through the gate)."""
+    for ep in (service or {}).get("endpoints", []):
+        if ep.get("id") == endpoint_id:
+            return {str(d.get("address", "")).strip().lower()
+                    for f in ("publicDomains", "systemDomains") for d in ep.get(f) or []}
+    return set()
+
+
+def _domain_gate(ep: dict[str, Any], at: str, active: list[str], kept: set[str], ctx: WriteCtx) -> None:
+    """New hostnames must be under an active domain of the area; kept ones stay valid."""
     for fname in ("publicDomains", "systemDomains"):
         for j, d in enumerate(ep.get(fname) or []):
             host = str(d.get("address", "")).strip().lower()
-            if not any(host == a or host.endswith("." + a) for a in active):
+            if host not in kept and not any(host == a or host.endswith("." + a) for a in active):
                 ctx.problem(f"{at}{fname}[{j}].address",
                             f"{host!r} is not under an active domain of this area (see /domains)")
 

@@ -13,34 +13,24 @@ from typing import Any
 
 from apimctl.errors import NotFound
 from apimctl.server import catalog as c
+from apimctl.server import events
 from apimctl.server.context import Env
 from apimctl.server.keys import create_key
 from apimctl.server.tree import Step
 from apimctl.server.validation import WriteCtx, build, merge
 
 
-def _events_module() -> Any:
-    try:
-        from apimctl.server import events
-    except ImportError:
-        return None
-    return events
-
-
 def payload_of(env: Env, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
-    mod = _events_module()
+    """The snake_case object of the specification's payloads, with its owners."""
     if kind == "member":
-        return mod.member_payload(obj) if mod else dict(obj)  # type: ignore[no-any-return]
+        return events.member_payload(obj)
     if kind == "application":
-        member = env.doc("member", obj.get("_memberId")) or {}
-        return mod.application_payload(obj, member) if mod else dict(obj)  # type: ignore[no-any-return]
+        return events.application_payload(obj, env.doc("member", obj.get("_memberId")) or {})
     app = env.doc("application", obj.get("_applicationId")) or {}
     member = env.doc("member", app.get("_memberId")) or {}
     package = env.doc("package", obj.get("_packageId")) or {}
     plan = env.plan_of(obj.get("_packageId"), obj.get("_planId")) or {}
-    if mod:
-        return mod.key_payload(obj, app, member, package, plan)  # type: ignore[no-any-return]
-    return dict(obj)
+    return events.key_payload(obj, app, member, package, plan)
 
 
 def event_preview(env: Env, steps: list[Step], di: int, op: str, body: Any) -> tuple[dict[str, Any] | None, str | None]:
@@ -71,6 +61,7 @@ def event_preview(env: Env, steps: list[Step], di: int, op: str, body: Any) -> t
 
 def event_after(env: Env, steps: list[Step], di: int, op: str, resp: Any, payload: dict[str, Any] | None,
                 obj_id: str | None) -> tuple[dict[str, Any] | None, str | None]:
+    """The payload of a post event: the object as saved (None for deletes)."""
     stored = getattr(resp, "stored", None)
     if op == "delete" or stored is None:
         return None, obj_id
@@ -78,12 +69,6 @@ def event_after(env: Env, steps: list[Step], di: int, op: str, resp: Any, payloa
 
 
 def apply_event_changes(body: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
-    mod = _events_module()
-    if mod is not None:
-        return mod.apply_changes(body, changes)  # type: ignore[no-any-return]
-    out = dict(body)
-    for key, value in changes.items():
-        head, *rest = key.split("_")
-        out[head + "".join(p.title() for p in rest)] = value
-    return out
+    """The request body with the changes of a ``proceed_with_changes`` reply applied."""
+    return events.apply_changes(body, changes)
 
