@@ -98,7 +98,8 @@ async def run(folder: Path) -> Outcome:
                                        ignores=options.get("ignores") or [],
                                        max_deletes=options.get("max_deletes"))
             except ApimctlError as exc:
-                message = scrub(f"Error: {exc}\n", ids)
+                # paths in messages are relative to the scenario folder: goldens travel
+                message = scrub(f"Error: {exc}\n".replace(f"{folder}/", ""), ids)
                 return Outcome(message, "", client.stats.reads(), read_call_bound(live))
             reads = client.stats.reads()
         return Outcome(scrub(render_text(plan, color=False), ids), scrub(render_json(plan), ids),
