@@ -148,6 +148,8 @@ class Kind:
     - ``pinnable``: the manifest may carry ``id``/``previousNames``; ``deletable``: the API can
       delete it (domains cannot be deleted).
     - ``sub_resources``: the sub-collections apply writes to, relative to the object's path.
+    - ``fold_case``: the identity is case-insensitive (domains: ``Example.COM`` is
+      ``example.com``), for matching and comparing.
     """
 
     name: str
@@ -177,6 +179,11 @@ class Kind:
     pinnable: bool = True
     deletable: bool = True
     sub_resources: Mapping[str, SubResource] = field(default_factory=lambda: _frozen({}))
+    fold_case: bool = False
+
+    def identity_of(self, name: str) -> str:
+        """The form of an identity value that matching compares (folded when case-insensitive)."""
+        return name.casefold() if self.fold_case else name
 
     @property
     def top_level(self) -> bool:
@@ -243,6 +250,7 @@ DOMAIN = Kind(
     name="domain", manifest_key="domains", path="/domains", body="domainWhitelist",
     identity="domain", computed=frozenset({"id", "created", "updated", "status"}),
     fields=("id", "domain", "status", "created"), pinnable=False, deletable=False,
+    fold_case=True,
 )
 
 ROLE = Kind(

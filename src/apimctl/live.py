@@ -127,10 +127,14 @@ class _Indexes:
         self.roles = {str(r.get("id")): str(r.get("name")) for r in raw.get("role", [])}
         self.services: dict[str, str] = {}
         self.endpoints: dict[str, tuple[str, str]] = {}
+        self.methods: dict[str, str] = {}
         for svc in raw.get("service", []):
             self.services[str(svc.get("id"))] = str(svc.get("name"))
             for ep in as_list(svc.get("endpoints")):
                 self.endpoints[str(ep.get("id"))] = (str(svc.get("name")), str(ep.get("name")))
+                for method in as_list(ep.get("methods")):
+                    if isinstance(method, Mapping) and method.get("id") is not None:
+                        self.methods[str(method["id"])] = str(method.get("name"))
 
 
 def _methods(raw: Any) -> list[dict[str, Any]]:
@@ -146,13 +150,14 @@ def _methods(raw: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _endpoint_doc(raw: Mapping[str, Any]) -> dict[str, Any]:
+def _endpoint_doc(raw: Mapping[str, Any], set_names: Mapping[str, str]) -> dict[str, Any]:
     doc = _strip(raw, kinds.ENDPOINT)
     for name in ("publicDomains", "systemDomains"):
         if name in doc:
             doc[name] = _names(doc[name])
     if isinstance(doc.get("errorSet"), Mapping):
-        doc["errorSet"] = doc["errorSet"].get("name")
+        ref = doc["errorSet"]  # {id, name}; some renderings carry the id alone
+        doc["errorSet"] = ref.get("name") or set_names.get(str(ref.get("id")))
     auth = doc.get("systemDomainAuthentication")
     if isinstance(auth, Mapping):
         doc["systemDomainAuthentication"] = {k: v for k, v in auth.items() if k != "password"}
@@ -179,7 +184,7 @@ def _plan_services(raw: Any, idx: _Indexes) -> list[dict[str, Any]]:
             ep_name = idx.endpoints.get(str(ep.get("id")), (None, ep.get("name")))[1]
             endpoints.append({"name": ep_name,
                               "undefinedMethodsAllowed": ep.get("undefinedMethodsAllowed", True),
-                              "methods": _names(ep.get("methods"))})
+                              "methods": _names(ep.get("methods"), idx.methods)})
         out.append({"name": name, "endpoints": endpoints})
     return out
 
@@ -194,10 +199,11 @@ def _service_objects(raw: Mapping[str, Any], idx: _Indexes) -> Iterable[LiveObje
     for es in as_list(raw.get("errorSets")):
         yield LiveObject("errorSet", kinds.ERROR_SET.key_of(str(es.get("name")), name),
                          str(es.get("id")), _error_set_doc(es), name, sid, updated, revision)
-    sets = as_list(raw.get("errorSets"))
-    first_set = str(sets[0].get("name")) if sets and isinstance(sets[0], Mapping) else None
+    sets = [s for s in as_list(raw.get("errorSets")) if isinstance(s, Mapping)]
+    first_set = str(sets[0].get("name")) if sets else None
+    set_names = {str(s.get("id")): str(s.get("name")) for s in sets}
     for ep in as_list(raw.get("endpoints")):
-        doc = _endpoint_doc(ep)
+        doc = _endpoint_doc(ep, set_names)
         if "errorSet" in doc and doc["errorSet"] is None:
             doc["errorSet"] = first_set  # null means the service's first error set
         yield LiveObject("endpoint", kinds.ENDPOINT.key_of(str(ep.get("name")), name),

@@ -106,6 +106,10 @@ def _fold_scalar(value: Any, default: Any) -> Any:
     return value
 
 
+# Inside nested items (methods, response filters, messages): server-computed fields and the
+# manifest's own ``id``/``previousNames``, which are not object fields.
+_NESTED_SKIP = NESTED_COMPUTED_FIELDS | META_FIELDS
+
 _SCALAR, _SECRET, _DATETIME, _SET, _KEYED, _OPAQUE, _NESTED, _ERROR_SET = range(8)
 
 
@@ -124,7 +128,7 @@ class _Compiled:
 
     def entry(self, prefix: str, name: str) -> tuple[str, str, int, bool] | None:
         """``(name, path, tag, left_alone)`` of a field, or ``None`` when it is not compared."""
-        skip = self.top_skip if not prefix else NESTED_COMPUTED_FIELDS
+        skip = self.top_skip if not prefix else _NESTED_SKIP
         path = self.path(prefix, name)
         if name in skip or path in self.kind.write_only:
             return None
@@ -273,4 +277,7 @@ def normalise(kind: Kind, doc: Mapping[str, Any], ctx: Context | None = None) ->
     Child kinds (a service's ``endpoints`` and ``errorSets``, a package's ``plans``) are not
     part of the result: they are compared as objects of their own.
     """
-    return _Normaliser(kind, ctx or Context()).object("", doc, kind.defaults)
+    out = _Normaliser(kind, ctx or Context()).object("", doc, kind.defaults)
+    if kind.fold_case and isinstance(out.get(kind.identity), str):
+        out[kind.identity] = kind.identity_of(out[kind.identity])
+    return out

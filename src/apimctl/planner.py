@@ -15,6 +15,9 @@ How a plan is made:
    alone unless pruning is on (``--prune`` or ``settings.prune``, per kind, optionally limited
    to fnmatch name patterns). Children of a declared object are deleted only when the
    manifest declares that collection (``endpoints: [...]`` is exact; omitted is left alone).
+   A deleted live object whose name a pinned object (or another deleted duplicate) already
+   uses gets its id in its key (``maintenanceEvent:Upgrade (id 9f2c...)``), so every step
+   has an address of its own.
 4. **Changes**: both sides are normalised (:mod:`apimctl.normalise`) and diffed
    (:mod:`apimctl.diff`); ``settings.ignore`` / ``--ignore`` drop field paths (recorded in
    ``Plan.ignored``).
@@ -52,6 +55,11 @@ from apimctl.normalise import Context, normalise
 from apimctl.plan import Change, Fingerprint, Plan, Step, Unmanaged, address
 
 Path = tuple[str | int, ...]
+
+# What ``Step.desired`` holds for a secret written as a literal value rather than a ``${VAR}``
+# reference: the value itself never leaves memory, so a saved plan cannot carry it.
+LITERAL_SECRET = "(sensitive)"
+_NOT_PRUNABLE = "is not declared but cannot be pruned"
 
 
 class ManifestLike(Protocol):
@@ -239,14 +247,14 @@ def _pick(candidates: list[LiveObject], obj: Desired, name: str) -> LiveObject |
 
 @dataclass
 class _Scope:
-    """The live objects of one kind under one parent, by id and by name."""
+    """The live objects of one kind under one parent, by id and by (folded) name."""
 
     by_id: dict[str, LiveObject] = field(default_factory=dict)
     by_name: dict[str, list[LiveObject]] = field(default_factory=lambda: defaultdict(list))
 
     def add(self, obj: LiveObject) -> None:
         self.by_id[obj.id] = obj
-        self.by_name[obj.name].append(obj)
+        self.by_name[kinds.get(obj.kind).identity_of(obj.name)].append(obj)
 
 
 _EMPTY_SCOPE = _Scope()
@@ -259,11 +267,12 @@ def _match_one(obj: Desired, scope: _Scope) -> LiveObject | None:
             raise PlanError(f"{obj.where()}: id {obj.pin!r} pins {obj.kind.name} {obj.key!r} "
                             "to no live object")
         return found
-    found = _pick(scope.by_name.get(obj.name, []), obj, obj.name)
+    fold = obj.kind.identity_of
+    found = _pick(scope.by_name.get(fold(obj.name), []), obj, obj.name)
     for old in obj.previous:
         if found is not None:
             break
-        found = _pick(scope.by_name.get(old, []), obj, old)
+        found = _pick(scope.by_name.get(fold(old), []), obj, old)
     return found
 
 
@@ -277,9 +286,9 @@ def match(desired: Mapping[str, list[Desired]], live: LiveState) -> Match:
         claimed: dict[str, Desired] = {}
         seen_keys: dict[str, Desired] = {}
         for want in desired.get(kind.name, []):
-            if want.key in seen_keys:
+            if kind.identity_of(want.key) in seen_keys:
                 raise PlanError(f"{want.where()}: {kind.name} {want.key!r} is declared twice")
-            seen_keys[want.key] = want
+            seen_keys[kind.identity_of(want.key)] = want
             parent_live = result.live_of.get(want.parent.address) if want.parent else None
             if want.parent is not None and parent_live is None:
                 found = None
@@ -393,7 +402,7 @@ class _Builder:
             ref = self.manifest.secret_refs.get((*obj.path, *parts))
             if isinstance(value, str) and value:
                 self.plan.secret_values[f"{obj.address}#{field_path}"] = value
-            holder[parts[-1]] = ref if ref is not None else "(sensitive)"
+            holder[parts[-1]] = ref if ref is not None else LITERAL_SECRET
         return doc
 
     def add(self, step: Step) -> None:
@@ -465,7 +474,7 @@ class _Builder:
             parent = declared_parents.get((kind.parent or "", live.parent_id or ""))
             if parent is None or kind.manifest_key not in parent.declared:
                 continue  # the parent is unmanaged, or its collection is not declared
-            key = kind.key_of(live.name, parent.key)
+            key = self._free_key(kind, kind.key_of(live.name, parent.key), live)
             self.add(Step("delete", kind.name, key, live.id, parent.address, live.parent_id))
             self.live_at[address(kind.name, key)] = live
             self._touch(kind, key, live, parent)
@@ -476,13 +485,35 @@ class _Builder:
             return
         if not kind.deletable:
             self.plan.unmanaged.append(Unmanaged(kind.name, live.key, live.id))
-            self.plan.warnings.append(
-                f"{address(kind.name, live.key)} is not declared but cannot be pruned: "
-                f"the API offers no delete for {kind.manifest_key}")
+            self.plan.warnings.append(f"{address(kind.name, live.key)} {_NOT_PRUNABLE}: "
+                                      f"the API offers no delete for {kind.manifest_key}")
             return
-        self.add(Step("delete", kind.name, live.key, live.id))
-        self.live_at[address(kind.name, live.key)] = live
-        self._fingerprint(kind.name, live.key, live)
+        key = self._free_key(kind, live.key, live)
+        self.add(Step("delete", kind.name, key, live.id))
+        self.live_at[address(kind.name, key)] = live
+        self._fingerprint(kind.name, key, live)
+
+    def _free_key(self, kind: Kind, key: str, live: LiveObject) -> str:
+        """The key of a delete step: the live key, made unique with the id when a declared
+        object (pinned by ``id``) or another deleted duplicate already uses that address."""
+        addr = address(kind.name, key)
+        if addr in self.steps or addr in self.desired_at or addr in self.plan.fingerprints:
+            return f"{key} (id {live.id})"
+        return key
+
+
+def literal_secrets(plan: Plan) -> list[str]:
+    """``address#field`` of every secret a step holds only as a literal (not a reference):
+    such a plan cannot be saved for ``apply --plan``, which resolves references only."""
+    found = []
+    for step in plan.steps:
+        for field_path in sorted(kinds.get(step.kind).secret):
+            value: Any = step.desired
+            for part in field_path.split("."):
+                value = value.get(part) if isinstance(value, Mapping) else None
+            if value == LITERAL_SECRET:
+                found.append(f"{step.address}#{field_path}")
+    return found
 
 
 # --- renames in live references ---------------------------------------------------------------
@@ -695,9 +726,12 @@ def build_plan(manifest: ManifestLike, live: LiveState, *, prune: bool = False,
         known |= {(o.kind, o.key) for k in kinds.KINDS for o in live.of(k.name)}
         _check_targets(parsed_targets, known)
         plan.steps = select(plan.steps, parsed_targets)
-        plan.unmanaged = [u for u in plan.unmanaged
-                          if any(u.kind == k and fnmatch.fnmatchcase(u.key, n)
-                                 for k, n in parsed_targets)]
+        kept = [u for u in plan.unmanaged
+                if any(u.kind == k and fnmatch.fnmatchcase(u.key, n) for k, n in parsed_targets)]
+        left_out = tuple(f"{address(u.kind, u.key)} {_NOT_PRUNABLE}" for u in plan.unmanaged
+                         if u not in kept)
+        plan.unmanaged = kept
+        plan.warnings = [w for w in plan.warnings if not w.startswith(left_out)]
         plan.target = ", ".join(targets)
     _keep_relevant(plan)
     _check_deletes(plan, max_deletes)

@@ -132,3 +132,18 @@ def test_plan_against_a_server_url(workdir: Path, server_url: str) -> None:
     assert 'role "Visitors"' in run.stdout and "Plan: 11 to create" in run.stdout
     assert TOKEN not in run.stdout + run.stderr
     assert_no_secrets(run.stdout, run.stderr)
+
+
+def test_saved_plan_refuses_literal_secrets_and_directories(workdir: Path) -> None:
+    path = workdir / "manifests" / "weather.yaml"
+    text = path.read_text().replace("${FORECAST_SECRET}", "literal-fc-value-91c2")
+    assert text != path.read_text()
+    path.write_text(text)
+    run = apimctl(workdir, "plan", "manifests", "--out", "plan.json")
+    assert run.returncode == 1
+    assert "literal values" in run.stderr and "#systemDomainCredentialSecret" in run.stderr
+    assert not (workdir / "plan.json").exists()
+    assert "literal-fc-value-91c2" not in run.stdout + run.stderr
+    run = apimctl(workdir, "plan", "manifests", "--out", "missing-dir/")
+    assert run.returncode == 1 and "not a directory" in run.stderr
+    assert not (workdir / "missing-dir").exists()

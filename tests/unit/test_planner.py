@@ -195,3 +195,84 @@ def test_errors_point_at_the_manifest() -> None:
     live = {"service": [svc("W", "s1"), svc("W", "s2")]}
     with pytest.raises(PlanError, match=r"^team\.yaml:5:5: services\[0\]: 2 live service"):
         build_plan(Located({"services": [{"name": "W"}]}), from_raw(live))
+
+
+def test_pinned_update_and_pruned_duplicate_are_both_planned() -> None:
+    """A pinned object and a pruned live duplicate of its name get distinct steps."""
+    live = {"service": [svc("W", "s1"), svc("W", "s2", description="two"), svc("X", "s3"),
+                        svc("X", "s4")]}
+    plan = plan_of({"services": [{"name": "W", "id": "s2"}, {"name": "Y"}]}, live, prune=True)
+    got = sorted((s.action, s.key, s.id) for s in plan.steps)
+    assert got == [("create", "Y", None), ("delete", "W (id s1)", "s1"), ("delete", "X", "s3"),
+                   ("delete", "X (id s4)", "s4"), ("update", "W", "s2")]
+    assert len({s.address for s in plan.steps}) == len(plan.steps)
+    assert plan.fingerprints["service:W"].id == "s2"
+    assert plan.fingerprints["service:W (id s1)"].id == "s1"
+
+
+def test_pinned_child_and_deleted_duplicate_child_are_both_planned() -> None:
+    live = {"service": [svc("W", "s1", [ep("F", "e1", description="x"), ep("F", "e2")])]}
+    doc = {"services": [{"name": "W", "endpoints": [want_ep("F", id="e1", requestPathAlias="/G")]}]}
+    plan = plan_of(doc, live)
+    assert sorted((s.action, s.key, s.id) for s in plan.steps) == [
+        ("delete", "W/F (id e2)", "e2"), ("update", "W/F", "e1")]
+
+
+def test_domains_match_case_insensitively() -> None:
+    live = {"domain": [{"id": "d1", "domain": "example.com", "status": "active"}]}
+    plan = plan_of({"domains": [{"domain": "EXAMPLE.com"}]}, live)
+    assert plan.steps == [] and plan.unmanaged == []
+    with pytest.raises(PlanError, match="declared twice"):
+        plan_of({"domains": [{"domain": "example.com"}, {"domain": "Example.COM"}]}, live)
+
+
+def test_nested_item_meta_fields_are_not_compared() -> None:
+    """``id``/``previousNames`` of methods and response filters are not API fields."""
+    methods = [{"id": "m1", "name": "get", "sampleJsonResponse": "{}",
+                "responseFilters": [{"id": "f1", "name": "pub", "notes": "n"}]}]
+    live = {"service": [svc("W", "s1", [ep("F", "e1", methods=methods)])]}
+    want = [{"name": "get", "id": "m1", "previousNames": ["old"], "sampleJsonResponse": "{}",
+             "responseFilters": [{"name": "pub", "previousNames": ["x"], "id": "f1", "notes": "n"}]}]
+    plan = plan_of({"services": [{"name": "W", "endpoints": [want_ep("F", methods=want)]}]}, live)
+    assert plan.steps == []
+
+
+def test_error_set_reference_by_id_alone() -> None:
+    live = {"service": [svc("W", "s1", [ep("F", "e1", errorSet={"id": "s1-B"})], sets=["A", "B"])]}
+    doc = {"services": [{"name": "W", "endpoints": [want_ep("F", errorSet="B")]}]}
+    assert plan_of(doc, live).steps == []
+
+
+def test_literal_secrets_are_found_for_saved_plans() -> None:
+    from apimctl.planner import literal_secrets
+
+    live = {"service": [svc("W", "s1", [ep("F", "e1")])]}
+    doc = {"services": [{"name": "W", "endpoints": [
+        want_ep("F", systemDomainCredentialSecret="literal-value",
+                systemDomainAuthentication={"type": "httpBasic", "password": "pw"})]}]}
+    refs = {("services", 0, "endpoints", 0, "systemDomainAuthentication", "password"): "${PW}"}
+    plan = build_plan(M(doc, refs), from_raw(live))
+    assert literal_secrets(plan) == ["endpoint:W/F#systemDomainCredentialSecret"]
+    assert "literal-value" not in plan.dumps()
+
+
+def test_entitled_methods_referenced_by_id_alone() -> None:
+    methods = [{"id": "m1", "name": "get"}, {"id": "m2", "name": "put"}]
+    live = {"service": [svc("W", "s1", [ep("F", "e1", methods=methods)])],
+            "package": [{"id": "p1", "name": "P", "plans": [{"id": "q1", "name": "G", "services": [
+                {"id": "s1", "endpoints": [{"id": "e1", "undefinedMethodsAllowed": False,
+                                            "methods": [{"id": "m2"}]}]}]}]}]}
+    doc = {"services": [{"name": "W"}], "packages": [{"name": "P", "plans": [{"name": "G", "services": [
+        {"name": "W", "endpoints": [{"name": "F", "undefinedMethodsAllowed": False,
+                                     "methods": ["put"]}]}]}]}]}
+    assert plan_of(doc, live).steps == []
+
+
+def test_target_drops_warnings_about_objects_outside_it() -> None:
+    live = {"domain": [{"id": "d1", "domain": "old.example"}], "service": [svc("X", "s9")]}
+    doc = {"services": [{"name": "W"}], "domains": [{"domain": "example.com"}]}
+    assert plan_of(doc, live, prune=True).warnings
+    plan = plan_of(doc, live, prune=True, targets=["service:*"])
+    assert plan.warnings == [] and actions(plan) == [("create", "service:W"), ("delete", "service:X")]
+    plan = plan_of(doc, live, prune=True, targets=["domain:old.example"])
+    assert plan.warnings and plan.steps == []

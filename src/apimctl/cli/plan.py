@@ -105,6 +105,16 @@ def render(plan: Plan, fmt: str, *, color: bool) -> str:
 
 
 def _save(plan: Plan, out_file: str) -> None:
+    from apimctl.planner import literal_secrets
+
+    if out_file.endswith(("/", "\\")) or Path(out_file).is_dir():
+        raise ApimctlError(f"cannot save the plan to {out_file}: give a file name, not a directory")
+    literals = literal_secrets(plan)
+    if literals:
+        raise ApimctlError(
+            "cannot save the plan: a saved plan never holds secret values, and these secrets "
+            "are written as literal values rather than ${ENV_VAR} references, so `apply --plan` "
+            "could not write them: " + ", ".join(literals))
     try:
         Path(out_file).write_text(plan.dumps(), encoding="utf-8")
     except OSError as exc:

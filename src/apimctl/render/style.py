@@ -41,7 +41,8 @@ RISKY_FIELDS: Final[dict[str, frozenset[str]]] = {
     "plan": frozenset(
         {"rateLimitCeiling", "rateLimitPeriod", "qpsLimitCeiling", "maxNumKeysAllowed", "numKeysBeforeReview"}
     ),
-    "service": frozenset({"qpsLimitOverall"}),
+    "service": frozenset({"qpsLimitOverall", "securityProfile.oauth.qpsLimitCeiling",
+                          "securityProfile.oauth.rateLimitCeiling"}),
 }
 RISKY_SUFFIXES: Final[dict[str, tuple[str, ...]]] = {"plan": ("Exempt", "OverrideAllowed")}
 
@@ -208,8 +209,9 @@ class Risk:
 
 def is_risky_field(kind: str, path: str) -> bool:
     """Whether a change of ``path`` on an object of ``kind`` changes what consumers may call."""
-    top = path.split(".", 1)[0]
-    return top in RISKY_FIELDS.get(kind, ()) or top.endswith(RISKY_SUFFIXES.get(kind, ()))
+    fields = RISKY_FIELDS.get(kind, frozenset())
+    top = path.split(".", 1)[0].split("[", 1)[0]
+    return top in fields or path in fields or top.endswith(RISKY_SUFFIXES.get(kind, ()))
 
 
 def risks(plan: Plan, redactor: Redactor) -> list[Risk]:

@@ -35,6 +35,9 @@ def test_safe_target(target: str, shown: str) -> None:
     ("plan", "description", False),
     ("plan", "services", False),
     ("service", "qpsLimitOverall", True),
+    ("service", "securityProfile.oauth.qpsLimitCeiling", True),
+    ("service", "securityProfile.oauth.rateLimitCeiling", True),
+    ("service", "securityProfile.oauth.refreshTokenTtl", False),
     ("endpoint", "rateLimitCeiling", False),
 ])
 def test_is_risky_field(kind: str, path: str, risky: bool) -> None:
