@@ -116,7 +116,10 @@ def collect(result: ApplyResult, sched: ScheduleResult) -> None:
     for outcome in sched.outcomes:
         target = {"done": result.done, "failed": result.failed, "skipped": result.skipped}[outcome.status]
         for step in outcome.unit.steps:
-            target.append(StepOutcome(step.address, step.action, outcome.reason))
+            if step.address in outcome.failed_steps:
+                result.failed.append(StepOutcome(step.address, step.action, outcome.failed_steps[step.address]))
+            else:
+                target.append(StepOutcome(step.address, step.action, outcome.reason))
     result.stopped = sched.stopped
 
 
@@ -152,6 +155,10 @@ def by_address(state: LiveState) -> dict[str, LiveObject]:
     return {address(o.kind, o.key): o for objs in state.objects.values() for o in objs}
 
 
+def by_id(state: LiveState) -> dict[tuple[str, str], LiveObject]:
+    return {(o.kind, o.id): o for objs in state.objects.values() for o in objs if o.id}
+
+
 # --------------------------------------------------------------------------- stale plans
 
 
@@ -162,9 +169,11 @@ def _same_instant(a: str | None, b: str | None) -> bool:
 def stale_reasons(plan: Plan, state: LiveState) -> list[str]:
     """What changed in the area since ``plan`` was made (empty: the plan is fresh)."""
     now = by_address(state)
+    ids = by_id(state)
     reasons: list[str] = []
     for addr, fp in sorted(plan.fingerprints.items()):
-        obj = now.get(addr)
+        # a renamed object (previousNames, a pinned id) is still listed under its old name
+        obj = ids.get((fp.kind, fp.id)) or now.get(addr)
         if obj is None or obj.id != fp.id:
             reasons.append(f"{addr}: no longer exists" if obj is None else f"{addr}: was replaced (new id)")
         elif fp.revision is not None and obj.revision != fp.revision:
@@ -176,6 +185,7 @@ def stale_reasons(plan: Plan, state: LiveState) -> list[str]:
         if step.action == "create" and obj is not None:
             reasons.append(f"{step.address}: now exists (created since the plan was made)")
         elif step.action != "create" and step.address not in plan.fingerprints:
+            obj = (ids.get((step.kind, step.id)) if step.id else None) or obj
             if obj is None:
                 reasons.append(f"{step.address}: no longer exists")
             elif step.id and obj.id != step.id:
@@ -314,6 +324,7 @@ async def apply_plan(client: Client, plan: Plan, options: ApplyOptions | None = 
     if opts.saved:
         check_fresh(plan, state)
     await add_organizations(client, plan, index)
+    index.add_renames(plan.steps)
     writer = Writer(client, plan, index, env=opts.env, note=opts.note)
     units = group_units(plan, batch=opts.batch)
     result = await execute_units(units, writer.execute, parallelism=opts.parallelism, progress=opts.progress)
@@ -329,9 +340,11 @@ async def apply_plan(client: Client, plan: Plan, options: ApplyOptions | None = 
 
 async def verify(client: Client, plan: Plan, result: ApplyResult, env: Mapping[str, str]) -> list[StepOutcome]:
     """Re-read the area and compare every done step with it. When the area cannot be read
-    (the quota is gone, the API is down), the done steps are reported as not verified."""
+    (the API is down), the done steps are reported as not verified. After a stop (the daily
+    quota is gone) nothing is read: the summary already says why it stopped, and listing every
+    write that succeeded as "not converged" would only bury that."""
     if result.stopped:
-        return [StepOutcome(o.address, o.action, f"not verified: {result.stopped}") for o in result.done]
+        return []
     outcomes: list[StepOutcome] = []
     for attempt in range(2):  # writes may briefly be invisible to an immediate read: look twice
         if attempt:

@@ -100,6 +100,9 @@ class TokenExchange:
         self._access: str | None = None
         self._refresh: str | None = None
         self._renew_at: float | None = None  # None: no known expiry
+        # a refused exchange (bad credentials) is final: the calls waiting for a token fail
+        # with it at once rather than each asking again
+        self._refused: AuthError | None = None
 
     async def token(self) -> str:
         """The current token, exchanged first or renewed when it is about to expire."""
@@ -108,15 +111,25 @@ class TokenExchange:
             return current
         async with self._lock:
             if self._access is None or self._due():
-                await self._obtain()
+                await self._obtain_once()
             assert self._access is not None
             return self._access
+
+    async def _obtain_once(self) -> None:
+        if self._refused is not None:
+            raise self._refused
+        try:
+            await self._obtain()
+        except AuthError as exc:
+            if exc.status in (400, 401, 403):  # the credentials, not a passing failure
+                self._refused = exc
+            raise
 
     async def renew(self, rejected: str) -> str:
         """A fresh token after the API refused ``rejected`` (a no-op if already replaced)."""
         async with self._lock:
             if self._access is None or self._access == rejected:
-                await self._obtain()
+                await self._obtain_once()
             assert self._access is not None
             return self._access
 

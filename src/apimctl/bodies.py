@@ -77,6 +77,26 @@ class LiveIndex:
         for es in svc.get("errorSets") or []:
             self.add(address("errorSet", f"{name}/{es['name']}"), es)
 
+    def add_renames(self, steps: Iterable[Step]) -> None:
+        """Index renamed objects (``previousNames``, a pinned ``id``) under their new names too,
+        with everything under them: a plan entitling ``Service v2/Endpoint`` finds the endpoint
+        that is still called ``Service/Endpoint`` until its own step runs. Parents come first, so
+        an endpoint renamed inside a renamed service gets both names replaced."""
+        renames = [s for s in steps if s.action == "update" and s.id]
+        for step in sorted(renames, key=lambda s: s.key.count("/")):
+            prefix = f"{step.kind}:"
+            olds = [a[len(prefix):] for a, i in self.ids.items()
+                    if i == step.id and a.startswith(prefix) and a != step.address]
+            for old in olds:
+                moved: dict[str, str] = {}
+                under = RENAMED_WITH.get(step.kind, ())
+                for addr, oid in self.ids.items():
+                    kind, _, key = addr.partition(":")
+                    if (kind == step.kind and key == old) or (kind in under and key.startswith(old + "/")):
+                        moved.setdefault(f"{kind}:{step.key}{key[len(old):]}", oid)
+                for addr, oid in moved.items():
+                    self.ids.setdefault(addr, oid)
+
     @classmethod
     def from_raw(cls, raw: Mapping[str, list[dict[str, Any]]]) -> LiveIndex:
         """The index of the raw lists ``apimctl.live.read_raw`` returns (keyed by kind)."""
@@ -99,6 +119,9 @@ class LiveIndex:
             self.add(address("plan", f"{pkg['name']}/{p['name']}"), p)
 
 
+# the kinds whose index keys start with the key of a kind (renaming it renames their keys)
+RENAMED_WITH = {"service": ("endpoint", "errorSet", "method"), "endpoint": ("method",),
+                "package": ("plan",)}
 CREATE_FIELDS = {"endpoint": {"fields": "id,name,methods.id,methods.name"}}
 SERVICE_FIELDS = ("id,name,updated,revisionNumber,endpoints.id,endpoints.name,endpoints.updated,"
                   "endpoints.methods.id,endpoints.methods.name,errorSets.id,errorSets.name,errorSets.updated")

@@ -5,6 +5,8 @@
 ``execute`` function. The scheduler walks the graph with :class:`graphlib.TopologicalSorter`:
 every unit whose dependencies are done is started, up to ``parallelism`` at a time. A unit
 that fails marks its dependants (transitively) as skipped; independent units still run.
+A unit written without some of its steps (:class:`PartlyDone`) counts those steps as failed
+and holds back only what depends on them.
 An error of a *stopping* type (the daily quota is gone, the token was refused) stops the
 start of new units: what is running finishes, the rest is reported as not started.
 
@@ -61,14 +63,26 @@ ProgressCallback = Callable[[ProgressEvent], None]
 Execute = Callable[["Unit"], Coroutine[Any, Any, None]]
 
 
+class PartlyDone(ApimctlError):
+    """Raised by ``execute`` when a unit was written without some of its steps (a nested
+    create the API refused because of one child, sent again without it): ``failed`` maps the
+    address of each step left out to why. The others are done."""
+
+    def __init__(self, failed: dict[str, str]) -> None:
+        super().__init__("; ".join(f"{a}: {r}" for a, r in failed.items()))
+        self.failed = failed
+
+
 @dataclass
 class UnitOutcome:
-    """What became of one unit: ``status`` done | failed | skipped, and why."""
+    """What became of one unit: ``status`` done | failed | skipped, and why. ``failed_steps``:
+    the steps of a done unit that failed on their own (see :class:`PartlyDone`)."""
 
     unit: Unit
     status: Literal["done", "failed", "skipped"]
     reason: str = ""
     error: BaseException | None = None
+    failed_steps: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -120,7 +134,7 @@ class Scheduler:
         self.completed = 0
         self.result = ScheduleResult()
         self._graph = build_graph(self.units)
-        self._bad: dict[Unit, str] = {}  # failed or skipped unit -> its address, for reasons
+        self._bad: set[str] = set()  # addresses of the failed and skipped steps
 
     async def run(self) -> ScheduleResult:
         sorter = graphlib.TopologicalSorter(self._graph)
@@ -164,28 +178,38 @@ class Scheduler:
         if exc is None:
             self._finish(unit, "done", "")
             return
+        if isinstance(exc, PartlyDone):
+            self._finish(unit, "done", "", failed_steps=exc.failed)
+            return
         if isinstance(exc, STOPPING_ERRORS) and not self.result.stopped:
             self.result.stopped = describe(exc)
         self._finish(unit, "failed", describe(exc), exc)
 
     def _skip_if_blocked(self, unit: Unit) -> bool:
-        blockers = sorted(self._bad[dep] for dep in self._graph[unit] if dep in self._bad)
+        own = set(unit.addresses)
+        blockers = sorted({d for s in unit.steps for d in s.depends_on if d in self._bad and d not in own})
         if not blockers:
             return False
         self._finish(unit, "skipped", "depends on " + ", ".join(blockers) + " which did not complete")
         return True
 
     def _finish(self, unit: Unit, status: Literal["done", "failed", "skipped"], reason: str,
-                error: BaseException | None = None) -> None:
-        self.result.outcomes.append(UnitOutcome(unit, status, reason, error))
-        if status != "done":
-            self._bad[unit] = unit.name
+                error: BaseException | None = None, failed_steps: dict[str, str] | None = None) -> None:
+        failed_steps = failed_steps or {}
+        self.result.outcomes.append(UnitOutcome(unit, status, reason, error, failed_steps))
+        self._bad |= set(unit.addresses) if status != "done" else set(failed_steps)
         self.completed += len(unit.steps)
-        self._emit(status, unit, reason)
+        self._emit(status, unit, reason, failed_steps)
 
-    def _emit(self, kind: EventKind, unit: Unit, message: str = "") -> None:
+    def _emit(self, kind: EventKind, unit: Unit, message: str = "",
+              failed_steps: dict[str, str] | None = None) -> None:
         for step in unit.steps:
-            self.progress(ProgressEvent(kind, step.address, step.action, message, self.completed, self.total))
+            if failed_steps and step.address in failed_steps:
+                event = ProgressEvent("failed", step.address, step.action, failed_steps[step.address],
+                                      self.completed, self.total)
+            else:
+                event = ProgressEvent(kind, step.address, step.action, message, self.completed, self.total)
+            self.progress(event)
 
 
 async def run_units(units: Iterable[Unit], execute: Execute, *,

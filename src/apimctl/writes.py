@@ -8,7 +8,9 @@ plans is one ``POST /packages``; the endpoint updates of one service are one
 ids created earlier in the same apply), domain strings become ``{"address": ...}``, secret
 references are resolved (:mod:`apimctl.bodies`). A create whose outcome is unknown (5xx,
 timeout, dropped connection) is looked up by its natural key before it is tried again, so
-nothing is created twice.
+nothing is created twice. A nested write the API refuses (400) because of some children only
+is sent again without them, and those children fail on their own (``PartlyDone``): one bad
+endpoint does not hold back its service, its error sets and its other endpoints.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import dataclasses
 import functools
-from collections.abc import Awaitable, Callable, Mapping
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from apimctl import kinds
@@ -38,10 +42,10 @@ from apimctl.bodies import (
     resolve_secrets,
     service_name,
 )
-from apimctl.errors import Invalid, NotFound, ServerError, TransportError
+from apimctl.errors import ApiError, Invalid, NotFound, ServerError, TransportError
 from apimctl.plan import Plan, Step, address
 from apimctl.ratelimit import Backoff
-from apimctl.schedule import Unit, is_acyclic
+from apimctl.schedule import PartlyDone, Unit, is_acyclic
 
 UNKNOWN_OUTCOME_RETRIES = 4  # further POSTs of one create after unknown outcomes, each after a lookup
 
@@ -255,8 +259,27 @@ class Writer:
             body["errorSets"] = [self.bodies.error_set(c) for c in sets]
         if endpoints:
             body["endpoints"] = [self.bodies.endpoint(c, name) for c in endpoints]
-        made = await self.post_once(step, "/services", body, name, params={"fields": SERVICE_FIELDS})
+        names = {"endpoints": [self.name_of(c) for c in endpoints], "errorSets": [self.name_of(c) for c in sets]}
+        try:
+            made = await self.post_once(step, "/services", body, name, params={"fields": SERVICE_FIELDS})
+            left_out: dict[str, str] = {}
+        except Invalid as exc:
+            # the API refused the tree because of some endpoints only: the service and the
+            # rest go on without them, so that only what depends on those is held back
+            bad = blamed(exc, "endpoints", len(endpoints))
+            if bad is None:
+                raise named_positions(exc, names) from None
+            body["endpoints"] = [b for i, b in enumerate(body["endpoints"]) if i not in bad]
+            try:
+                made = await self.post_once(step, "/services", body, name, params={"fields": SERVICE_FIELDS})
+            except ApiError as again:
+                raise named_positions(exc if isinstance(again, Invalid) else again, names) from None
+            left_out = {endpoints[i].address: why for i, why in bad.items()}
+        except ApiError as exc:
+            raise named_positions(exc, names) from None
         self.index.add_service_tree({"endpoints": [], "errorSets": [], **made, "name": name})
+        if left_out:
+            raise PartlyDone(left_out)
 
     async def create_package(self, step: Step, children: tuple[Step, ...]) -> None:
         """One ``POST /packages`` with the new plans (entitlements and role permissions)."""
@@ -264,8 +287,25 @@ class Writer:
         body = self.bodies.package(step)
         if children:
             body["plans"] = [self.bodies.plan(c) for c in children]
-        made = await self.post_once(step, "/packages", body, name, params={"fields": PACKAGE_FIELDS})
+        names = {"plans": [self.name_of(c) for c in children]}
+        try:
+            made = await self.post_once(step, "/packages", body, name, params={"fields": PACKAGE_FIELDS})
+            left_out: dict[str, str] = {}
+        except Invalid as exc:
+            bad = blamed(exc, "plans", len(children))  # as for services: the package goes on
+            if bad is None:
+                raise named_positions(exc, names) from None
+            body["plans"] = [b for i, b in enumerate(body["plans"]) if i not in bad]
+            try:
+                made = await self.post_once(step, "/packages", body, name, params={"fields": PACKAGE_FIELDS})
+            except ApiError as again:
+                raise named_positions(exc if isinstance(again, Invalid) else again, names) from None
+            left_out = {children[i].address: why for i, why in bad.items()}
+        except ApiError as exc:
+            raise named_positions(exc, names) from None
         self.index.add_package_tree({"plans": [], **made, "name": name})
+        if left_out:
+            raise PartlyDone(left_out)
 
     # -- update -----------------------------------------------------------------------
 
@@ -301,14 +341,33 @@ class Writer:
 
     async def update_endpoints(self, steps: tuple[Step, ...]) -> None:
         """Several endpoint updates of one service: one ``PUT /services/{id}/endpoints``."""
-        entries = []
+        entries: list[dict[str, Any]] = []
+        sent: list[Step] = []  # the step of each entry
         for step in steps:
             body = self.own_update(step)
             if body:
                 entries.append({"id": self.own_id(step), **body})
+                sent.append(step)
+        left_out: dict[str, str] = {}
         if entries:
-            await self.client.put(self.collection(steps[0]), entries)
-        await asyncio.gather(*(self.update_parts(s) for s in steps))
+            names = {"": [self.name_of(s) for s in sent]}
+            try:
+                await self.client.put(self.collection(steps[0]), entries)
+            except Invalid as exc:
+                # refused because of some endpoints only (all or nothing): the others go again
+                bad = blamed(exc, "", len(entries))
+                if bad is None or len(bad) == len(entries):
+                    raise named_positions(exc, names) from None
+                try:
+                    await self.client.put(self.collection(steps[0]), [e for i, e in enumerate(entries) if i not in bad])
+                except ApiError as again:
+                    raise named_positions(exc if isinstance(again, Invalid) else again, names) from None
+                left_out = {sent[i].address: why for i, why in bad.items()}
+            except ApiError as exc:
+                raise named_positions(exc, names) from None
+        await asyncio.gather(*(self.update_parts(s) for s in steps if s.address not in left_out))
+        if left_out:
+            raise PartlyDone(left_out)
 
     async def update_parts(self, step: Step) -> None:
         """Sub-resources (singletons) and nested collections an update changes."""
@@ -387,6 +446,7 @@ class Writer:
                 have = await create_once(self.client, base, want, functools.partial(find_in, self.client, base, name),
                                          backoff=self.backoff)
                 have.setdefault("responseFilters", [])
+                self.index.add(address("method", f"{step.key}/{name}"), have)  # plans may entitle it next
             elif any(have.get(k) != v for k, v in want.items() if k != "name"):
                 await self.client.put(f"{base}/{have['id']}", want)
             await self.reconcile_filters(f"{base}/{have['id']}/responseFilters",
@@ -441,6 +501,11 @@ class Writer:
                 have = have_eps.get(eid)
                 if have is not None and entitlement_equal(have, ep):
                     continue
+                if have is not None and same_undefined_methods(have, ep):
+                    # only the listed methods differ: change them one by one, so that the
+                    # plan's keys never lose the endpoint in between
+                    await self.reconcile_entitled_methods(f"{base}/{sid}/endpoints/{eid}/methods", have, ep)
+                    continue
                 if have is not None:
                     await delete_quietly(self.client, f"{base}/{sid}/endpoints/{eid}")
                 await self.post_idempotent(f"{base}/{sid}/endpoints", ep)
@@ -448,6 +513,14 @@ class Writer:
                 await delete_quietly(self.client, f"{base}/{sid}/endpoints/{eid}")
         for sid in live.keys() - want.keys():
             await delete_quietly(self.client, f"{base}/{sid}")
+
+    async def reconcile_entitled_methods(self, base: str, have: Mapping[str, Any], want: Mapping[str, Any]) -> None:
+        have_ids = {str(m.get("id")) for m in have.get("methods") or []}
+        want_ids = {str(m["id"]) for m in want.get("methods") or []}
+        for mid in sorted(want_ids - have_ids):
+            await self.post_idempotent(base, {"id": mid})
+        for mid in sorted(have_ids - want_ids):
+            await delete_quietly(self.client, f"{base}/{mid}")
 
     async def reconcile_event_endpoints(self, step: Step) -> None:
         refs = (step.desired or {}).get("endpoints")
@@ -482,6 +555,41 @@ METHOD_FIELDS = ("id,name,sampleJsonResponse,sampleXmlResponse,responseFilters.i
                  "responseFilters.notes,responseFilters.jsonFilterFields,responseFilters.xmlFilterFields")
 
 
+# a child's position in a nested write's property path: `endpoints[1].x`, or `[1].x` when the
+# body is a bare array (PUT /services/{id}/endpoints)
+POSITION = re.compile(r"(\bendpoints|\berrorSets|\bplans|(?<![\w\]]))\[(\d+)\]")
+
+
+def blamed(exc: Invalid, collection: str, count: int) -> dict[int, str] | None:
+    """The positions of the children of ``collection`` that every validation item of ``exc``
+    blames (``endpoints[2].maxAge``), each with its reason; ``None`` when an item blames
+    anything else (the parent itself, another collection)."""
+    head = ": ".join(exc.message.split(": ")[:2])  # "POST /services: 400 Bad Request"
+    found: dict[int, list[str]] = {}
+    for item in exc.items:
+        match = re.fullmatch(rf"{collection}\[(\d+)\](?:\.(.*))?", str(item.get("property") or ""))
+        if match is None or int(match.group(1)) >= count:
+            return None
+        found.setdefault(int(match.group(1)), []).append(
+            f"{match.group(2)}: {item.get('message', '')}" if match.group(2) else str(item.get("message", "")))
+    if not found:
+        return None
+    return {i: f"{head}: " + "; ".join(msgs) for i, msgs in found.items()}
+
+
+def named_positions(exc: ApiError, names: Mapping[str, Sequence[str]]) -> ApiError:
+    """``exc`` with the positions of a nested write's children (``endpoints[1].maxAge``) shown
+    as their names (``endpoints[Forecast].maxAge``), so that a failure names the object."""
+
+    def name(match: re.Match[str]) -> str:
+        listed, at = names.get(match.group(1), ()), int(match.group(2))
+        label = match.group(1) or "endpoints"  # the only bare array apply sends
+        return f"{label}[{listed[at]}]" if at < len(listed) else match.group(0)
+
+    message = POSITION.sub(name, exc.message)
+    return exc if message == exc.message else dataclasses.replace(exc, message=message)
+
+
 def as_items(data: Any) -> list[dict[str, Any]]:
     if data is None:
         return []
@@ -495,7 +603,11 @@ async def find_in(client: Client, path: str, name: str) -> dict[str, Any] | None
     return next((i for i in as_items(await client.get(path)) if i.get("name") == name), None)
 
 
+def same_undefined_methods(have: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
+    return bool(have.get("undefinedMethodsAllowed", True)) == bool(want.get("undefinedMethodsAllowed", True))
+
+
 def entitlement_equal(have: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
-    if bool(have.get("undefinedMethodsAllowed", True)) != bool(want.get("undefinedMethodsAllowed", True)):
+    if not same_undefined_methods(have, want):
         return False
     return {m.get("id") for m in have.get("methods") or []} == {m["id"] for m in want.get("methods") or []}

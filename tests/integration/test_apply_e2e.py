@@ -186,8 +186,13 @@ def test_partial_apply_reports_done_failed_skipped(tmp_path: Path) -> None:
         failed = {o["address"]: o["reason"] for o in result["failed"]}
         skipped = {o["address"]: o["reason"] for o in result["skipped"]}
         assert {"domain:example.com", "role:Partners"} <= done
-        assert "service:Svc0" in failed and "endpoint:Svc0/Forecast" in failed
-        assert "400" in failed["service:Svc0"]
+        # the service tree was refused for its endpoints only: the service and its error set
+        # are created without them, each endpoint fails naming the property
+        assert {"service:Svc0", "errorSet:Svc0/JSON errors"} <= done
+        assert "endpoint:Svc0/Forecast" in failed and "endpoint:Svc0/Alerts" in failed
+        assert "400" in failed["endpoint:Svc0/Forecast"]
+        assert "publicDomains[0].address" in failed["endpoint:Svc0/Forecast"]
+        assert "not under an active domain" in failed["endpoint:Svc0/Forecast"]
         assert "plan:Partners/Gold" in skipped and "did not complete" in skipped["plan:Partners/Gold"]
         assert "maintenanceEvent:Upgrade" in skipped
         text = runs.run(srv, "apply", "--auto-approve", str(folder))
@@ -287,3 +292,35 @@ def test_terminal_shows_the_plan_and_asks(area: tuple[Server, str], tmp_path: Pa
     assert "Apply complete" in text
     assert all(value not in text for value in SECRET_VALUES.values())
     assert "service:Svc0" in inventory(srv, tok)
+
+
+def test_renames_apply_from_a_saved_plan_with_references_to_the_new_names(
+        area: tuple[Server, str], tmp_path: Path) -> None:
+    """previousNames: a saved plan is not stale because the renamed objects still carry their
+    old names, and plans and maintenance events may already name them by the new ones
+    (down to the methods of a renamed endpoint of a renamed service)."""
+    srv, tok = area
+    folder = write_manifest(tmp_path / "m")
+    runs = Runs()
+    assert runs.run(srv, "apply", "--auto-approve", str(folder), token=tok).returncode == 0
+    before = inventory(srv, tok)
+    text = (folder / "main.yaml").read_text()
+    text = text.replace("  - name: Svc0\n", "  - name: Weather\n    previousNames: [Svc0]\n")
+    text = text.replace("      - name: Forecast\n        requestPathAlias: /s0/",
+                        "      - name: Outlook\n        previousNames: [Forecast]\n        requestPathAlias: /s0/")
+    text = text.replace("services: [{name: Svc0, endpoints: [Forecast]}]",
+                        "services: [{name: Weather, endpoints: [{name: Outlook, undefinedMethodsAllowed: false, "
+                        "methods: [getForecast]}]}]")
+    text = text.replace("endpoints: [{service: Svc0, endpoint: Alerts}]",
+                        "endpoints: [{service: Weather, endpoint: Outlook}, {service: Weather, endpoint: Alerts}]")
+    (folder / "main.yaml").write_text(text)
+    saved = tmp_path / "plan.json"
+    assert runs.run(srv, "plan", "--out", str(saved), str(folder), token=tok).returncode in (0, 2)
+    proc = runs.run(srv, "apply", "--auto-approve", "--format", "json", "--plan", str(saved), token=tok)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not json.loads(proc.stdout)["failed"]
+    after = inventory(srv, tok)
+    assert "service:Weather" in after and "endpoint:Weather/Outlook" in after and "service:Svc0" not in after
+    assert sum(after.values()) == sum(before.values())  # renamed in place: nothing created or deleted
+    assert runs.run(srv, "plan", "--detailed-exitcode", str(folder), token=tok).returncode == 0
+    runs.assert_no_secrets(saved)

@@ -77,6 +77,7 @@ def test_daily_quota_stops_cleanly_and_a_rerun_converges(tmp_path: Path) -> None
         assert result["done"] and result["stopped"]
         assert "quota" in result["stopped"].lower()
         assert all("not started" in o["reason"] or "did not complete" in o["reason"] for o in result["skipped"])
+        assert result["non_converged"] == []  # the writes that succeeded are not "not converged"
         text = runs.run(srv, "apply", "--auto-approve", str(folder))  # still exhausted: a clear error
         assert text.returncode == 1 and "quota" in (text.stdout + text.stderr).lower()
         assert "Traceback" not in text.stderr

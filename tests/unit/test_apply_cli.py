@@ -10,9 +10,10 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from apimctl.cli import cli
-from apimctl.cli.apply import load_saved_plan, plain_progress, progress_display
+from apimctl.cli.apply import load_saved_plan, plain_progress, progress_display, scrubbed
 from apimctl.errors import PlanError
 from apimctl.plan import Plan, Step
+from apimctl.render.style import Redactor
 from apimctl.schedule import ProgressEvent
 
 
@@ -69,3 +70,14 @@ def test_options_that_cannot_go_together() -> None:
     assert result.exit_code != 0 and "PATH" in result.output
     result = runner.invoke(cli, ["apply", "--auto-approve", "--plan", "p.json", "--prune"])
     assert result.exit_code != 0 and "saved --plan" in result.output
+
+
+def test_progress_messages_are_scrubbed_of_secret_values() -> None:
+    """A server may echo a refused value; a resolved secret never reaches the terminal."""
+    plan = Plan(steps=[Step("create", "role", "a", desired={"name": "a"})])
+    plan.secret_values["endpoint:S/E#systemDomainCredentialSecret"] = "hunter2-very-secret"
+    lines: list[str] = []
+    update = scrubbed(plain_progress(lambda text, **_: lines.append(text)), Redactor(plan).text)
+    update(ProgressEvent("failed", "endpoint:S/E", "create",
+                         "POST /services: 400 systemDomainCredentialSecret: 'hunter2-very-secret' too long", 1, 1))
+    assert lines and "hunter2-very-secret" not in lines[0] and "(sensitive)" in lines[0]

@@ -9,7 +9,7 @@ import pytest
 from apimctl.apply import ApplyResult, StepOutcome, check_deletes, execute_units
 from apimctl.errors import Invalid, PlanError, QuotaExhausted, ServerError
 from apimctl.plan import Plan, Step
-from apimctl.schedule import ProgressEvent, Unit, build_graph, is_acyclic
+from apimctl.schedule import PartlyDone, ProgressEvent, Unit, build_graph, is_acyclic
 
 
 def step(kind: str, key: str, action: str = "create", deps: tuple[str, ...] = ()) -> Step:
@@ -144,3 +144,20 @@ def test_result_json_shape() -> None:
     assert data["exit_code"] == 3
     assert data["summary"] == {"done": 1, "failed": 1, "skipped": 0, "non_converged": 0}
     assert data["failed"] == [{"address": "role:b", "action": "update", "reason": "x"}]
+
+
+def test_a_unit_done_without_some_steps_holds_back_only_their_dependants() -> None:
+    svc = step("service", "W")
+    bad = step("endpoint", "W/Bad", deps=("service:W",))
+    good = step("endpoint", "W/Good", deps=("service:W",))
+    on_bad = step("plan", "P/Gold", deps=("endpoint:W/Bad",))
+    on_good = step("plan", "P/Silver", deps=("endpoint:W/Good",))
+    ex = FakeExecutor(fail={"service:W": PartlyDone({"endpoint:W/Bad": "POST /services: 400: maxAge: bad"})})
+    events: list[ProgressEvent] = []
+    result = run([Unit((svc, bad, good)), *units(on_bad, on_good)], ex, events=events)
+    assert {o.address for o in result.done} == {"service:W", "endpoint:W/Good", "plan:P/Silver"}
+    assert [(o.address, o.reason) for o in result.failed] == [("endpoint:W/Bad", "POST /services: 400: maxAge: bad")]
+    assert [o.address for o in result.skipped] == ["plan:P/Gold"]
+    assert "endpoint:W/Bad" in result.skipped[0].reason
+    assert result.exit_code == 3
+    assert ("failed", "endpoint:W/Bad") in {(e.kind, e.address) for e in events}

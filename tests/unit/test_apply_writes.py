@@ -20,6 +20,7 @@ from apimctl.errors import Invalid, PlanError, ServerError, TransportError
 from apimctl.live import LiveObject, LiveState
 from apimctl.plan import Change, Fingerprint, Plan, Step
 from apimctl.ratelimit import Backoff
+from apimctl.schedule import PartlyDone
 from apimctl.writes import Writer, create_once, group_units
 
 NO_WAIT = Backoff(base=0.0, cap=0.0)
@@ -305,3 +306,106 @@ def test_convergence_check_looks_twice_before_reporting(monkeypatch: pytest.Monk
     other = FakeClient({("LIST", "/roles"): [[{**role, "description": "x"}]] * 2})
     [outcome] = asyncio.run(apply_module.verify(other, plan, done, {}))
     assert outcome.reason == "still differs: description"
+
+
+def test_renamed_objects_are_found_by_id_in_a_saved_plan() -> None:
+    state = LiveState()
+    state.add(LiveObject("service", "Old", "s1", {"name": "Old"}, revision=3))
+    state.add(LiveObject("endpoint", "Old/E", "e1", {"name": "E"}, parent_key="Old"))
+    plan = Plan(steps=[Step("update", "service", "New", id="s1"),
+                       Step("update", "endpoint", "New/E2", id="e1", parent="service:New")],
+                fingerprints={"service:New": Fingerprint("service", "New", "s1", None, 3)})
+    assert stale_reasons(plan, state) == []
+    plan.fingerprints["service:New"] = Fingerprint("service", "New", "s1", None, 2)
+    assert stale_reasons(plan, state) == ["service:New: changed (revision 2 -> 3)"]
+
+
+def test_renames_are_indexed_under_their_new_names_with_their_children() -> None:
+    index = LiveIndex({"service:Old": "s1", "endpoint:Old/E": "e1", "method:Old/E/m": "m1",
+                       "errorSet:Old/Errs": "es1", "package:Old": "p1", "plan:Old/Gold": "pl1"})
+    index.add_renames([Step("update", "endpoint", "New/E2", id="e1"),  # inside the renamed service
+                       Step("update", "service", "New", id="s1")])
+    assert index.id("service:New") == "s1" and index.id("endpoint:New/E2") == "e1"
+    assert index.id("method:New/E2/m") == "m1" and index.id("errorSet:New/Errs") == "es1"
+    assert "package:New" not in index.ids and "plan:New/Gold" not in index.ids  # another kind
+    assert index.id("service:Old") == "s1"  # the old names stay until the steps run
+
+
+def test_failed_nested_writes_name_the_children_not_their_positions() -> None:
+    plan = Plan(steps=[SVC, ES, EP])
+    refused = Invalid("POST /services: 400 Bad Request: endpoints[0].publicDomains[0].address: not active; "
+                      "errorSets[0].type: bad", status=400)
+    client = FakeClient({("POST", "/services"): [refused]})
+    with pytest.raises(Invalid) as caught:
+        run_all(writer(client, plan, ids={"role:Partners": "r1"}, env={"FORECAST_SECRET": "x"}), plan)
+    assert "endpoints[Forecast].publicDomains[0].address: not active" in str(caught.value)
+    assert "errorSets[JSON errors].type: bad" in str(caught.value)
+    ups = [Step("update", "endpoint", f"W/e{i}", id=f"e{i}", parent="service:W", parent_id="s1",
+                changes=(Change("requestPathAlias", "/a", f"/b{i}"),),
+                desired={"name": f"e{i}", "requestPathAlias": f"/b{i}"}) for i in range(2)]
+    batch = Plan(steps=ups)
+    client = FakeClient({("PUT", "/services/s1/endpoints"): [
+        Invalid("PUT /services/s1/endpoints: 400 Bad Request: [1].requestPathAlias: duplicate", status=400)]})
+    with pytest.raises(Invalid, match=r"endpoints\[e1\]\.requestPathAlias: duplicate"):
+        run_all(writer(client, batch), batch)
+
+
+def test_changed_entitled_methods_are_added_and_removed_one_by_one() -> None:
+    """Only the method list of an entitled endpoint changes: the endpoint stays entitled."""
+    step = Step("update", "plan", "P/Gold", id="pl1", parent="package:P", parent_id="p1",
+                changes=(Change("services[W].endpoints[F].methods", ["a"], ["b"]),),
+                desired={"name": "Gold", "services": [
+                    {"name": "W", "endpoints": [{"name": "F", "undefinedMethodsAllowed": False, "methods": ["b"]}]}]})
+    live = [{"id": "s1", "name": "W", "endpoints": [
+        {"id": "e1", "name": "F", "undefinedMethodsAllowed": False, "methods": [{"id": "ma", "name": "a"}]}]}]
+    base = "/packages/p1/plans/pl1/services"
+    client = FakeClient({("GET", base): [live]})
+    ids = {"service:W": "s1", "endpoint:W/F": "e1", "method:W/F/a": "ma", "method:W/F/b": "mb"}
+    run_all(writer(client, Plan(steps=[step]), ids=ids), Plan(steps=[step]))
+    assert client.writes() == [("POST", f"{base}/s1/endpoints/e1/methods", {"id": "mb"}),
+                               ("DELETE", f"{base}/s1/endpoints/e1/methods/ma", None)]
+
+
+def test_methods_created_by_an_endpoint_update_are_indexed_for_plans() -> None:
+    step = Step("update", "endpoint", "W/F", id="e1", parent="service:W", parent_id="s1",
+                changes=(Change("methods[b]", None, {}),), desired={"name": "F", "methods": [{"name": "b"}]})
+    client = FakeClient({("POST", "/services/s1/endpoints/e1/methods"): [{"id": "mb", "name": "b"}]})
+    w = writer(client, Plan(steps=[step]))
+    run_all(w, Plan(steps=[step]))
+    assert w.index.id("method:W/F/b") == "mb"
+
+
+def test_a_service_tree_refused_for_one_endpoint_is_created_without_it() -> None:
+    other = Step("create", "endpoint", "Weather/Alerts", parent="service:Weather", depends_on=("service:Weather",),
+                 desired={"name": "Alerts", "requestPathAlias": "/a", "trafficManagerDomain": "api.example.com",
+                          "publicDomains": ["api.example.com"], "systemDomains": ["b.example.com"]})
+    plan = Plan(steps=[SVC, ES, EP, other])
+    refused = Invalid("POST /services: 400 Bad Request: endpoints[1].publicDomains[0].address: not active",
+                      status=400, items=[{"property": "endpoints[1].publicDomains[0].address",
+                                          "message": "'api.example.com' is not under an active domain"}])
+    made = {"id": "s1", "name": "Weather", "endpoints": [{"id": "e1", "name": "Forecast", "methods": []}],
+            "errorSets": [{"id": "es1", "name": "JSON errors"}]}
+    client = FakeClient({("POST", "/services"): [refused, made]})
+    w = writer(client, plan, ids={"role:Partners": "r1"}, env={"FORECAST_SECRET": "x"})
+    with pytest.raises(PartlyDone) as caught:
+        run_all(w, plan)
+    assert caught.value.failed == {"endpoint:Weather/Alerts": "POST /services: 400 Bad Request: "
+                                   "publicDomains[0].address: 'api.example.com' is not under an active domain"}
+    second = client.writes()[1][2]
+    assert [e["name"] for e in second["endpoints"]] == ["Forecast"] and second["errorSets"]
+    assert w.index.ids["service:Weather"] == "s1" and w.index.ids["endpoint:Weather/Forecast"] == "e1"
+
+
+def test_a_batch_of_endpoint_updates_goes_again_without_the_refused_one() -> None:
+    ups = [Step("update", "endpoint", f"W/e{i}", id=f"e{i}", parent="service:W", parent_id="s1",
+                changes=(Change("requestPathAlias", "/a", f"/b{i}"),),
+                desired={"name": f"e{i}", "requestPathAlias": f"/b{i}"}) for i in range(3)]
+    batch = Plan(steps=ups)
+    refused = Invalid("PUT /services/s1/endpoints: 400 Bad Request: [1].requestPathAlias: duplicate", status=400,
+                      items=[{"property": "[1].requestPathAlias", "message": "duplicate"}])
+    client = FakeClient({("PUT", "/services/s1/endpoints"): [refused]})
+    with pytest.raises(PartlyDone) as caught:
+        run_all(writer(client, batch), batch)
+    assert list(caught.value.failed) == ["endpoint:W/e1"]
+    assert "requestPathAlias: duplicate" in caught.value.failed["endpoint:W/e1"]
+    assert [e["id"] for e in client.writes()[1][2]] == ["e0", "e2"]

@@ -10,6 +10,7 @@ format. The exit code is the result's: 0 done, 3 partial, 1 nothing written or r
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import sys
@@ -40,6 +41,7 @@ from apimctl.plan import Plan
 from apimctl.planner import build_plan, parse_target
 from apimctl.render import json as render_json
 from apimctl.render import text as render_text
+from apimctl.render.style import Redactor
 from apimctl.schedule import ProgressCallback, ProgressEvent
 
 
@@ -116,11 +118,13 @@ class Run:
             if not self.confirm(plan):
                 self.say("Apply cancelled; nothing was written.")
                 return 1
+            # a server may echo a value it refused: resolved secrets never reach the terminal
+            scrub = Redactor(plan).text
             options = ApplyOptions(parallelism=int(self.settings.get("parallelism") or 8),
                                    saved=self.plan_file is not None, max_deletes=self.max_deletes,
-                                   note=self.say if self.settings.get("verbose") else None)
+                                   note=(lambda line: self.say(scrub(line))) if self.settings.get("verbose") else None)
             with progress_display(self.err, self.interactive) as progress:
-                options.progress = progress
+                options.progress = scrubbed(progress, scrub)
                 result = await apply_plan(client, plan, options, raw=raw)
             return self.finish(result, plan)
 
@@ -195,6 +199,15 @@ def progress_display(console: Console, interactive: bool) -> Iterator[ProgressCa
     with bar:
         yield update
         bar.update(task, description="Applied")
+
+
+def scrubbed(progress: ProgressCallback, scrub: Callable[[str], str]) -> ProgressCallback:
+    """``progress`` with every event's message passed through ``scrub`` first."""
+
+    def update(event: ProgressEvent) -> None:
+        progress(dataclasses.replace(event, message=scrub(event.message)) if event.message else event)
+
+    return update
 
 
 def plain_progress(write: Callable[..., Any]) -> ProgressCallback:

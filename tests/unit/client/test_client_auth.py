@@ -251,3 +251,14 @@ async def test_no_log_line_carries_a_credential(api: FakeApi) -> None:
     assert lines
     for secret in ("sec-ret-1", "pa55word", "access-1", "access-2", "refresh-1"):
         assert not any(secret in line for line in lines)
+
+
+async def test_refused_credentials_are_asked_once_for_concurrent_calls(api: FakeApi) -> None:
+    """Calls waiting for the first token fail with the refusal, without asking again."""
+    TokenServer(api)
+    wrong = Credentials("key-1", "sec-ret-1", "ops", "wrong-password-value", "area-1")
+    async with api.client(credentials=wrong) as client:
+        calls = asyncio.gather(*(client.get(f"/services/{i}") for i in range(5)), return_exceptions=True)
+        results = await api.clock.run(calls)
+    assert all(isinstance(r, AuthError) and "invalid_grant" in str(r) for r in results)
+    assert len(api.seen) == 1  # one token request, no API call
