@@ -177,6 +177,9 @@ def resolve_secrets(step: Step, desired: dict[str, Any], secret_values: Mapping[
         key = f"{step.address}#{path}"
         if key in secret_values:
             _set_path(out, path, secret_values[key])
+        elif value == "(sensitive)":  # a redacted rendering, never a value to write
+            raise StepError(f"{step.action} {step.address}: {path}: the plan holds no value for "
+                            "this secret; write it as a ${VAR} reference and plan again")
         else:
             _set_path(out, path, substitute(value, env, f"{step.action} {step.address}: {path}"))
     return out

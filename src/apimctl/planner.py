@@ -581,6 +581,12 @@ def references(kind: str, doc: Mapping[str, Any], parent_key: str | None) -> set
     return refs
 
 
+def _adds_methods(step: Step) -> bool:
+    """An endpoint update that creates methods: plans entitled to them must wait for it."""
+    return step.kind == "endpoint" and step.action == "update" and any(
+        c.path.startswith("methods[") and c.before is None for c in step.changes)
+
+
 def _hosts(doc: Mapping[str, Any]) -> list[str]:
     hosts = []
     for name in ("publicDomains", "systemDomains"):
@@ -610,7 +616,8 @@ def dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desired],
     (and new error sets before old ones go, since a service keeps at least one)."""
     # what must exist under the referenced name first: creates, and renames
     prerequisites = {a for a, s in steps.items() if s.action == "create"
-                     or (s.action == "update" and any(c.path == "name" for c in s.changes))}
+                     or (s.action == "update" and any(c.path == "name" for c in s.changes))
+                     or _adds_methods(s)}
     domains = {s.key.lower(): a for a, s in steps.items() if s.kind == "domain" and a in prerequisites}
     deps: dict[str, set[str]] = {a: set() for a in steps}
     for addr, step in steps.items():

@@ -188,7 +188,9 @@ class Writer:
         return self.index.ids.get(step.parent) or step.parent_id or self.index.id(step.parent)
 
     def own_id(self, step: Step) -> str:
-        found = self.index.ids.get(step.address) or step.id
+        # a step planned against a live object carries its id: trust it over a name lookup,
+        # which can be ambiguous when a pinned object shares its name with a pruned duplicate
+        found = step.id or self.index.ids.get(step.address)
         if not found:
             raise StepError(f"{step.action} {step.address}: its live id is unknown")
         return found

@@ -409,3 +409,20 @@ def test_a_batch_of_endpoint_updates_goes_again_without_the_refused_one() -> Non
     assert list(caught.value.failed) == ["endpoint:W/e1"]
     assert "requestPathAlias: duplicate" in caught.value.failed["endpoint:W/e1"]
     assert [e["id"] for e in client.writes()[1][2]] == ["e0", "e2"]
+
+
+def test_a_redacted_secret_is_never_written() -> None:
+    with pytest.raises(StepError, match="holds no value for this secret"):
+        resolve_secrets(EP, {"systemDomainCredentialSecret": "(sensitive)"}, {}, {})
+
+
+def test_a_planned_update_goes_to_its_own_id_not_a_namesake() -> None:
+    # a pinned object planned for update while a live duplicate of its name is pruned
+    step = Step("update", "maintenanceEvent", "Upgrade", id="pinned",
+                changes=(Change("endDateTime", "2026-12-01T04:00:00Z", "2026-12-01T05:00:00Z"),),
+                desired={"name": "Upgrade", "startDateTime": "2026-12-01T02:00:00Z",
+                         "endDateTime": "2026-12-01T05:00:00Z"})
+    client = FakeClient()
+    plan = Plan(steps=[step])
+    run_all(writer(client, plan, ids={"maintenanceEvent:Upgrade": "duplicate"}), plan)
+    assert [(m, p) for m, p, _ in client.writes()] == [("PUT", "/scheduledMaintenanceEvents/pinned")]

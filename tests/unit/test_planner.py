@@ -276,3 +276,18 @@ def test_target_drops_warnings_about_objects_outside_it() -> None:
     assert plan.warnings == [] and actions(plan) == [("create", "service:W"), ("delete", "service:X")]
     plan = plan_of(doc, live, prune=True, targets=["domain:old.example"])
     assert plan.warnings and plan.steps == []
+
+
+def test_plan_entitled_to_a_new_method_waits_for_the_endpoint_update_that_adds_it() -> None:
+    methods = [{"id": "m1", "name": "get"}]
+    live = {"service": [svc("W", "s1", [ep("F", "e1", methods=methods)])],
+            "package": [{"id": "p1", "name": "P", "plans": [{"id": "q1", "name": "G", "services": [
+                {"id": "s1", "endpoints": [{"id": "e1", "undefinedMethodsAllowed": False,
+                                            "methods": [{"id": "m1"}]}]}]}]}]}
+    doc = {"services": [{"name": "W", "endpoints": [want_ep("F", methods=[{"name": "get"}, {"name": "put"}])]}],
+           "packages": [{"name": "P", "plans": [{"name": "G", "services": [
+               {"name": "W", "endpoints": [{"name": "F", "undefinedMethodsAllowed": False,
+                                            "methods": ["get", "put"]}]}]}]}]}
+    plan = plan_of(doc, live)
+    assert actions(plan) == [("update", "endpoint:W/F"), ("update", "plan:P/G")]
+    assert plan.step("plan:P/G").depends_on == ("endpoint:W/F",)  # type: ignore[union-attr]
