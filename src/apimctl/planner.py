@@ -681,8 +681,12 @@ def _contains(target: tuple[str, str], step: Step) -> bool:
     kind, key = target
     if step.kind == kind and (step.key == key or fnmatch.fnmatchcase(step.key, key)):
         return True
+    # children by their parent's address: names may contain "/" (service "a/b")
     parent = kinds.get(step.kind).parent
-    return parent == kind and step.key.partition("/")[0] == key
+    if parent != kind:
+        return False
+    owner = step.parent.partition(":")[2] if step.parent else step.key.partition("/")[0]
+    return owner == key or fnmatch.fnmatchcase(owner, key)
 
 
 def select(steps: Sequence[Step], targets: Sequence[tuple[str, str]]) -> list[Step]:

@@ -291,3 +291,12 @@ def test_plan_entitled_to_a_new_method_waits_for_the_endpoint_update_that_adds_i
     plan = plan_of(doc, live)
     assert actions(plan) == [("update", "endpoint:W/F"), ("update", "plan:P/G")]
     assert plan.step("plan:P/G").depends_on == ("endpoint:W/F",)  # type: ignore[union-attr]
+
+
+def test_target_finds_children_of_a_service_whose_name_has_a_slash() -> None:
+    live = {"service": [svc("a/b", "s1", [ep("E", "e1", cors={"maxAge": 60})]),
+                        svc("a", "s2", [ep("X", "e2", cors={"maxAge": 60})])]}
+    doc = {"services": [{"name": "a/b", "endpoints": [want_ep("E")]},
+                        {"name": "a", "endpoints": [want_ep("X")]}]}
+    plan = plan_of(doc, live, targets=["service:a/b"])
+    assert [(s.action, s.address, s.id) for s in plan.steps] == [("update", "endpoint:a/b/E", "e1")]
