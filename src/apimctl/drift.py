@@ -147,13 +147,21 @@ def _when(value: Any) -> str | None:
     return canonical_datetime(str(value)) if value not in (None, "") else None
 
 
+def _parent_key(step: Step) -> str:
+    """The key of the step's parent. Taken from the step's parent address rather than from
+    its key: a service or package name may itself contain ``/`` (``a/b`` owns ``a/b/E``)."""
+    if step.parent:
+        return step.parent.partition(":")[2]
+    return step.key.partition("/")[0]
+
+
 def _owner(step: Step) -> tuple[str, str] | None:
     """The (kind, key) whose records say who touched the step's object."""
     kind = kinds.get(step.kind)
     if kind.parent == "service":
-        return "service", step.key.partition("/")[0]
+        return "service", _parent_key(step)
     if step.action == "create" and kind.parent is not None:
-        return kind.parent, step.key.partition("/")[0]
+        return kind.parent, _parent_key(step)
     if step.action == "create":
         return None  # a missing top-level object: the platform keeps no record of the delete
     return step.kind, step.key

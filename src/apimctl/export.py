@@ -12,25 +12,29 @@ The manifests written here validate and plan to zero changes against the area th
 - ids are omitted unless ``with_ids`` (then every pinnable object carries ``id:``);
 - secrets are never written: ``systemDomainCredentialSecret`` and
   ``systemDomainAuthentication.password`` become ``${VAR}`` references with names derived
-  from the service and endpoint names (``WEATHER_FORECAST_BACKEND_SECRET``), listed in the
-  file header so the user knows what to set;
+  from the service and endpoint names (``WEATHER_FORECAST_BACKEND_SECRET``; names that fold
+  alike get a suffix derived from the names, never a counter), listed in the file header so
+  the user knows what to set;
 - strings holding a literal ``${`` are escaped as ``$${`` so they survive substitution;
 - ordering is stable: objects sorted by identity, fields in the registry's order, free-form
   objects (``eav``) by key, so two exports of the same area are byte-identical;
 - each file starts with a ``yaml-language-server`` modeline naming the manifest schema.
 
 Layouts: ``single`` writes one ``apimctl.yaml``; ``per-service`` writes one file per service
-(``service-<name>.yaml``) plus ``domains.yaml``, ``roles.yaml``, ``packages.yaml`` and
-``maintenance.yaml`` for the kinds that have objects. All files sit in one directory, since the
+(``service-<name>.yaml``; names that slug alike get a suffix derived from the name) plus
+``domains.yaml``, ``roles.yaml``, ``packages.yaml`` and ``maintenance.yaml`` for the kinds that
+have objects. All files sit in one directory, since the
 loader reads a directory's files but not its subdirectories.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -178,26 +182,58 @@ def _references_of(manifest_key: str) -> set[str]:
 # --- secrets ---------------------------------------------------------------------------------
 
 
-class VariableNames:
-    """Deterministic variable names for secret references (collisions get ``_2``, ``_3``)."""
+def variable_names(requests: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...], str]:
+    """Environment variable names for secret references, from the names of what holds them.
 
-    def __init__(self) -> None:
-        self.owner: dict[str, tuple[str, ...]] = {}
+    ``("Weather", "Forecast", "BACKEND_SECRET")`` gives ``WEATHER_FORECAST_BACKEND_SECRET``.
+    Names that fold to the same variable (``A B`` and ``a-b``) all get a suffix derived from
+    their own parts rather than a counter, so a variable always names the same endpoint:
+    adding or removing another service never hands an existing secret to another backend.
+    """
+    groups: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+    for parts in dict.fromkeys(requests):
+        groups[_variable_base(parts)].append(parts)
+    out: dict[tuple[str, ...], str] = {}
+    for base, members in groups.items():
+        if len(members) == 1:
+            out[members[0]] = base
+        else:
+            out.update({parts: f"{base}_{_digest(parts).upper()}" for parts in members})
+    return _unique(out, lambda parts, name: f"{name}_{_digest(parts, 16).upper()}")
 
-    def name(self, *parts: str) -> str:
-        base = "_".join(p for p in (_env_part(x) for x in parts) if p) or "SECRET"
-        if base[0].isdigit():
-            base = "_" + base
-        candidate, n = base, 1
-        while self.owner.get(candidate, parts) != parts:
-            n += 1
-            candidate = f"{base}_{n}"
-        self.owner[candidate] = parts
-        return candidate
+
+def _variable_base(parts: tuple[str, ...]) -> str:
+    base = "_".join(p for p in (_env_part(x) for x in parts) if p) or "SECRET"
+    return "_" + base if base[0].isdigit() else base
+
+
+def _ascii_fold(text: str) -> str:
+    """``Ünïcode`` -> ``Unicode``: accents dropped, characters without an ASCII form removed."""
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
 
 
 def _env_part(text: str) -> str:
-    return re.sub(r"[^A-Z0-9]+", "_", text.upper()).strip("_")
+    return re.sub(r"[^A-Z0-9]+", "_", _ascii_fold(text).upper()).strip("_")
+
+
+def _digest(parts: tuple[str, ...], size: int = 8) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:size]
+
+
+def _unique(names: dict[tuple[str, ...], str],
+            widen: Callable[[tuple[str, ...], str], str]) -> dict[tuple[str, ...], str]:
+    """``names`` with any value still shared (a derived name equal to another plain one,
+    which takes a name crafted to look like a digest) widened until none is."""
+    for _ in range(3):
+        seen: dict[str, int] = defaultdict(int)
+        for name in names.values():
+            seen[name] += 1
+        clashes = {parts for parts, name in names.items() if seen[name] > 1}
+        if not clashes:
+            break
+        names = {parts: widen(parts, name) if parts in clashes else name
+                 for parts, name in names.items()}
+    return names
 
 
 def escape_literal(value: Any) -> Any:
@@ -314,12 +350,22 @@ class _Area:
         return self.children.get((kind, parent.id), [])
 
 
+class _SecretRef(str):
+    """Where a secret reference goes, until every secret of the export is known."""
+
+    parts: tuple[str, ...]
+
+    def __new__(cls, parts: tuple[str, ...]) -> _SecretRef:
+        ref = super().__new__(cls, "${SECRET}")
+        ref.parts = parts
+        return ref
+
+
 class _Exporter:
     def __init__(self, area: _Area, with_ids: bool) -> None:
         self.area = area
         self.with_ids = with_ids
-        self.variables = VariableNames()
-        self.used: list[str] = []
+        self.requests: list[tuple[str, ...]] = []
 
     def head(self, kind: Kind, obj: LiveObject) -> dict[str, Any]:
         out: dict[str, Any] = {kind.identity: escape_literal(obj.name)}
@@ -335,10 +381,29 @@ class _Exporter:
         return {**self.head(kind, obj), **escape_literal(_differing(kind, "", norm, base))}
 
     def secret(self, *parts: str) -> str:
-        name = self.variables.name(*parts)
-        if name not in self.used:
-            self.used.append(name)
-        return "${" + name + "}"
+        """A stand-in for the reference; :meth:`name_secrets` names them all at the end, when
+        every secret of the area is known (see :func:`variable_names`)."""
+        self.requests.append(parts)
+        return _SecretRef(parts)
+
+    def name_secrets(self, value: Any) -> Any:
+        """``value`` with every stand-in replaced by its ``${VAR}`` reference."""
+        names = variable_names(self.requests)
+
+        def walk(node: Any) -> Any:
+            if isinstance(node, _SecretRef):
+                return "${" + names[node.parts] + "}"
+            if isinstance(node, list):
+                return [walk(v) for v in node]
+            if isinstance(node, dict):
+                return {k: walk(v) for k, v in node.items()}
+            return node
+
+        return walk(value)
+
+    def used(self) -> list[str]:
+        names = variable_names(self.requests)
+        return list(dict.fromkeys(names[parts] for parts in self.requests))
 
     # -- kinds
 
@@ -451,7 +516,7 @@ def build_documents(live: LiveState, *, manifest_keys: Sequence[str] | None = No
         items = [make(obj) for obj in area.top(kind_name)]
         if items:
             docs[key] = items
-    return docs, exporter.used
+    return exporter.name_secrets(docs), exporter.used()
 
 
 class _Dumper(yaml.SafeDumper):
@@ -475,8 +540,24 @@ def _represent_dict(dumper: yaml.SafeDumper, data: dict[str, Any]) -> yaml.Node:
     return dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=flow)
 
 
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    """Multi-line text (a sample response, a description) as a ``|`` block, which reads like
+    the text itself. Text holding YAML's other line breaks (``\\r``, NEL, U+2028/9) is double
+    quoted, where they are escaped: PyYAML writes them raw in the other styles, and a NEL
+    then reads back as a space."""
+    if any(c in data for c in _OTHER_BREAKS):
+        style: str | None = '"'
+    else:
+        style = "|" if "\n" in data.rstrip("\n") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_OTHER_BREAKS = "\r\x85\u2028\u2029"
+
+
 _Dumper.add_representer(list, _represent_list)
 _Dumper.add_representer(dict, _represent_dict)
+_Dumper.add_representer(str, _represent_str)
 
 
 def _dump(doc: Mapping[str, Any]) -> str:
@@ -505,8 +586,35 @@ def _file(name: str, doc: Mapping[str, Any], source: str) -> ExportFile:
     return ExportFile(name, _header(_variables_in(doc), source) + _dump(doc))
 
 
+_SLUG_LENGTH = 60
+
+
 def _slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "unnamed"
+    slug = re.sub(r"[^a-z0-9]+", "-", _ascii_fold(name).lower()).strip("-")
+    return slug[:_SLUG_LENGTH].rstrip("-")
+
+
+def service_file_names(names: Iterable[str]) -> dict[str, str]:
+    """The per-service file of each service name: ``service-<slug>.yaml``.
+
+    Names that slug alike (``A B``, ``a/b``, ``a-b``), and names with nothing left to slug
+    (``天气``), all get a suffix derived from the name itself, never a counter, so a file
+    always holds the same service whatever else the area contains.
+    """
+    groups: dict[str, list[str]] = defaultdict(list)
+    for name in dict.fromkeys(names):
+        groups[_slug(name)].append(name)
+    out: dict[str, str] = {}
+    for slug, members in groups.items():
+        for name in members:
+            if slug and len(members) == 1:
+                out[name] = f"service-{slug}.yaml"
+            else:
+                stem = "-".join(p for p in ("service", slug, _digest((name,))) if p)
+                out[name] = f"{stem}.yaml"
+    widened = _unique({(n,): f for n, f in out.items()},
+                      lambda parts, f: f.removesuffix(".yaml") + f"-{_digest(parts, 16)}.yaml")
+    return {parts[0]: f for parts, f in widened.items()}
 
 
 def layout_files(docs: Mapping[str, list[Any]], layout: Layout, source: str = "") -> list[ExportFile]:
@@ -516,22 +624,21 @@ def layout_files(docs: Mapping[str, list[Any]], layout: Layout, source: str = ""
     files: list[ExportFile] = []
     names = {"domains": "domains.yaml", "roles": "roles.yaml", "packages": "packages.yaml",
              "scheduledMaintenanceEvents": "maintenance.yaml"}
-    taken: set[str] = set(names.values())
     for key in _TOP_ORDER:
         if key not in docs:
             continue
         if key != "services":
             files.append(_file(names[key], {key: docs[key]}, source))
             continue
-        for service in docs[key]:
-            base = f"service-{_slug(str(service['name']))}"
-            name, n = f"{base}.yaml", 1
-            while name in taken:
-                n += 1
-                name = f"{base}-{n}.yaml"
-            taken.add(name)
-            files.append(_file(name, {"services": [service]}, source))
+        # names are escaped (``$${``) in the documents; the file name follows the real name
+        real = {_unescape(str(s["name"])): s for s in docs[key]}
+        for name, file_name in service_file_names(real).items():
+            files.append(_file(file_name, {"services": [real[name]]}, source))
     return sorted(files, key=lambda f: f.name)
+
+
+def _unescape(text: str) -> str:
+    return text.replace("$${", "${")
 
 
 def export_state(live: LiveState, *, kinds_: Sequence[str] | None = None, with_ids: bool = False,

@@ -256,3 +256,82 @@ def test_cli_errors_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr("sys.argv", ["apimctl", "drift", str(folder), "--ignore", "nonsense"])
     monkeypatch.setenv("FORECAST_BACKEND_SECRET", SECRET)
     assert run_guarded(cli) == 1
+
+
+SLASHED = """
+domains: [example.com, example.net]
+services:
+  - name: Ops
+    endpoints:
+      - {name: Status, requestPathAlias: /ops/status, trafficManagerDomain: api.example.com,
+         publicDomains: [api.example.com], systemDomains: [backend.example.net]}
+  - name: Ops/Weather
+    endpoints:
+      - {name: Forecast, requestPathAlias: /ops/forecast, trafficManagerDomain: api.example.com,
+         publicDomains: [api.example.com], systemDomains: [backend.example.net]}
+packages:
+  - name: Partners/EU
+    plans: [{name: Gold}, {name: Silver}]
+"""
+
+
+def test_attribution_when_names_contain_a_slash(tmp_path: Path) -> None:
+    """``Ops/Weather/Forecast`` belongs to the service ``Ops/Weather``, not to ``Ops``: the
+    platform allows ``/`` in names, so the owner comes from the step's parent, not its key."""
+
+    async def go() -> DriftReport:
+        manifest = load([write(tmp_path / "m", SLASHED)], {})
+        app = server_app(tmp_path / "area.db")
+        async with client_for(app) as client:
+            await apply(client, manifest, {})
+            got = await ids(client)
+            async with client_for(app, as_user=True) as operator:
+                await operator.put(f"/services/{got['Ops/Weather']}/endpoints/"
+                                   f"{got['Ops/Weather/Forecast']}/cors", {"maxAge": 7})
+                await operator.delete(f"/packages/{got['Partners/EU']}/plans/"
+                                      f"{got['Partners/EU/Silver']}")
+            return await detect_drift(client, manifest)
+
+    found = by_address(asyncio.run(go()))
+    assert set(found) == {"endpoint:Ops/Weather/Forecast", "plan:Partners/EU/Silver"}
+    forecast = found["endpoint:Ops/Weather/Forecast"].attribution
+    assert forecast is not None and forecast.source == "service:Ops/Weather"
+    assert forecast.who == EDITOR and forecast.when and forecast.revision
+    silver = found["plan:Partners/EU/Silver"].attribution
+    assert silver is not None and silver.source == "package:Partners/EU" and silver.when
+
+
+def test_markdown_shows_odd_names_as_written_and_counts_agree() -> None:
+    from apimctl.drift import Difference
+    from apimctl.plan import Change, Plan, Step, Unmanaged
+
+    step = Step("update", "endpoint", "<b>*Ops*</b>/</details> [x]", "e1", "service:<b>*Ops*</b>",
+                "s1", (Change("cors.maxAge", 1, 2),))
+    plan = Plan(steps=[step], unmanaged=[Unmanaged("role", "_team_ <i>", "r1")])
+    report = DriftReport(plan, [Difference(step)])
+    md = render_drift(report, "markdown")
+    assert "</details> [x]" not in md.replace("\n</details>\n", "\n")
+    assert "&lt;b&gt;\\*Ops\\*&lt;/b&gt;/&lt;/details&gt; \\[x\\]" in md  # table cell
+    assert "<summary>~ endpoint &lt;b&gt;*Ops*&lt;/b&gt;/&lt;/details&gt; [x] (1 field)</summary>" in md
+    assert "\\_team\\_ &lt;i&gt;" in md
+    assert md.count("<details>") == md.count("</details>") == 1
+    assert "1 object differs from git" in md
+    assert "1 object differs from the manifests." in render_drift(report, "text")
+
+
+def test_markdown_with_thousands_of_differences_stays_under_the_limit() -> None:
+    """The summary table is cut too, not only the details: an issue body holds 65,536
+    characters at most, and the nightly job posts this text as one."""
+    from apimctl.drift import Difference
+    from apimctl.plan import Change, Plan, Step
+
+    steps = [Step("update", "endpoint", f"Service {i:04}/A rather long endpoint name {i}", f"e{i}",
+                  f"service:Service {i:04}", "s", (Change("cors.maxAge", 1, 2),))
+             for i in range(3000)]
+    report = DriftReport(Plan(steps=steps), [Difference(s) for s in steps])
+    md = render_drift(report, "markdown")
+    assert len(md) <= 60_000
+    listed = md.count("| ~ | `endpoint`")
+    assert 100 < listed < 3000
+    assert f"… and {3000 - listed} more objects not listed" in md
+    assert "3000 objects differ from git" in md

@@ -8,6 +8,7 @@ never contain a secret value.
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -148,3 +149,55 @@ def test_pre_commit_hook_runs_validate() -> None:
     assert hook["entry"] == "apimctl validate" and hook["language"] == "python"
     config = yaml.safe_load((EXAMPLES / "gitops" / "pre-commit" / ".pre-commit-config.yaml").read_text())
     assert config["repos"][0]["hooks"][0]["id"] == "apimctl-validate"
+
+
+WORKFLOWS = [*sorted((EXAMPLES / "gitops" / ".github" / "workflows").glob("*.yml")),
+             ROOT / ".github" / "workflows" / "examples.yml"]
+# The first major of each action that runs on Node 24 (Node 20 is gone from the runners).
+NODE24_MAJORS = {"actions/checkout": 5, "actions/setup-python": 6, "actions/upload-artifact": 6,
+                 "actions/download-artifact": 7, "actions/github-script": 8}
+
+
+def _steps(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [step for job in doc["jobs"].values() for step in job["steps"]]
+
+
+def test_workflows_use_current_actions() -> None:
+    majors: dict[str, set[int]] = {}
+    for path in WORKFLOWS:
+        for step in _steps(yaml.safe_load(path.read_text())):
+            if "uses" not in step:
+                continue
+            action, _, ref = str(step["uses"]).partition("@")
+            assert action in NODE24_MAJORS, f"{path.name}: unexpected action {action}"
+            assert re.fullmatch(r"v\d+", ref), f"{path.name}: {step['uses']}: pin a major tag"
+            majors.setdefault(action, set()).add(int(ref[1:]))
+    for action, seen in majors.items():
+        assert len(seen) == 1, f"{action}: one major everywhere, not {sorted(seen)}"
+        assert min(seen) >= NODE24_MAJORS[action], f"{action}@v{min(seen)} runs on Node 20"
+
+
+def _apimctl_calls(text: str) -> list[tuple[str, list[str]]]:
+    """Every ``apimctl COMMAND ...`` in a shell script: the command and its ``--options``."""
+    calls = []
+    for match in re.finditer(r"\bapimctl (\w+)([^\n|>;]*)", text):
+        calls.append((match.group(1), re.findall(r"(?<![\w-])--[a-z][a-z-]*", match.group(2))))
+    return calls
+
+
+def test_workflows_and_hooks_use_real_apimctl_options() -> None:
+    """Each option a workflow or hook passes exists on that command (``apimctl CMD --help``)."""
+    from apimctl.cli import cli
+
+    scripts = [str(step.get("run", "")) for path in WORKFLOWS
+               for step in _steps(yaml.safe_load(path.read_text()))]
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    scripts += [" ".join([h["entry"], *h.get("args", [])]) for h in hooks]
+    calls = [call for script in scripts for call in _apimctl_calls(script)]
+    assert {name for name, _ in calls} >= {"validate", "plan", "apply", "drift", "export"}
+    for name, options in calls:
+        command = cli.commands.get(name)
+        assert command is not None, f"apimctl {name}: no such command"
+        known = {opt for param in command.params for opt in param.opts + param.secondary_opts}
+        for option in options:
+            assert option in known, f"apimctl {name} {option}: no such option"

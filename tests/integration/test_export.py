@@ -39,6 +39,8 @@ TIMEOUT_REQ = [2, 5, 10, 20, 30, 45, 60]
 TIMEOUT_RESP = [2, 5, 10, 20, 30, 45, 60, 120, 300, 600, 900, 1200]
 CACHE_HEADERS = ["accept", "accept-charset", "accept-encoding", "accept-language"]
 PERIODS = ["minute", "hour", "day", "week", "month"]
+ODD_NAMES = ["a/b", "A B", "a-b", "yes", "1.0", "  leading", "#tag: x", "null", "~", "天气",
+             "Ünïcode ☃", "trailing "]
 
 
 @dataclass
@@ -67,6 +69,8 @@ class Generator:
         self.client = client
         self.rng = random.Random(seed)
         self.built = Built()
+        # names a YAML writer must quote, names that slug to the same file, a "/" in a name
+        self.service_names = ["Wetter — Ø ${HOME}", *self.rng.sample(ODD_NAMES, 3)]
 
     async def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         self.built.objects += 1
@@ -77,10 +81,13 @@ class Generator:
         for domain in ("example.com", "example.net"):
             await self.post("/domains", {"domain": domain})
         roles = []
+        orgs = await self.client.list_all("/organizations", [("fields", "id,name")])
         for i in range(rng.randint(0, 3)):
             body: dict[str, Any] = {"name": f"Role {i} {_text(rng, 1)}".strip()}
             if rng.random() < 0.5:
                 body["description"] = _text(rng)
+            if rng.random() < 0.5:
+                body["organization"] = {"id": rng.choice(orgs)["id"]}
             roles.append(await self.post("/roles", body))
         services = [await self.service(i, roles) for i in range(rng.randint(1, 4))]
         for i in range(rng.randint(0, 2)):
@@ -132,7 +139,7 @@ class Generator:
 
     async def service(self, s: int, roles: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         rng = self.rng
-        body: dict[str, Any] = {"name": f"Service {s}" if s else "Wetter — Ø ${HOME}"}
+        body: dict[str, Any] = {"name": self.service_names[s]}
         if rng.random() < 0.6:
             body.update(description=_text(rng), version=str(rng.randint(1, 9)),
                         qpsLimitOverall=rng.choice([0, 10, 500]), rfc3986Encode=rng.random() < 0.5)
@@ -206,12 +213,31 @@ class Generator:
         body["plans"] = plans
         created = await self.post("/packages", body)
         self.built.objects += len(plans)
+        got = await self.client.get_object(f"/packages/{created['id']}", [("fields", "id,plans.id")])
+        for plan_doc in got.get("plans") or []:
+            await self.entitle_methods(f"/packages/{created['id']}/plans/{plan_doc['id']}", services)
         if roles and plans:
-            got = await self.client.get_object(f"/packages/{created['id']}", [("fields", "id,plans.id")])
             for plan_doc in got.get("plans") or []:
                 for role in _subset(rng, roles):
                     await self.client.post(f"/packages/{created['id']}/plans/{plan_doc['id']}/roles",
                                            {"id": role["id"], "action": "register_keys"})
+
+    async def entitle_methods(self, plan_path: str,
+                              services: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> None:
+        """Entitle single methods of an endpoint (rather than all of them), sometimes."""
+        for svc, eps in services:
+            for ep in eps:
+                if ep.get("methods") and self.rng.random() < 0.5:
+                    base = f"{plan_path}/services/{svc['id']}"
+                    if not any(s.get("id") == svc["id"] for s in await self.client.list_all(
+                            f"{plan_path}/services", [])):
+                        await self.client.post(f"{plan_path}/services", {"id": svc["id"]})
+                    if not any(e.get("id") == ep["id"] for e in await self.client.list_all(
+                            f"{base}/endpoints", [])):
+                        await self.client.post(f"{base}/endpoints", {"id": ep["id"]})
+                    method = self.rng.choice(ep["methods"])
+                    await self.client.post(f"{base}/endpoints/{ep['id']}/methods", {"id": method["id"]})
+                    return
 
     async def event(self, services: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> None:
         endpoints = [ep for _, eps in services for ep in eps]
@@ -242,6 +268,10 @@ async def _random_round_trip(tmp: Path, seed: int, object_responses: bool) -> No
         manifest = load([tmp / "out"], env)
         zero = await replan(client, manifest)
         assert not zero.steps, f"seed {seed}:\n{describe(zero)}\n\n{text}"
+        per_service = await export_to(client, tmp / "per-service", layout="per-service")
+        assert len({f.name for f in per_service.files}) == len(per_service.files)
+        split = await replan(client, load([tmp / "per-service"], export_env(tmp / "per-service", built.secrets)))
+        assert not split.steps, describe(split)
         ids_export = await export_area(client, with_ids=True)
         ids_text = ids_export.files[0].text
         assert "id: " in ids_text

@@ -4,25 +4,49 @@ that does not depend on the order in which the API lists objects or keys."""
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apimctl.export import VariableNames, escape_literal, export_state, layout_files, schema_url
+from apimctl.export import (
+    escape_literal,
+    export_state,
+    layout_files,
+    schema_url,
+    service_file_names,
+    variable_names,
+)
 from apimctl.live import from_raw
 from apimctl.manifests.variables import substitute
 
 
 def test_variable_names_are_deterministic_and_never_collide() -> None:
-    names = VariableNames()
-    first = names.name("A-B", "Forecast", "BACKEND_SECRET")
-    again = names.name("A-B", "Forecast", "BACKEND_SECRET")
-    other = names.name("A B", "Forecast", "BACKEND_SECRET")
-    assert first == again == "A_B_FORECAST_BACKEND_SECRET"
-    assert other == "A_B_FORECAST_BACKEND_SECRET_2"
-    assert names.name("2024 API", "ü", "BACKEND_SECRET") == "_2024_API_BACKEND_SECRET"
+    plain = ("Weather", "Forecast", "BACKEND_SECRET")
+    a, b = ("A-B", "Forecast", "BACKEND_SECRET"), ("A B", "Forecast", "BACKEND_SECRET")
+    names = variable_names([plain, a, b, a])
+    assert names[plain] == "WEATHER_FORECAST_BACKEND_SECRET"
+    assert names[a] != names[b]
+    assert names[a].startswith("A_B_FORECAST_BACKEND_SECRET_")
+    assert names[b].startswith("A_B_FORECAST_BACKEND_SECRET_")
+    assert variable_names([("2024 API", "Ünïcode ☃", "BACKEND_SECRET")]) == {
+        ("2024 API", "Ünïcode ☃", "BACKEND_SECRET"): "_2024_API_UNICODE_BACKEND_SECRET"}
+    assert variable_names([("天气", "x", "BACKEND_SECRET")])[("天气", "x", "BACKEND_SECRET")] == "X_BACKEND_SECRET"
+
+
+def test_variable_names_do_not_move_when_another_service_appears() -> None:
+    """A variable keeps naming the same endpoint: a newcomer whose name folds alike must not
+    take over the variable (and so the secret value) of an existing endpoint."""
+    first, newcomer = ("a-b", "Forecast", "BACKEND_SECRET"), ("A B", "Forecast", "BACKEND_SECRET")
+    third = ("A:B", "Forecast", "BACKEND_SECRET")
+    before = variable_names([first, newcomer])
+    after = variable_names([newcomer, first, third])
+    assert before[first] == after[first] and before[newcomer] == after[newcomer]
+    assert len(set(after.values())) == 3
+    for order in ([first, newcomer, third], [third, newcomer, first]):
+        assert variable_names(order) == after
 
 
 @given(st.text(alphabet=st.sampled_from("${}ab:-_\n"), max_size=30))
@@ -33,12 +57,35 @@ def test_escaped_strings_survive_substitution(text: str) -> None:
 
 
 def test_per_service_file_names_do_not_collide() -> None:
-    docs = {"services": [{"name": "A B"}, {"name": "a-b"}, {"name": "***"}], "roles": ["R"]}
-    names = [f.name for f in layout_files(docs, "per-service")]
-    assert names == ["roles.yaml", "service-a-b-2.yaml", "service-a-b.yaml", "service-unnamed.yaml"]
+    docs = {"services": [{"name": "A B"}, {"name": "a-b"}, {"name": "***"}, {"name": "Ünïcode ☃"},
+                         {"name": "a/b"}, {"name": "天气"}, {"name": "${HOME} api"}], "roles": ["R"]}
+    files = layout_files(docs, "per-service")
+    names = [f.name for f in files]
+    assert len(set(names)) == len(names) == 8
+    assert "roles.yaml" in names and "service-unicode.yaml" in names
+    assert "service-home-api.yaml" in names
+    assert all(re.fullmatch(r"[a-z0-9.-]+", n) for n in names)
+    # names that slug alike each get a suffix of their own; nothing slugs to a bare "service-"
+    assert sorted(n for n in names if n.startswith("service-a-b")) == sorted(
+        service_file_names(["A B", "a-b", "a/b"]).values())
+    assert all(n.startswith("service-a-b-") for n in names if n.startswith("service-a-b"))
+    by_service = {yaml.safe_load(f.text)["services"][0]["name"]: f.name for f in files
+                  if f.name.startswith("service-")}
+    assert by_service["${HOME} api"] == "service-home-api.yaml"
     single = layout_files(docs, "single")
     assert [f.name for f in single] == ["apimctl.yaml"]
     assert single[0].text.startswith(f"# yaml-language-server: $schema={schema_url()}\n")
+
+
+def test_per_service_file_names_are_stable_when_services_come_and_go() -> None:
+    """A file always holds the same service: a colliding newcomer never takes an existing
+    service's file (git would show one service's history in another's file)."""
+    before = service_file_names(["a-b", "Weather"])
+    after = service_file_names(["A B", "a-b", "Weather", "a b"])
+    assert before["Weather"] == after["Weather"] == "service-weather.yaml"
+    assert after["a-b"] not in {after["A B"], after["a b"]}
+    assert service_file_names(["a b", "A B", "a-b"]) == {n: after[n] for n in ("a b", "A B", "a-b")}
+    assert service_file_names(["x" * 300])["x" * 300] == f"service-{'x' * 60}.yaml"
 
 
 def _raw() -> dict[str, list[dict[str, Any]]]:
@@ -122,3 +169,24 @@ def test_fields_the_manifests_cannot_hold_are_dropped_and_reported() -> None:
     assert "vendorExtension" not in result.files[0].text
     assert "stringsToTrimFromApiKey" not in result.files[0].text
     assert export_state(from_raw(_raw())).dropped == []
+
+
+@given(st.text(alphabet=st.sampled_from("ab :#-'\"\n\t ${}é☃\u2028\u2029\x85\r\\|>"), max_size=25),
+       st.text(alphabet=st.sampled_from("ab :#-'\"\n ${}é\\"), min_size=1, max_size=12))
+@settings(max_examples=150, deadline=None)
+def test_any_text_reads_back_exactly(description: str, name: str) -> None:
+    """Whatever text the area holds (newlines, quotes, ``${``, YAML punctuation, other line
+    breaks), the exported manifest reads back, through the manifest loader, to the same text."""
+    import tempfile
+    from pathlib import Path
+
+    from apimctl.manifests import load_manifests
+
+    text = export_state(from_raw({"role": [{"id": "r", "name": name, "description": description}]}))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "roles.yaml"
+        path.write_text(text.files[0].text, encoding="utf-8")
+        roles = load_manifests([str(path)], [], env={}).doc["roles"]
+    role = roles[0] if isinstance(roles[0], dict) else {"name": roles[0]}
+    assert role["name"] == name
+    assert role.get("description", "") == description

@@ -11,7 +11,9 @@ The Markdown form is meant for an issue body and stays under ``limit`` character
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections.abc import Callable
 
 import click
@@ -60,6 +62,11 @@ def _field_texts(diff: Difference, redactor: Redactor) -> list[tuple[str, str, s
             for line in field_lines(diff.step, redactor)]
 
 
+def _objects_differ(report: DriftReport) -> str:
+    count = len(report.differences)
+    return f"{plural(count, 'object')} {'differs' if count == 1 else 'differ'}"
+
+
 def _counts(report: DriftReport) -> str:
     actions = [d.step.action for d in report.differences]
     parts = [f"{actions.count('update')} changed", f"{actions.count('delete')} added outside git",
@@ -74,8 +81,7 @@ def _text(report: DriftReport, redactor: Redactor, color: bool = False) -> str:
     lines: list[str] = []
     where = f" in {safe_target(report.target)}" if report.target else ""
     if report.drifted:
-        lines += [f"Drift{where}: {plural(len(report.differences), 'object')} "
-                  "differ from the manifests.", ""]
+        lines += [f"Drift{where}: {_objects_differ(report)} from the manifests.", ""]
     for diff in report.differences:
         step = diff.step
         line = f"{SYMBOL[step.action]} {step.kind} \"{redactor.text(step.key)}\": {diff.what}"
@@ -152,35 +158,57 @@ def _cell(text: str, width: int = 200) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _name(text: str) -> str:
+    """An object name as Markdown text: it may hold ``<``, ``*``, ``_``, ``[``... which must
+    show as written rather than open an HTML tag, a ``<details>`` block or emphasis."""
+    return re.sub(r"([*_\[\]~])", r"\\\1", _cell(html.escape(text, quote=False)))
+
+
+def _html(text: str, width: int = 200) -> str:
+    """Text inside an HTML element (``<summary>``), where Markdown is not interpreted."""
+    text = text.replace("\n", " ")
+    return html.escape(text if len(text) <= width else text[: width - 1] + "…", quote=False)
+
+
 def _markdown(report: DriftReport, redactor: Redactor, limit: int) -> str:
+    """Summary table, then per-object details while they fit in ``limit`` characters; with
+    thousands of differences the table itself is cut, so the whole stays under the limit
+    (an issue body holds at most 65,536 characters)."""
     where = f" in `{_cell(safe_target(report.target))}`" if report.target else ""
-    head: list[str] = []
-    if report.drifted:
-        head += [f"### Drift{where}: {plural(len(report.differences), 'object')} differ from git",
-                 "", f"{_counts(report)}.", "",
-                 "| | Object | What | Last change |", "|---|---|---|---|"]
-        for diff in report.differences:
-            step = diff.step
-            head.append(f"| {SYMBOL[step.action]} | `{_cell(step.kind)}` {_cell(redactor.text(step.key))} "
-                        f"| {diff.what} | {_cell(redactor.text(_who(diff)))} |")
-        head.append("")
-    else:
-        head += [f"### No drift{where}", "", "The area matches the manifests.", ""]
     tail = _md_tail(report)
-    budget = limit - len("\n".join(head)) - len(tail) - 200
+    if not report.drifted:
+        return "\n".join([f"### No drift{where}", "", "The area matches the manifests.", "", tail])
+    head = [f"### Drift{where}: {_objects_differ(report)} from git", "", f"{_counts(report)}.", "",
+            "| | Object | What | Last change |", "|---|---|---|---|"]
+    budget = limit - len("\n".join(head)) - len(tail) - 400
+    listed: list[Difference] = []
+    for diff in report.differences:
+        step = diff.step
+        row = (f"| {SYMBOL[step.action]} | `{_cell(step.kind)}` {_name(redactor.text(step.key))} "
+               f"| {diff.what} | {_name(redactor.text(_who(diff)))} |")
+        if len(row) + 1 > budget:
+            break
+        head.append(row)
+        listed.append(diff)
+        budget -= len(row) + 1
+    head.append("")
     blocks: list[str] = []
-    left = list(report.differences)
-    while left:
-        block = _md_details(left[0], redactor)
+    shown = 0
+    for diff in listed:
+        block = _md_details(diff, redactor)
         if len(block) + 1 > budget:
             break
         if block:
             blocks.append(block)
         budget -= len(block) + 1
-        left.pop(0)
-    if left:
-        blocks.append(f"… and {plural(len(left), 'more object')} (details cut to stay short; "
+        shown += 1
+    unlisted = len(report.differences) - len(listed)
+    if unlisted:
+        blocks.append(f"… and {plural(unlisted, 'more object')} not listed (cut to stay short; "
                       "run `apimctl drift` for all of them).\n")
+    elif shown < len(listed):
+        blocks.append(f"… details of {plural(len(listed) - shown, 'more object')} cut to stay "
+                      "short; run `apimctl drift` for all of them.\n")
     return "\n".join([*head, *blocks, tail])
 
 
@@ -190,7 +218,7 @@ def _md_details(diff: Difference, redactor: Redactor) -> str:
     if not rows:
         return ""
     lines = [f"<details><summary>{SYMBOL[step.action]} {_cell(step.kind)} "
-             f"{_cell(redactor.text(step.key))} ({plural(len(rows), 'field')})</summary>", "",
+             f"{_html(redactor.text(step.key))} ({plural(len(rows), 'field')})</summary>", "",
              "| Field | Git | Live |", "|---|---|---|"]
     lines += [f"| `{_cell(p)}` | `{_cell(g)}` | `{_cell(v)}` |" for p, g, v in rows]
     lines += ["", "</details>", ""]
@@ -208,7 +236,7 @@ def _md_tail(report: DriftReport) -> str:
         lines.append(f"{plural(len(report.ignored), 'ignored difference')} found.")
         lines.append("")
     if report.unmanaged:
-        names = ", ".join(f"`{_cell(u.kind)}` {_cell(u.key)}" for u in report.unmanaged[:50])
+        names = ", ".join(f"`{_cell(u.kind)}` {_name(u.key)}" for u in report.unmanaged[:50])
         more = f" and {len(report.unmanaged) - 50} more" if len(report.unmanaged) > 50 else ""
         lines += [f"Unmanaged (not in git, left alone): {names}{more}", ""]
     return "\n".join(lines)
