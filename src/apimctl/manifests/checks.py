@@ -4,15 +4,17 @@ Called by the pipeline once every object has passed (or failed) the schema. The 
 written defensively: an object that failed the schema is still looked at where its shape
 allows, and never causes an exception. What is checked: identities unique in their list and
 ids unique per kind; ``previousNames`` consistent; references resolve (an endpoint's error
-set, role names, plan entitlements, maintenance-event endpoints); ``requestPathAlias`` plus
+set, role names, plan entitlements, maintenance-event endpoints; names inside a nested list the
+manifests omit, which is left alone on the live side, are not checked); ``requestPathAlias`` plus
 public domain unique in the area; endpoint host names under a declared domain (a warning when
 the manifests do not manage domains); API-key versus OAuth rules; maintenance windows that
-end after they start; secrets written as literals (a warning).
+end after they start; secrets written as literals or with a literal default (a warning).
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -127,14 +129,20 @@ def _names(items: Any, field: str = "name") -> dict[str, int]:
     return out
 
 
+_MAX_OTHERS = 5
+
+
 def _report_duplicates(ctx: Context, seen: Mapping[Any, list[JsonPath]], describe: Callable[[Any], str]) -> None:
     """Every occurrence of a duplicated key gets a problem naming the other places."""
     for key, paths in seen.items():
         if len(paths) < 2:
             continue
         for path in paths:
-            others = ", ".join(str(ctx.where(p)) for p in paths if p != path)
-            ctx.error(path, f"{describe(key)}: also at {others}")
+            # a name repeated a thousand times lists a few places, not a thousand each
+            others = [str(ctx.where(p)) for p in itertools.islice((p for p in paths if p != path), _MAX_OTHERS)]
+            if len(paths) - 1 > _MAX_OTHERS:
+                others.append(f"and {len(paths) - 1 - _MAX_OTHERS} more")
+            ctx.error(path, f"{describe(key)}: also at {', '.join(others)}")
 
 
 # --- identities, ids, previous names ----------------------------------------------------------
@@ -250,15 +258,23 @@ def _entitlements(ctx: Context) -> None:
                     _entitled_endpoint(ctx, services, name, ref, (*path, "endpoints", e))
 
 
+def _manages(obj: dict[str, Any] | None, key: str) -> bool:
+    """Whether ``obj`` declares the nested list ``key``; an omitted one is left alone, so the live
+    area may hold objects the manifests do not show, and names in it cannot be checked offline."""
+    return obj is not None and isinstance(obj.get(key), list)
+
+
 def _entitled_endpoint(ctx: Context, services: dict[str, dict[str, Any]], service: str, ref: Any,
                        path: JsonPath) -> None:
     name = identity(ref, "name")
-    if name is None:
+    if name is None or not _manages(services.get(service), "endpoints"):
         return
     endpoint = _endpoint_of(services, service, name)
     if endpoint is None:
         ctx.error(path if isinstance(ref, str) else (*path, "name"),
                   f"unknown endpoint '{service}/{name}'; declare it under the service's endpoints")
+        return
+    if not _manages(endpoint, "methods"):
         return
     methods = _names(endpoint.get("methods"))
     for m, method in _strings(ref.get("methods") if isinstance(ref, dict) else None):
@@ -279,7 +295,7 @@ def _maintenance_events(ctx: Context) -> None:
             seen.setdefault((service, name), []).append((*path, "endpoints", e))
             if service not in services:
                 ctx.error((*path, "endpoints", e, "service"), f"unknown service '{service}'; declare it under services")
-            elif _endpoint_of(services, service, name) is None:
+            elif _manages(services[service], "endpoints") and _endpoint_of(services, service, name) is None:
                 ctx.error((*path, "endpoints", e, "endpoint"), f"unknown endpoint '{service}/{name}'")
         _report_duplicates(ctx, seen, lambda k: f"endpoint '{k[0]}/{k[1]}' is listed twice")
 
@@ -388,9 +404,16 @@ def secret_paths(doc: dict[str, Any]) -> Iterator[JsonPath]:
                 yield (*base, "systemDomainAuthentication", "password")
 
 
+_LITERAL_DEFAULT = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:-[^}]")
+
+
 def _secrets(ctx: Context) -> None:
     for path in secret_paths(ctx.doc):
         value = _get(ctx.doc, path)
-        if isinstance(value, str) and value and path not in ctx.refs:
+        raw = ctx.refs.get(path)
+        if isinstance(value, str) and value and raw is None:
             ctx.warning(path, "secret written as a literal value; write it as ${ENV_VAR} so it stays "
                               "out of version control")
+        elif raw is not None and _LITERAL_DEFAULT.search(raw):
+            ctx.warning(path, "secret has a literal default in ${NAME:-default}; leave the default empty "
+                              "(${NAME:-}) so the value stays out of version control")

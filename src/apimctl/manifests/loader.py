@@ -3,9 +3,10 @@
 Called by :mod:`apimctl.manifests.pipeline` for the base paths and for each ``--overlay``
 directory. The YAML is read from libyaml's event stream (``CSafeLoader`` when available) and
 built into plain Python values here, so that every key and list item gets its source
-position, duplicate keys are caught, nesting depth and alias expansion are bounded (a YAML
-"billion laughs" document is refused, deep nesting never reaches a C recursion), and
-``${VAR}`` references are substituted where the string was written. Timestamps stay strings.
+position, duplicate keys are caught, nesting depth, alias expansion and the number of entries
+are bounded (a YAML "billion laughs" document is refused, deep nesting never reaches a C
+recursion), and ``${VAR}`` references are substituted where the string was written.
+Timestamps stay strings; files are UTF-8 (a UTF-16 file is named as such).
 
 Each list under a top-level kind key (``services``, ``packages``, ...) is split into
 :class:`Item` values with positions relative to the item, so merging files never rewrites
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +33,10 @@ LIST_KINDS = ("services", "packages", "roles", "domains", "scheduledMaintenanceE
 TOP_LEVEL_KEYS = (*LIST_KINDS, "settings")
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_DEPTH = 64
+# Entries (list items and mapping keys) one file may hold. A 20 MB file of real manifests has
+# under a million; the bound keeps a file of tiny entries (``[r,r,r,...]``) from taking
+# gigabytes of memory and minutes of checking.
+MAX_ENTRIES = 2_000_000
 MANIFEST_SUFFIXES = (".yaml", ".yml")
 
 _Loader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -59,6 +65,23 @@ class Item:
     value: Any
     positions: dict[JsonPath, Position] = field(default_factory=dict)
     refs: dict[JsonPath, str] = field(default_factory=dict)
+    # an unquoted ``${VAR}`` that took its YAML type (8080 -> integer): path -> substituted text,
+    # so a field the schema types as string gets the text back (``version: ${VERSION}``)
+    typed: dict[JsonPath, str] = field(default_factory=dict)
+    # paths whose value an overlay wrote -> the path as written in that overlay file
+    shown: dict[JsonPath, JsonPath] = field(default_factory=dict)
+
+    def display(self, rel: JsonPath) -> JsonPath:
+        """The full path of ``rel`` as the user wrote it in the file its position points into:
+        the index in the item's own file, or the overlay file's indices for overlaid values."""
+        if self.shown:
+            placed = rel
+            while placed and placed not in self.positions:
+                placed = placed[:-1]
+            over = self.shown.get(placed)
+            if over is not None:
+                return (*over, *rel[len(placed):])
+        return (self.kind, self.index, *rel)
 
 
 @dataclass
@@ -139,6 +162,8 @@ def read_file(src: SourceFile, env: Mapping[str, str], problems: Problems) -> li
         where = Position(src.display, mark.line + 1, mark.column + 1) if mark else Position(src.display, 1, 1)
         if mark and 0 <= mark.index < len(text) and text[mark.index] == "\t":
             detail += " (a tab: YAML is indented with spaces)"
+        elif mark and _unquoted_reference_in_flow(text, mark.index):
+            detail += " (inside [...] or {...}, quote a value that holds ${...})"
         problems.error(where, "", f"invalid YAML: {detail}")
         return None
     except yaml.YAMLError as exc:  # reader errors (control characters) carry an offset only
@@ -149,18 +174,34 @@ def read_file(src: SourceFile, env: Mapping[str, str], problems: Problems) -> li
         reader.dispose()
 
 
+_PLAIN_REFERENCE = re.compile(r"[\[{,:]\s*\$\{")  # a ${ that starts a plain (unquoted) value
+
+
+def _unquoted_reference_in_flow(text: str, index: int) -> bool:
+    """Whether the lines up to the error hold a ``${`` after a ``[`` or ``{`` (YAML ends a plain
+    value in a flow collection at ``{``, ``}`` or ``,``: ``{password: ${PW}}`` does not parse)."""
+    start = text.rfind("\n", 0, max(0, text.rfind("\n", 0, index))) + 1
+    window = text[start:index + 1]
+    opener = max(window.find("{"), window.find("["))
+    return opener >= 0 and _PLAIN_REFERENCE.search(window, opener) is not None
+
+
 def _read_text(src: SourceFile, problems: Problems) -> str | None:
     where = Position(src.display, 0, 0)
     try:
         size = os.path.getsize(src.path)
         if size > MAX_FILE_BYTES:
-            problems.error(where, "", f"file is {size / 1e6:.1f} MB, larger than the "
+            problems.error(where, "", f"file is {size / (1024 * 1024):.1f} MB, larger than the "
                            f"{MAX_FILE_BYTES // (1024 * 1024)} MB limit for one manifest file; split it")
             return None
         with open(src.path, "rb") as fh:
             data = fh.read()
     except OSError as exc:
         problems.error(where, "", f"cannot read file: {exc.strerror}")
+        return None
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        problems.error(Position(src.display, 1, 1), "", "UTF-16 text (as some Windows editors and shells "
+                       "write it); manifests must be UTF-8 encoded: save the file as UTF-8")
         return None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -207,9 +248,11 @@ class _EventReader:
         self.loader = _Loader(text)
         self.budget = max(100_000, len(text))  # nodes that aliases may add
         self.nodes = 0
+        self.entries = 0  # list items and mapping keys read so far
         self.anchors: dict[str, _Anchor] = {}
         self.prefix: JsonPath = ()
         self.counters: dict[str, int] = {}
+        self.item: Item | None = None  # the top-level object being read
 
     def dispose(self) -> None:
         self.loader.dispose()
@@ -267,13 +310,16 @@ class _EventReader:
         items = doc.items.setdefault(kind, [])
         while not isinstance(self.loader.peek_event(), yaml.SequenceEndEvent):
             ev = self.next()
+            self.entries += 1
+            if self.entries > MAX_ENTRIES:
+                self.too_many(ev, (kind, self.counters.get(kind, 0)))
             index = self.counters.get(kind, 0)
             self.counters[kind] = index + 1
             item = Item(kind, self.file, index, None)
             item.positions[()] = self.pos(ev.start_mark)
-            self.prefix = (kind, index)
+            self.prefix, self.item = (kind, index), item
             item.value = self.value(ev, (), item.positions, item.refs, 2)
-            self.prefix = ()
+            self.prefix, self.item = (), None
             items.append(item)
             values.append(item.value)
         self.next()  # SequenceEnd
@@ -361,6 +407,9 @@ class _EventReader:
             if kind is _SEQ_END:
                 return out
             path = (*rel, len(out))
+            self.entries += 1
+            if self.entries > MAX_ENTRIES:
+                self.too_many(item, path)
             mark = item.start_mark
             positions[path] = Position(file, mark.line + 1, mark.column + 1)
             if kind is _SCALAR and not item.anchor:
@@ -384,10 +433,18 @@ class _EventReader:
                 self.bad_key(kev, rel)
                 continue
             key = kev.value
+            self.entries += 1
+            if self.entries > MAX_ENTRIES:
+                self.too_many(kev, (*rel, key))
             if key == "<<" and kev.tag is None and kev.implicit[0]:
                 sub_pos: dict[JsonPath, Position] = {}
                 sub_refs: dict[JsonPath, str] = {}
-                merges.append((self.value(get(), (), sub_pos, sub_refs, depth + 1), sub_pos, sub_refs))
+                saved_prefix, self.prefix = self.prefix, self.prefix + rel  # merged keys land at rel
+                try:
+                    merged = self.value(get(), (), sub_pos, sub_refs, depth + 1)
+                finally:
+                    self.prefix = saved_prefix
+                merges.append((merged, sub_pos, sub_refs))
                 continue
             mark = kev.start_mark
             path = (*rel, key)
@@ -410,6 +467,11 @@ class _EventReader:
         for merged, sub_pos, sub_refs in merges:
             self.merge(out, merged, sub_pos, sub_refs, rel, positions, refs, self.pos(kev.start_mark))
         return out
+
+    def too_many(self, ev: Any, rel: JsonPath) -> None:
+        self.error(self.pos(ev.start_mark), rel, f"more than {MAX_ENTRIES:,} list items and mapping keys "
+                   "in one file; split it into several files")
+        raise _Abort
 
     def bad_key(self, ev: Any, rel: JsonPath) -> None:
         self.error(self.pos(ev.start_mark), rel, "mapping keys must be plain text, not a list, mapping or alias")
@@ -491,6 +553,8 @@ class _EventReader:
             # an unquoted ``${PORT}`` takes the type its value has in YAML (8080 -> integer)
             tag = _resolve(result.text)  # an empty value stays "", it does not become null
             if tag in (_INT, _FLOAT, _BOOL):
+                if self.item is not None:
+                    self.item.typed[(*self.prefix, *rel)[2:]] = result.text
                 return self.construct(tag, yaml.ScalarEvent(None, tag, (True, False), result.text,
                                                             ev.start_mark, ev.end_mark), rel)
         return result.text

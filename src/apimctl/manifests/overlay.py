@@ -67,11 +67,13 @@ class _Merger:
         if isinstance(self.over.value, dict):
             if not isinstance(self.base.value, dict):
                 self.base.value = {field: self.base.value}
-            self.value(self.base.value, self.over.value, (), ())
+            self.value(self.base.value, self.over.value, (), (), field)
 
-    def value(self, base: Any, over: Any, base_rel: JsonPath, over_rel: JsonPath) -> Any:
+    def value(self, base: Any, over: Any, base_rel: JsonPath, over_rel: JsonPath, ident: str | None = None) -> Any:
         if isinstance(base, dict) and isinstance(over, dict):
             for key, value in over.items():
+                if key == ident and base.get(key) == value:
+                    continue  # the identity only says which object; it stays located in the base
                 b_sub, o_sub = (*base_rel, key), (*over_rel, key)
                 if key in base:
                     self.note(b_sub, o_sub)
@@ -96,28 +98,29 @@ class _Merger:
                 self.problems.error(where, format_path((self.over.kind, self.over.index, *over_rel, j)),
                                     f"overlay names {what}, which the base manifests do not declare")
                 continue
-            self.note((*base_rel, i), (*over_rel, j))
             if isinstance(item, dict):
                 if not isinstance(base[i], dict):
                     base[i] = {field: base[i]}
-                base[i] = self.value(base[i], item, (*base_rel, i), (*over_rel, j))
+                base[i] = self.value(base[i], item, (*base_rel, i), (*over_rel, j), field)
         return base
 
     def note(self, base_rel: JsonPath, over_rel: JsonPath) -> None:
         where = self.over.positions.get(over_rel)
         if where is not None:
             self.base.positions[base_rel] = where
+            self.base.shown[base_rel] = (self.over.kind, self.over.index, *over_rel)
 
     def replace(self, base_rel: JsonPath, over_rel: JsonPath, value: Any) -> Any:
         """``value`` replaces the base's value at ``base_rel``: swap the position tables too."""
         n, m = len(base_rel), len(over_rel)
-        for table in (self.base.positions, self.base.refs):
+        for table in (self.base.positions, self.base.refs, self.base.shown):
             for path in [p for p in table if p[:n] == base_rel and len(p) > n]:
                 del table[path]
         self.base.refs.pop(base_rel, None)
         for path, pos in self.over.positions.items():
             if path[:m] == over_rel:
                 self.base.positions[base_rel + path[m:]] = pos
+                self.base.shown[base_rel + path[m:]] = (self.over.kind, self.over.index, *path)
         for path, raw in self.over.refs.items():
             if path[:m] == over_rel:
                 self.base.refs[base_rel + path[m:]] = raw

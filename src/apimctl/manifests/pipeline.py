@@ -129,13 +129,16 @@ def _read(paths: Sequence[str], env: Mapping[str, str], problems: Problems,
             continue
         for doc in read:
             checker().check_document(doc, problems)
+            for items in doc.items.values():
+                for item in items:
+                    checker().retype(item)
         docs.extend(read)
     return merge_documents(docs, problems), complete
 
 
 def _assemble(base: Merged) -> tuple[dict[str, Any], dict[JsonPath, Position], dict[JsonPath, str], Any]:
     """One document with merged indices, its position and reference tables, and a function
-    that shows a merged path with the index its object has in its own file."""
+    that shows a merged path with the indices it has in the file its position points into."""
     doc: dict[str, Any] = {}
     positions: dict[JsonPath, Position] = {}
     refs: dict[JsonPath, str] = {}
@@ -162,7 +165,7 @@ def _assemble(base: Merged) -> tuple[dict[str, Any], dict[JsonPath, Position], d
         if len(path) >= 2 and isinstance(path[1], int) and str(path[0]) in origins:
             kind_items = origins[str(path[0])]
             if 0 <= path[1] < len(kind_items):
-                return format_path((path[0], kind_items[path[1]].index, *path[2:]))
+                return format_path(kind_items[path[1]].display(path[2:]))
         return format_path(path)
 
     return doc, positions, refs, display

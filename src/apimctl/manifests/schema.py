@@ -22,6 +22,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import ValidationError
 
+from apimctl.kinds import KINDS, NESTED_COMPUTED_FIELDS
 from apimctl.manifests.loader import LIST_KINDS, Document, Item
 from apimctl.manifests.model import JsonPath, Position, Problems, format_path
 
@@ -31,6 +32,8 @@ except ImportError:  # pragma: no cover - a dependency, but validation works wit
     fastjsonschema = None  # type: ignore[assignment]
 
 _DRAFT7 = "http://json-schema.org/draft-07/schema#"
+# fields the platform computes (an object copied from an API response carries them)
+_COMPUTED = frozenset().union(*(k.computed for k in KINDS), NESTED_COMPUTED_FIELDS) - {"id"}
 
 PATTERN_MESSAGES = {
     "T\\d{2}": "must be an ISO 8601 datetime with a time zone, e.g. \"2026-12-01T02:00:00Z\"",
@@ -82,8 +85,75 @@ class SchemaChecker:
         for path, message in self.kinds[item.kind].problems(item.value):
             valid = False
             where = _where(item.positions, path, Position(item.file, 0, 0))
-            problems.error(where, format_path((item.kind, item.index, *path)), message)
+            problems.error(where, format_path(item.display(path)), message)
         return valid
+
+    def retype(self, item: Item) -> None:
+        """Give an unquoted ``${VAR}`` its substituted text back where the schema wants a string.
+
+        The loader types ``qpsLimitOverall: ${QPS}`` as YAML would (``10`` -> integer); a string
+        field written the same way (``version: ${VERSION}``, a secret of digits) stays a string.
+        """
+        root = self.kinds[item.kind].schema
+        for path, text in item.typed.items():
+            if "string" not in _types_at(root, path):
+                continue
+            if not _typed(_lookup(item.value, path)):
+                continue  # a merge key's value that the mapping overrides
+            if not path:
+                item.value = text
+                continue
+            parent = _lookup(item.value, path[:-1])
+            if isinstance(parent, dict | list):
+                _assign(parent, path[-1], text)
+
+
+def _types_at(root: dict[str, Any], path: JsonPath) -> set[str]:
+    """The JSON types the schema ``root`` allows at ``path`` (empty when it does not say)."""
+    schemas = _branches(root, root)
+    for part in path:
+        found: list[Any] = []
+        for schema in schemas:
+            if isinstance(part, int):
+                sub = schema.get("items")
+            else:
+                sub = schema.get("properties", {}).get(part, schema.get("additionalProperties"))
+            if isinstance(sub, dict):
+                found += _branches(sub, root)
+        schemas = found
+    return {t for schema in schemas for t in _types(schema)}
+
+
+def _branches(schema: Any, root: dict[str, Any]) -> list[dict[str, Any]]:
+    """``schema`` with its ``$ref`` resolved and its ``anyOf``/``oneOf`` branches listed."""
+    schema = _resolve(schema, root)
+    if not isinstance(schema, dict):
+        return []
+    out = [schema]
+    for key in ("anyOf", "oneOf"):
+        for branch in schema.get(key, []):
+            out += _branches(branch, root)
+    return out
+
+
+def _typed(value: Any) -> bool:
+    return isinstance(value, bool | int | float)
+
+
+def _assign(container: Any, key: str | int, value: Any) -> None:
+    container[key] = value
+
+
+def _lookup(value: Any, path: JsonPath) -> Any:
+    """The value at ``path`` in ``value``, or ``None``."""
+    for part in path:
+        if isinstance(value, dict) and isinstance(part, str):
+            value = value.get(part)
+        elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
+            value = value[part]
+        else:
+            return None
+    return value
 
 
 def _where(positions: dict[JsonPath, Position], path: JsonPath, default: Position) -> Position:
@@ -172,6 +242,8 @@ def _type_matches(instance: Any, schema: Any) -> bool:
 
 
 def _unknown_field(key: str, known: list[str]) -> str:
+    if key in _COMPUTED and key not in known:
+        return f"'{key}' is set by the platform and cannot be written; remove it"
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     hint = f" (did you mean '{close[0]}'?)" if close else ""
     return f"unknown field '{key}'{hint}"

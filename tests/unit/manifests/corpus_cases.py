@@ -271,6 +271,11 @@ CASES: list[Case] = [
                                                         "        systemDomainAuthentication: {type: httpBasic, username: u, password: pw}\n")},
          ['m.yaml:10:9: services[0].endpoints[0].systemDomainCredentialSecret: warning: secret written as a literal value; write it as ${ENV_VAR} so it stays out of version control',
          'm.yaml:11:68: services[0].endpoints[0].systemDomainAuthentication.password: warning: secret written as a literal value; write it as ${ENV_VAR} so it stays out of version control']),
+    Case("secret-literal-default", {"m.yaml": DOMAINS + service("        systemDomainCredentialSecret: ${S:-hunter2}\n"
+                                                                "        systemDomainAuthentication: {type: httpBasic, "
+                                                                "password: '${P:-}'}\n")},
+         ["m.yaml:10:9: services[0].endpoints[0].systemDomainCredentialSecret: warning: secret has a literal default "
+          "in ${NAME:-default}; leave the default empty (${NAME:-}) so the value stays out of version control"]),
     Case("missing-secret-variable", {"m.yaml": DOMAINS + service("        systemDomainCredentialSecret: ${BACKEND_SECRET}\n")},
          ['m.yaml:10:39: services[0].endpoints[0].systemDomainCredentialSecret: environment variable BACKEND_SECRET is not set (write ${BACKEND_SECRET:-default} to give a default)']),
     # --- overlays ---------------------------------------------------------------------------------------
@@ -289,4 +294,51 @@ CASES: list[Case] = [
          overlays=["prod"]),
     Case("overlay-bad-yaml", {"m.yaml": DOMAINS + SERVICE, "prod/o.yaml": "services: [\n"},
          ["prod/o.yaml:2:1: invalid YAML: did not find expected node content"], overlays=["prod"]),
+    # an overlaid value is shown with the indices it has in the overlay file, not in the base
+    Case("overlay-path-in-overlay-file", {"a.yaml": DOMAINS + SERVICE,
+                                          "b.yaml": "services:\n  - name: Climate\n    errorSets: [{name: E}]\n"
+                                          "    endpoints:\n" + ENDPOINT.replace("/v2/", "/c/")
+                                          + ENDPOINT.replace("Forecast", "Alerts").replace("/v2/forecast", "/c/alerts"),
+                                          "prod/o.yaml": "services:\n  - name: Weather\n    description: prod\n"
+                                          "  - name: Climate\n    endpoints:\n      - name: Alerts\n"
+                                          "        errorSet: Nope\n        cors: {maxAge: -5}\n"},
+         ["prod/o.yaml:7:9: services[1].endpoints[0].errorSet: unknown error set 'Nope' (this service declares: E)",
+          "prod/o.yaml:8:16: services[1].endpoints[0].cors.maxAge: must be at least 0 (got -5)"],
+         paths=["a.yaml", "b.yaml"], overlays=["prod"]),
+    # the overlay's name only selects the object: a duplicate stays reported where the base wrote it
+    Case("overlay-duplicate-stays-in-base", {"a.yaml": "roles: [{name: Ops}]\n", "b.yaml": "roles: [{name: Ops}]\n",
+                                             "prod/o.yaml": "roles:\n  - {name: Ops, description: prod}\n"},
+         ["a.yaml:1:10: roles[0].name: duplicate role 'Ops': also at b.yaml:1:10",
+          "b.yaml:1:10: roles[0].name: duplicate role 'Ops': also at a.yaml:1:10"],
+         paths=["a.yaml", "b.yaml"], overlays=["prod"]),
+    # an omitted nested list is left alone (live objects may be there): its names are not checked
+    Case("references-into-unmanaged-lists", {"m.yaml": DOMAINS + "services:\n  - name: Legacy\n" + SERVICE[10:]
+                                             + "packages:\n  - name: P\n    plans:\n      - name: Gold\n"
+                                             "        services:\n          - {name: Legacy, endpoints: [Old]}\n"
+                                             "          - name: Weather\n"
+                                             "            endpoints: [{name: Forecast, methods: [getForecast]}]\n"
+                                             "scheduledMaintenanceEvents:\n  - name: W\n"
+                                             "    startDateTime: '2026-12-01T02:00:00Z'\n"
+                                             "    endDateTime: '2026-12-01T04:00:00Z'\n"
+                                             "    endpoints: [{service: Legacy, endpoint: Old}, {service: Weather, endpoint: Old}]\n"},
+         ["m.yaml:23:70: scheduledMaintenanceEvents[0].endpoints[1].endpoint: unknown endpoint 'Weather/Old'"]),
+    Case("computed-fields-from-an-api-response", {"m.yaml": DOMAINS + service(
+        "        scheduledMaintenanceEvent: null\n",
+        "    revisionNumber: 3\n    errorSets:\n      - {name: E, errorMessages: [{id: ERR_400_BAD_REQUEST, code: 400}]}\n")},
+         ["m.yaml:4:5: services[0].revisionNumber: 'revisionNumber' is set by the platform and cannot be written; remove it",
+          "m.yaml:6:61: services[0].errorSets[0].errorMessages[0].code: 'code' is set by the platform and cannot be "
+          "written; remove it",
+          "m.yaml:13:9: services[0].endpoints[0].scheduledMaintenanceEvent: 'scheduledMaintenanceEvent' is set by the "
+          "platform and cannot be written; remove it"]),
+    Case("utf16-file", {"m.yaml": "services:\n  - name: Weather\n".encode("utf-16")},
+         ["m.yaml:1:1: UTF-16 text (as some Windows editors and shells write it); manifests must be UTF-8 "
+          "encoded: save the file as UTF-8"]),
+    Case("unquoted-reference-in-flow", {"m.yaml": DOMAINS + service("        systemDomainAuthentication: "
+                                                                    "{type: httpBasic, password: ${PW}}\n")},
+         ["m.yaml:10:66: invalid YAML: did not find expected ',' or '}' (inside [...] or {...}, quote a value "
+          "that holds ${...})"], env={"PW": "pw"}),
+    Case("emailTemplateSetId-null-is-valid", {"m.yaml": "packages:\n  - name: P\n    plans:\n"
+                                              "      - {name: Gold, emailTemplateSetId: null}\n"
+                                              "      - {name: Silver, emailTemplateSetId: '7'}\n"},
+         ["m.yaml:5:24: packages[0].plans[1].emailTemplateSetId: must be integer or null"]),
 ]

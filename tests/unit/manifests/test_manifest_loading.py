@@ -14,6 +14,7 @@ from apimctl.manifests import (
     Position,
     is_secret_path,
     load_manifests,
+    loader,
     validate,
     validate_paths,
 )
@@ -204,7 +205,7 @@ def test_fifty_megabyte_file_is_refused_quickly(workdir) -> None:
         fh.truncate(50 * 1024 * 1024)
     problems = validate_paths(["big.yaml"], env={})
     assert [str(p) for p in problems] == [
-        "big.yaml: file is 52.4 MB, larger than the 20 MB limit for one manifest file; split it"]
+        "big.yaml: file is 50.0 MB, larger than the 20 MB limit for one manifest file; split it"]
 
 
 def test_large_flat_file_is_fine(workdir) -> None:
@@ -259,3 +260,53 @@ def test_overlay_values_are_validated(workdir) -> None:
     assert [str(p) for p in validate_paths(["m.yaml"], overlays=["prod"], env={})] == [
         "prod/o.yaml:5:42: services[0].endpoints[0].systemDomains[0]: db.internal is not under any declared "
         "domain (declared: example.com, example.net)"]
+
+
+def test_unquoted_variable_in_a_string_field_stays_a_string(workdir) -> None:
+    workdir({"m.yaml": DOMAINS + "roles:\n  - ${ROLE}\n" + SERVICE.replace(
+        "    endpoints:", "    version: ${VERSION}\n    qpsLimitOverall: ${QPS}\n    roles:\n      - ${ROLE}\n    endpoints:")
+        + "        systemDomainCredentialSecret: ${SECRET}\n        errorSet: ${SET}\n"
+        + "        processor: {preInputs: {retries: '3'}}\n        cors:\n          maxAge: ${AGE}\n"
+        + "          domainsAllowed:\n            - ${ORIGIN}\n"})
+    env = {"VERSION": "2", "QPS": "10", "ROLE": "42", "SECRET": "12345678", "SET": "null", "AGE": "true",
+           "ORIGIN": "1.5"}
+    result = validate(["m.yaml"], env=env)
+    assert [str(p) for p in result.problems] == [
+        "m.yaml:20:11: services[0].endpoints[0].cors.maxAge: must be integer"]
+    env["AGE"] = "60"
+    manifest = load_manifests(["m.yaml"], env=env)
+    service = manifest.doc["services"][0]
+    endpoint = service["endpoints"][0]
+    assert manifest.doc["roles"] == [{"name": "42"}]
+    assert (service["version"], service["qpsLimitOverall"], service["roles"]) == ("2", 10, ["42"])
+    assert endpoint["systemDomainCredentialSecret"] == "12345678"
+    assert endpoint["cors"] == {"maxAge": 60, "domainsAllowed": ["1.5"]}
+    assert manifest.secret_refs == {("services", 0, "endpoints", 0, "systemDomainCredentialSecret"): "${SECRET}"}
+
+
+def test_file_with_too_many_entries_is_refused(workdir, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(loader, "MAX_ENTRIES", 1000)
+    workdir({"m.yaml": "roles: [" + ", ".join(["r"] * 400) + "]\nservices:\n  - name: S\n    roles: ["
+             + ", ".join(["r"] * 700) + "]\n"})
+    assert [str(p) for p in validate_paths(["m.yaml"], env={})] == [
+        "m.yaml:4:1804: services[0].roles[597]: more than 1,000 list items and mapping keys in one file; "
+        "split it into several files"]
+
+
+def test_a_name_repeated_many_times_lists_a_few_other_places(workdir) -> None:
+    workdir({"m.yaml": "roles: [" + ", ".join(["r"] * 2000) + "]\n"})
+    problems = validate_paths(["m.yaml"], env={})
+    assert len(problems) == 2000
+    assert str(problems[0]) == ("m.yaml:1:9: roles[0]: duplicate role 'r': also at m.yaml:1:12, m.yaml:1:15, "
+                                "m.yaml:1:18, m.yaml:1:21, m.yaml:1:24, and 1994 more")
+
+
+def test_variables_in_merge_keys_keep_their_place(workdir) -> None:
+    workdir({"m.yaml": DOMAINS + SERVICE.replace("    endpoints:", "    version: x\n    <<:\n      version: ${V}\n"
+                                                 "      description: ${V}\n    endpoints:")
+             + "        <<:\n          name: ${V}\n          connectionTimeoutForSystemDomainRequest: ${T}\n"})
+    manifest = load_manifests(["m.yaml"], env={"V": "42", "T": "5"})
+    service = manifest.doc["services"][0]
+    assert (service["name"], service["version"], service["description"]) == ("Weather", "x", "42")
+    assert service["endpoints"][0]["name"] == "Forecast"
+    assert service["endpoints"][0]["connectionTimeoutForSystemDomainRequest"] == 5

@@ -177,3 +177,31 @@ def test_structural_mutations_never_raise(doc: dict[str, Any], data: st.DataObje
         else:
             del parent[path[-1]]
     run(yaml.safe_dump(doc, allow_unicode=True))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=manifests(), data=st.data())
+def test_overlay_mutations_never_raise_and_stay_located(doc: dict[str, Any], data: st.DataObject) -> None:
+    overlay = yaml.safe_load(yaml.safe_dump(doc))
+    for _ in range(data.draw(st.integers(1, 3))):
+        paths = [p for p in _paths(overlay) if len(p) > 1]
+        if not paths:
+            break
+        path = data.draw(st.sampled_from(paths))
+        parent = overlay
+        for part in path[:-1]:
+            parent = parent[part]
+        if data.draw(st.booleans()):
+            parent[path[-1]] = data.draw(any_json)
+        else:
+            del parent[path[-1]]
+    with tempfile.TemporaryDirectory() as tmp:
+        os.mkdir(os.path.join(tmp, "prod"))
+        for name, content in (("m.yaml", doc), (os.path.join("prod", "o.yaml"), overlay)):
+            with open(os.path.join(tmp, name), "w", encoding="utf-8") as fh:
+                fh.write(yaml.safe_dump(content, allow_unicode=True))
+        result = validate([os.path.join(tmp, "m.yaml")], [os.path.join(tmp, "prod")], env={})
+    for problem in result.problems:
+        assert problem.file.startswith(tmp) and problem.message, problem
+        assert problem.line >= 1 or problem.message.startswith(FILE_LEVEL), problem
+    assert (result.manifest is not None) == result.valid
