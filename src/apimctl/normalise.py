@@ -271,13 +271,22 @@ class _Normaliser:
         return value
 
 
+def _defaults(kind: Kind, doc: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The defaults ``doc`` is compared with. An OAuth endpoint has no API-key locations
+    (SUPPLEMENT §4 forbids them with ``requestAuthenticationType: oauth``), so the platform
+    stores ``[]`` rather than the usual ``["request-parameters"]``."""
+    if kind.name == "endpoint" and doc.get("requestAuthenticationType") == "oauth":
+        return {**kind.defaults, "apiKeyValueLocations": []}
+    return kind.defaults
+
+
 def normalise(kind: Kind, doc: Mapping[str, Any], ctx: Context | None = None) -> dict[str, Any]:
     """The comparable form of ``doc`` (an object of ``kind`` in manifest shape).
 
     Child kinds (a service's ``endpoints`` and ``errorSets``, a package's ``plans``) are not
     part of the result: they are compared as objects of their own.
     """
-    out = _Normaliser(kind, ctx or Context()).object("", doc, kind.defaults)
+    out = _Normaliser(kind, ctx or Context()).object("", doc, _defaults(kind, doc))
     if kind.fold_case and isinstance(out.get(kind.identity), str):
         out[kind.identity] = kind.identity_of(out[kind.identity])
     return out

@@ -86,3 +86,11 @@ def test_datetime_renderings_agree(when: dt.datetime) -> None:
     z = when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
     plus = when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}+0000"
     assert canonical_datetime(z) == canonical_datetime(plus)
+
+
+def test_oauth_endpoints_default_to_no_api_key_locations() -> None:
+    ep = kinds.get("endpoint")
+    oauth = {"name": "Token", "requestAuthenticationType": "oauth", "oauthGrantTypes": ["password"]}
+    assert normalise(ep, oauth)["apiKeyValueLocations"] == normalise(ep, {**oauth, "apiKeyValueLocations": []})[
+        "apiKeyValueLocations"]
+    assert normalise(ep, {"name": "Key"})["apiKeyValueLocations"] != normalise(ep, oauth)["apiKeyValueLocations"]
