@@ -155,9 +155,12 @@ CASES: list[Case] = [
          ['m.yaml:2:20: settings.prune.services: must be boolean or array',
          "m.yaml:2:33: settings.prune.members: unknown field 'members'"]),
     Case("ignore-target", {"m.yaml": DOMAINS + "settings:\n  ignore:\n    - {target: 'widget:Weather', reason: x}\n"},
-         ["m.yaml:4:8: settings.ignore[0].target: must be KIND:KEY or KIND:KEY:FIELD, KIND one of service, "
+         ["m.yaml:4:8: settings.ignore[0].target: must be KIND:KEY:FIELD_PATH, KIND one of service, "
           "endpoint, errorSet, package, plan, role, domain, maintenanceEvent (got \"widget:Weather\")"]),
-    Case("ignore-without-reason", {"m.yaml": DOMAINS + "settings:\n  ignore:\n    - {target: 'service:Weather'}\n"},
+    Case("ignore-target-without-field", {"m.yaml": DOMAINS + "settings:\n  ignore:\n    - {target: 'role:R', reason: x}\n"},
+         ["m.yaml:4:8: settings.ignore[0].target: must be KIND:KEY:FIELD_PATH, KIND one of service, "
+          "endpoint, errorSet, package, plan, role, domain, maintenanceEvent (got \"role:R\")"]),
+    Case("ignore-without-reason", {"m.yaml": DOMAINS + "settings:\n  ignore:\n    - {target: 'service:Weather:description'}\n"},
          ["m.yaml:4:7: settings.ignore[0]: missing required field 'reason'"]),
     Case("sda-type", {"m.yaml": DOMAINS + service("        systemDomainAuthentication: {type: digest}\n")},
          ['m.yaml:10:38: services[0].endpoints[0].systemDomainAuthentication.type: must be one of: httpBasic, clientSslCert (got "digest")']),

@@ -237,7 +237,7 @@ settings:
 
 def test_overlay_merges_by_identity(workdir) -> None:
     workdir({"base/m.yaml": DOMAINS + SERVICE + "        cors: {allDomainsEnabled: false, maxAge: 60}\n"
-             + "settings: {prune: false, ignore: [{target: 'service:Weather', reason: r}]}\n",
+             + "settings: {prune: false, ignore: [{target: 'service:Weather:description', reason: r}]}\n",
              "base/prod/o.yaml": OVERLAY})
     manifest = load_manifests(["base"], overlays=["base/prod"], env={})
     service = manifest.doc["services"][0]
@@ -247,7 +247,7 @@ def test_overlay_merges_by_identity(workdir) -> None:
     assert endpoint["cors"] == {"allDomainsEnabled": False, "maxAge": 5}  # mappings are merged
     assert endpoint["requestPathAlias"] == "/v2/forecast"
     assert manifest.doc["settings"]["prune"] == {"services": True}
-    assert manifest.doc["settings"]["ignore"] == [{"target": "service:Weather", "reason": "r"}]
+    assert manifest.doc["settings"]["ignore"] == [{"target": "service:Weather:description", "reason": "r"}]
     assert manifest.where(("services", 0, "endpoints", 0, "cors", "maxAge")) == Position("base/prod/o.yaml", 7, 16)
     assert manifest.where(("services", 0, "endpoints", 0, "publicDomains", 0)) == Position("base/prod/o.yaml", 6, 25)
     assert manifest.where(("services", 0, "endpoints", 0, "cors", "allDomainsEnabled")) == Position("base/m.yaml", 10, 16)
