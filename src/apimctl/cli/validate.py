@@ -7,10 +7,13 @@ not. The work is :func:`apimctl.manifests.validate`; this module only parses and
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from apimctl.cli.common import EXIT_ERROR, EXIT_OK, manifest_options
 from apimctl.manifests import validate
+from apimctl.manifests.variables import LenientEnv
 from apimctl.render.problems import FORMATS, render, summary
 
 
@@ -18,14 +21,19 @@ from apimctl.render.problems import FORMATS, render, summary
 @manifest_options
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text: file:line:col: path: message; json: for tools; github: Actions annotations.")
-def command(paths: tuple[str, ...], overlays: tuple[str, ...], fmt: str) -> int:
+@click.option("--allow-missing-vars", is_flag=True,
+              help="An unset ${VAR} is a warning, not an error (for pre-commit and machines "
+                   "without the secrets); plan and apply still need every value.")
+def command(paths: tuple[str, ...], overlays: tuple[str, ...], fmt: str,
+            allow_missing_vars: bool) -> int:
     """Check manifests offline: YAML, schema, references. No network is used.
 
     PATH is a manifest file or a directory (every *.yaml/*.yml directly inside it).
     """
     if not paths:
         raise click.UsageError("give at least one PATH (a manifest file or a directory)")
-    result = validate(paths, overlays)
+    env = LenientEnv(os.environ) if allow_missing_vars else None
+    result = validate(paths, overlays, env)
     output = render(result.problems, fmt, files=len(result.files), objects=result.objects)
     if output:
         click.echo(output, nl=False)

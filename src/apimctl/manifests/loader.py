@@ -549,6 +549,8 @@ class _EventReader:
             refs[rel] = ev.value
         for offset, message in result.problems:
             self.error(self.offset_pos(ev, offset), rel, message)
+        for offset, message in result.warnings:
+            self.problems.warning(self.offset_pos(ev, offset), format_path(self.prefix + rel), message)
         if result.whole and not ev.style and not result.problems:  # plain style: None or ''
             # an unquoted ``${PORT}`` takes the type its value has in YAML (8080 -> integer)
             tag = _resolve(result.text)  # an empty value stays "", it does not become null

@@ -23,6 +23,13 @@ class Substitution:
     uses_variables: bool = False
     whole: bool = False  # the string is exactly one ``${...}`` reference
     problems: list[tuple[int, str]] = field(default_factory=list)
+    warnings: list[tuple[int, str]] = field(default_factory=list)
+
+
+class LenientEnv(dict[str, str]):
+    """An environment in which an unset variable is a warning, not an error: its reference
+    is left in place. For offline checks (``validate --allow-missing-vars``, pre-commit) on a
+    machine that does not hold the secrets; plan and apply always need every value."""
 
 
 def substitute(raw: str, env: Mapping[str, str]) -> Substitution:
@@ -63,5 +70,8 @@ def _resolve(inner: str, token: str, offset: int, env: Mapping[str, str], result
         return value
     if default is not None:
         return default
+    if isinstance(env, LenientEnv):
+        result.warnings.append((offset, f"environment variable {name} is not set (checked with its reference in place)"))
+        return token
     result.problems.append((offset, f"environment variable {name} is not set (write ${{{name}:-default}} to give a default)"))
     return token

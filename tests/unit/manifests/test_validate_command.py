@@ -104,3 +104,14 @@ def test_renderers_escape_and_count() -> None:
     assert render_text(Problem("d", 0, 0, "", "no files")) == "d: no files"
     assert summary([problem], files=1, objects=3) == "valid: 1 file, 3 objects, 1 warning"
     assert summary([], files=0, objects=0) == "valid: 0 files, 0 objects"
+
+
+def test_allow_missing_vars_turns_unset_variables_into_warnings(workdir, monkeypatch) -> None:
+    monkeypatch.delenv("UNSET_BACKEND_SECRET", raising=False)
+    workdir({"m.yaml": DOMAINS + SERVICE + "        systemDomainCredentialSecret: ${UNSET_BACKEND_SECRET}\n"})
+    code, out, _ = invoke("validate", "m.yaml")
+    assert code == 1 and "environment variable UNSET_BACKEND_SECRET is not set" in out
+    code, out, err = invoke("validate", "--allow-missing-vars", "m.yaml")
+    assert code == 0 and err == "valid: 1 file, 4 objects, 1 warning\n"
+    assert out == ("m.yaml:10:39: services[0].endpoints[0].systemDomainCredentialSecret: warning: environment "
+                   "variable UNSET_BACKEND_SECRET is not set (checked with its reference in place)\n")
