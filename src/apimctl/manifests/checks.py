@@ -254,7 +254,8 @@ def _entitlements(ctx: Context) -> None:
                 if name not in services:
                     ctx.error((*path, "name"), f"unknown service '{name}'; declare it under services")
                     continue
-                for e, ref in enumerate(entitled.get("endpoints") or []):
+                refs = entitled.get("endpoints")
+                for e, ref in enumerate(refs if isinstance(refs, list) else []):  # else: a schema error
                     _entitled_endpoint(ctx, services, name, ref, (*path, "endpoints", e))
 
 

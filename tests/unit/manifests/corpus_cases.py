@@ -168,6 +168,9 @@ CASES: list[Case] = [
                                                              "      oauth: {accessTokenTTL: 10}\n")},
          ["m.yaml:5:15: services[0].securityProfile.oauth.accessTokenTTL: unknown field 'accessTokenTTL' "
           "(did you mean 'accessTokenTtl'?)"]),
+    Case("plan-service-endpoints-not-a-list", {"m.yaml": DOMAINS + SERVICE + "packages:\n  - name: P\n    plans:\n      - name: Gold\n"
+                                               "        services: [{name: Weather, endpoints: true}]\n"},
+         ["m.yaml:14:36: packages[0].plans[0].services[0].endpoints: must be array"]),
     Case("plan-endpoint-object", {"m.yaml": "packages:\n  - name: P\n    plans:\n      - name: Gold\n"
                                   "        services: [{name: W, endpoints: [{name: E, methods: get}]}]\n"},
          ["m.yaml:5:21: packages[0].plans[0].services[0].name: unknown service 'W'; declare it under services",

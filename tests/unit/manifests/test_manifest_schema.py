@@ -62,10 +62,12 @@ def test_specification_enums() -> None:
     assert defs["package"]["properties"]["notifyDeveloperPeriod"]["enum"] == ["minute", "hour", "day", "week", "month"]
     assert len(defs["errorMessage"]["properties"]["id"]["enum"]) == 23
     assert defs["systemDomainAuthentication"]["properties"]["type"]["enum"] == ["httpBasic", "clientSslCert"]
-    # every kind except domains and error messages can be pinned and renamed
-    for kind in ("service", "endpoint", "errorSet", "package", "plan", "roleObject", "maintenanceEvent", "method"):
+    # every kind except domains can be pinned and renamed; methods and response filters are
+    # matched by name inside their endpoint (a renamed one is deleted and created again)
+    for kind in ("service", "endpoint", "errorSet", "package", "plan", "roleObject", "maintenanceEvent"):
         assert {"id", "previousNames"} <= set(defs[kind]["properties"]), kind
-    assert "id" not in defs["domainObject"]["properties"]
+    for kind in ("domainObject", "method", "responseFilter"):
+        assert not {"id", "previousNames"} & set(defs[kind]["properties"]), kind
 
 
 json_values = st.recursive(
