@@ -91,8 +91,9 @@ class Receiver:
         self._changed = threading.Condition()
         self.app = Starlette(routes=[Route(base_path + "/{rest:path}", self._handle, methods=["GET", "POST", "PUT", "DELETE"])])
 
-    def answer(self, event: str, reply: Reply) -> None:
-        self.replies[event] = reply
+    def answer(self, event: str, reply: Reply, obj: str | None = None) -> None:
+        """Answer ``event`` with ``reply`` (only for calls about ``obj``, when given)."""
+        self.replies[event if obj is None else f"{obj}:{event}"] = reply
 
     async def _handle(self, request: Request) -> Response:
         body = await request.body()
@@ -106,7 +107,8 @@ class Receiver:
         with self._changed:
             self.calls.append(received)
             self._changed.notify_all()
-        reply = self.replies.get(received.event, self.default)
+        obj = received.path.split("/")[2] if received.path.count("/") >= 2 else ""
+        reply = self.replies.get(f"{obj}:{received.event}") or self.replies.get(received.event, self.default)
         if reply.delay:
             await asyncio.sleep(reply.delay)
         return Response(reply.content(), status_code=reply.status, media_type="application/json")

@@ -96,7 +96,7 @@ def test_serve_builds_its_config_and_announces_the_dev_token(monkeypatch: pytest
     from apimctl.cli import serve
 
     seen: dict[str, Any] = {}
-    monkeypatch.setattr("uvicorn.run", lambda app, **kw: seen.update(kw, app=app))
+    monkeypatch.setattr(serve, "_run", lambda app, host, port: seen.update(host=host, port=port, app=app))
     runner = CliRunner()
     result = runner.invoke(serve.command, ["--db", str(tmp_path / "x.db"), "--port", "0", "--auto-approve-domains"])
     assert result.exit_code == 0, result.output

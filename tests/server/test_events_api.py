@@ -370,3 +370,110 @@ def test_event_log_needs_operator_token(http: httpx.Client, api: Api, receiver: 
         assert isinstance(entry["duration_ms"], float)
     assert entries[0]["txn"] == entries[1]["txn"]
     assert len(event_log(http, limit="1")) == 1
+
+
+# --- objects created inside their owner's body ----------------------------------------------
+
+
+def nested_member_body(package: dict[str, Any]) -> dict[str, Any]:
+    key = {"package": {"id": package["id"]}, "plan": {"id": package["plans"][0]["id"]}}
+    return member_body("dev2", applications=[{"name": "Nested App", "username": "dev2", "packageKeys": [key]}])
+
+
+def test_nested_creates_fire_their_own_events(api: Api, receiver: Receiver, package: dict[str, Any]) -> None:
+    receiver.clear()
+    receiver.answer("pre-create", proceed_with_changes({"description": "from CRM"}), obj="application")
+    member = api.create("/members", nested_member_body(package))
+    [app] = api.list(f"/members/{member['id']}/applications", {"fields": "id,name,description"})
+    [key] = api.list(f"/applications/{app['id']}/packageKeys")
+    assert app["description"] == "from CRM"
+    calls = receiver.wait_for(6)
+    assert [(c.path.split("/")[2], c.event) for c in calls] == [
+        ("member", "pre-create"), ("application", "pre-create"), ("key", "pre-create"),
+        ("member", "post-create"), ("application", "post-create"), ("key", "post-create")]
+    by_obj = {(c.path.split("/")[2], c.event): c for c in calls}
+    check_call(by_obj["application", "pre-create"], "POST", "application", "pre-create")
+    check_call(by_obj["key", "pre-create"], "POST", "key", "pre-create")
+    check_call(by_obj["application", "post-create"], "PUT", "application", "post-create", app["id"])
+    check_call(by_obj["key", "post-create"], "PUT", "key", "post-create", key["id"])
+    txns = {obj: by_obj[obj, "pre-create"].txn for obj in ("member", "application", "key")}
+    assert len(set(txns.values())) == 3  # one change each
+    for obj, txn in txns.items():
+        assert by_obj[obj, "post-create"].txn == txn
+    app_pre, key_pre = by_obj["application", "pre-create"].json(), by_obj["key", "pre-create"].json()
+    assert set(app_pre) == APPLICATION_FIELDS and app_pre["member"]["username"] == "dev2"
+    assert set(key_pre) == KEY_FIELDS and key_pre["application"]["name"] == "Nested App"
+    # the values the pre event was shown are the values saved
+    assert key_pre["apikey"] == key["apikey"] and key_pre["secret"] == key["secret"]
+    assert by_obj["application", "post-create"].json()["description"] == "from CRM"
+
+
+def test_nested_create_vetoed_leaves_nothing(api: Api, receiver: Receiver, package: dict[str, Any]) -> None:
+    receiver.clear()
+    receiver.answer("pre-create", stop("no keys today", {"field": "status", "message": "closed"}), obj="key")
+    items = validation_items(api.post("/members", nested_member_body(package)))
+    assert items == [{"property": "status", "message": "closed"}]
+    assert api.list("/members") == []
+    assert api.list("/applications") == [] and api.list("/packageKeys") == []
+    assert [c.event for c in receiver.wait_for(3)] == ["pre-create"] * 3
+    receiver.answer("pre-create", PROCEED, obj="key")
+    api.create("/members", nested_member_body(package))  # the username was not taken
+
+
+def test_key_pre_create_shows_the_saved_values(api: Api, receiver: Receiver, member: dict[str, Any],
+                                               package: dict[str, Any]) -> None:
+    app = api.create(f"/members/{member['id']}/applications", {"name": "Weather App", "username": "dev1"})
+    receiver.clear()
+    key = api.create(f"/applications/{app['id']}/packageKeys", {"package": {"id": package["id"]}})
+    pre, post = receiver.wait_for(2)
+    assert pre.json()["apikey"] == post.json()["apikey"] == key["apikey"]
+    assert pre.json()["secret"] == post.json()["secret"] == key["secret"]
+
+
+def test_deleting_a_member_fires_the_deletes_of_what_goes_with_it(
+    api: Api, receiver: Receiver, package: dict[str, Any]
+) -> None:
+    member = api.create("/members", nested_member_body(package))
+    [app] = api.list("/applications")
+    [key] = api.list("/packageKeys")
+    receiver.clear()
+    receiver.answer("pre-delete", stop("key in use"), obj="key")
+    assert validation_items(api.delete(f"/members/{member['id']}")) == [{"property": "", "message": "key in use"}]
+    assert api.fetch(f"/packageKeys/{key['id']}")["id"] == key["id"]  # nothing deleted
+    receiver.answer("pre-delete", PROCEED, obj="key")
+    receiver.clear()
+    assert_deleted(api.delete(f"/members/{member['id']}"))
+    calls = receiver.wait_for(6)
+    assert [(c.method, c.path.split("/")[2], c.event) for c in calls] == [
+        ("DELETE", "member", "pre-delete"), ("DELETE", "application", "pre-delete"), ("DELETE", "key", "pre-delete"),
+        ("DELETE", "member", "post-delete"), ("DELETE", "application", "post-delete"), ("DELETE", "key", "post-delete")]
+    check_call(calls[1], "DELETE", "application", "pre-delete", app["id"])
+    check_call(calls[5], "DELETE", "key", "post-delete", key["id"])
+    assert calls[1].txn == calls[4].txn and calls[2].txn == calls[5].txn != calls[1].txn
+    assert api.list("/applications") == [] and api.list("/packageKeys") == []
+
+
+def test_writes_the_server_refuses_anyway_reach_no_receiver(api: Api, receiver: Receiver,
+                                                            member: dict[str, Any]) -> None:
+    receiver.clear()
+    assert validation_items(api.post("/members", {"username": "incomplete"}))  # required fields missing
+    assert validation_items(api.post("/members", member_body("dev1")))  # duplicate username
+    assert validation_items(api.put(f"/members/{member['id']}", {"email": 42}))  # wrong type
+    app_body = {"name": "App", "username": "dev1", "packageKeys": [{"plan": {"id": "no-such-plan"}}]}
+    assert validation_items(api.post(f"/members/{member['id']}/applications", app_body))
+    api.update(f"/members/{member['id']}", {"phone": "1"})  # a valid write still calls out
+    assert [c.event for c in receiver.wait_for(2)] == ["pre-update", "post-update"]
+
+
+def test_key_pre_update_shows_the_plan_it_moves_to(api: Api, receiver: Receiver, member: dict[str, Any]) -> None:
+    package = api.create("/packages", {"name": "Two plans", "plans": [{"name": "A"}, {"name": "B", "qpsLimitCeiling": 3}]},
+                         {"fields": "id,plans"})
+    plan_a, plan_b = (p["id"] for p in package["plans"])
+    app = api.create(f"/members/{member['id']}/applications", {"name": "Weather App", "username": "dev1"})
+    key = api.create(f"/applications/{app['id']}/packageKeys", {"plan": {"id": plan_a}})
+    receiver.clear()
+    api.update(f"/packageKeys/{key['id']}", {"plan": {"id": plan_b}})
+    pre, post = receiver.wait_for(2)
+    for call in (pre, post):
+        assert call.json()["service_key"] == plan_b
+        assert {"source": "plan", "ceiling": 3, "period": "second"} in call.json()["limits"]

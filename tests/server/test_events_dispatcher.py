@@ -171,10 +171,13 @@ def test_key_payload_shape() -> None:
     assert payload["service"]["service_key"] == "pl1" == payload["service_key"]
     assert set(payload["service"]) == {"service_key", "updated", "created", "name", "limits"}
     assert payload["limits"] == [
-        {"source": "key", "ceiling": 2, "period": "second"},
         {"source": "plan", "ceiling": 5000, "period": "day"},
+        {"source": "key", "ceiling": 2, "period": "second"},
     ]
     assert payload["username"] == "jane@example.org"
+    # exempt flags take a limit away, as in the key's ``limits`` field
+    exempt = key_payload({**KEY, "qpsLimitExempt": True}, APP, MEMBER, PACKAGE, {**PLAN, "rateLimitExempt": True})
+    assert exempt["limits"] == [] and exempt["qps_limit_exempt"] is True
 
 
 def test_apply_changes_to_camel_case() -> None:
@@ -391,3 +394,19 @@ def test_event_log_endpoint(receiver: Receiver, dispatcher: EventDispatcher) -> 
         assert client.get("/operator/events", params={"area": "nope"}).json() == []
         bad = client.get("/operator/events", params={"limit": "x"})
         assert bad.status_code == 400 and bad.json()[0]["property"] == "limit"
+
+
+def test_load_config_names_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "events.yaml"
+    path.write_text("areas:\n  a1:\n    url: ftp://x\n    events:\n      member: [pre-create, pre-explode]\n")
+    with pytest.raises(ApimctlError) as info:
+        load_events_config(str(path))
+    lines = str(info.value).splitlines()
+    assert any(line.startswith(f"{path}:3:10: areas.a1.url:") for line in lines), lines
+    assert any(line.startswith(f"{path}:5:28: areas.a1.events.member.1:") for line in lines), lines
+
+
+def test_load_config_empty_file_means_no_triggers(tmp_path: Path) -> None:
+    path = tmp_path / "events.yaml"
+    path.write_text("# nothing configured yet\n")
+    assert EventDispatcher(load_events_config(str(path))).areas == {}

@@ -472,3 +472,70 @@ def test_application_fetch_filter_is_exact(api: Api, application: dict[str, Any]
     assert api.fetch(path, {"filter": "name:Weather App"})["id"] == application["id"]
     resp = api.get(path, {"filter": "name:Weather"})
     assert resp.status_code == 404 or resp.json() == [], describe(resp)
+
+
+# maximum keys per developer (plan maxNumKeysAllowed) -------------------------------------------
+
+
+@pytest.fixture
+def small_plans(api: Api) -> dict[str, Any]:
+    return api.create(
+        "/packages",
+        {"name": "Small", "plans": [{"name": "Two", "maxNumKeysAllowed": 2}, {"name": "Five"}]},
+        {"fields": "id,name,plans"},
+    )
+
+
+def test_max_keys_per_member_and_plan(api: Api, member: dict[str, Any], small_plans: dict[str, Any]) -> None:
+    first = api.create(f"/members/{member['id']}/applications", {"name": "First", "username": "dev1"})
+    second = api.create(f"/members/{member['id']}/applications", {"name": "Second", "username": "dev1"})
+    make_key(api, first["id"], small_plans, "Two")
+    make_key(api, second["id"], small_plans, "Two")  # counted over all of the member's applications
+    items = assert_invalid(api.post(f"/applications/{first['id']}/packageKeys",
+                                    {"plan": {"id": plan_of(small_plans, "Two")}}), "plan.id")
+    assert "maxNumKeysAllowed is 2" in items[0]["message"]
+    assert len(api.list("/packageKeys")) == 2
+    # another plan, and another member, have their own allowance
+    spare = make_key(api, first["id"], small_plans, "Five")
+    other = api.create("/members", member_body("dev2"))
+    theirs = api.create(f"/members/{other['id']}/applications", {"name": "Theirs", "username": "dev2"})
+    make_key(api, theirs["id"], small_plans, "Two")
+    # moving a key into a plan whose allowance is used up is refused too
+    assert_invalid(api.put(f"/packageKeys/{spare['id']}", {"plan": {"id": plan_of(small_plans, "Two")}}), "plan.id")
+    assert api.fetch(f"/packageKeys/{spare['id']}")["plan"]["name"] == "Five"
+
+
+def test_lowered_maximum_keeps_existing_keys_editable(
+    api: Api, application: dict[str, Any], small_plans: dict[str, Any]
+) -> None:
+    keys = [make_key(api, application["id"], small_plans, "Five") for _ in range(3)]
+    pid, plan_id = small_plans["id"], plan_of(small_plans, "Five")
+    api.update(f"/packages/{pid}/plans/{plan_id}", {"maxNumKeysAllowed": 1})
+    assert api.update(f"/packageKeys/{keys[0]['id']}", {"status": "waiting"})["status"] == "waiting"
+    assert_invalid(api.post(f"/applications/{application['id']}/packageKeys", {"plan": {"id": plan_id}}))
+
+
+def test_max_keys_counts_keys_created_in_the_same_body(
+    api: Api, member: dict[str, Any], small_plans: dict[str, Any]
+) -> None:
+    key = {"plan": {"id": plan_of(small_plans, "Two")}}
+    body = {"name": "Greedy", "username": "dev1", "packageKeys": [key, key, key]}
+    assert_invalid(api.post(f"/members/{member['id']}/applications", body), "packageKeys[2].plan.id")
+    assert api.list("/applications") == [] and api.list("/packageKeys") == []
+
+
+# search isPackaged ------------------------------------------------------------------------------
+
+
+def test_search_is_packaged(api: Api, member: dict[str, Any], package: dict[str, Any]) -> None:
+    with_key = api.create(f"/members/{member['id']}/applications", {"name": "Keyed", "username": "dev1"})
+    api.create(f"/members/{member['id']}/applications", {"name": "Bare", "username": "dev1"})
+    key = make_key(api, with_key["id"], package)
+    assert [a["name"] for a in api.list("/applications", {"search": "isPackaged:true"})] == ["Keyed"]
+    assert [a["name"] for a in api.list("/applications", {"search": "isPackaged:false"})] == ["Bare"]
+    assert [a["name"] for a in api.list("/applications", {"search": "isPackaged:true,name:Bare"})] == []
+    keys = api.list(f"/applications/{with_key['id']}/packageKeys", {"search": "isPackaged:true"})
+    assert [k["id"] for k in keys] == [key["id"]]
+    got = api.fetch(f"/applications/{with_key['id']}", {"fields": "id,isPackaged"})
+    assert got == {"id": with_key["id"], "isPackaged": True}
+    assert "isPackaged" not in api.fetch(f"/applications/{with_key['id']}")  # Exp

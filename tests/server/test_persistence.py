@@ -163,3 +163,39 @@ def test_concurrent_writes_on_a_real_server(tmp_path: Path) -> None:
         assert api.get("/roles").headers["X-Total-Count"] == "31"
         got = api.fetch(f"/services/{sid}", {"fields": "revisionNumber"})
         assert got["revisionNumber"] == 21
+
+
+def run_serve(*args: str) -> subprocess.CompletedProcess[str]:
+    """`apimctl serve` expected to stop at once (a start-up error)."""
+    cmd = [sys.executable, "-m", "apimctl", "serve", "--host", "127.0.0.1", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+
+
+def test_the_documented_invocation(tmp_path: Path) -> None:
+    """`apimctl serve --host --port --db --token --auto-approve-domains --object-responses`, then
+    the README's read of services with their endpoints."""
+    args = ("--token", f"{TOKEN}={AREA}", "--auto-approve-domains", "--object-responses")
+    with serve_process(tmp_path / "area.db", *args) as (_, base), httpx.Client(base_url=base, timeout=10) as http:
+        api = Api(http, TOKEN)
+        domain = api.post("/domains", {"domain": "example.com"}).json()
+        assert domain["status"] == "active"
+        service = api.post("/services", {"name": "Weather", "endpoints": [endpoint_body("Forecast", "/f", backend="b.example.com")]}).json()
+        resp = http.get("/v3/rest/services", params={"fields": "id,name,endpoints"},
+                        headers={"Authorization": f"Bearer {TOKEN}"})
+        assert resp.status_code == 200 and resp.headers["X-Total-Count"] == "1"
+        [got] = resp.json()
+        assert got["id"] == service["id"] and [e["name"] for e in got["endpoints"]] == ["Forecast"]
+
+
+def test_start_up_errors_are_clean(tmp_path: Path) -> None:
+    with serve_process(tmp_path / "server.db") as (_, base):
+        busy = run_serve("--port", base.rsplit(":", 1)[1], "--db", str(tmp_path / "other.db"))
+    assert busy.returncode == 1 and "cannot listen on 127.0.0.1:" in busy.stderr, busy.stderr
+    not_a_file = run_serve("--port", "0", "--db", str(tmp_path))
+    assert not_a_file.returncode == 1 and "cannot open the database" in not_a_file.stderr
+    events = tmp_path / "events.yaml"
+    events.write_text("areas:\n  a1:\n    url: http://127.0.0.1:9/hooks\n    encoding: xml\n")
+    bad = run_serve("--port", "0", "--db", str(tmp_path / "x.db"), "--events-config", str(events))
+    assert bad.returncode == 1 and f"{events}:4:15: areas.a1.encoding:" in bad.stderr, bad.stderr
+    for result in (busy, not_a_file, bad):
+        assert "Traceback" not in result.stderr + result.stdout

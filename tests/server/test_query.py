@@ -15,6 +15,7 @@ from spec_helpers import (
     describe,
     endpoint_body,
     make_service,
+    member_body,
     serve,
     with_domains,
 )
@@ -302,3 +303,29 @@ def test_filter_on_nested_singleton_of_a_child_collection(api: Api, services: li
     assert [e["name"] for e in got] == ["Forecast"]
     got = api.list("/services", {"filter": "endpoints.cors.maxAge:60"})
     assert [s["name"] for s in got] == ["Weather"]
+
+
+# paging without filter or sort reads the page only (same answers as the general path) ------------
+
+
+def test_unsorted_pages_match_the_sorted_general_path(api: Api) -> None:
+    made = [make_service(api, f"S{i:02d}")["id"] for i in range(7)]
+    fields = {"fields": "id,name,endpoints.*"}
+    pages = [api.get("/services", {"limit": "3", "offset": str(k), **fields}) for k in (0, 3, 6, 9)]
+    assert [p.headers["X-Total-Count"] for p in pages] == ["7"] * 4
+    assert [s["id"] for p in pages for s in p.json()] == made  # creation order, item offsets
+    by_filter = api.list("/services", {"filter": "name:S", "limit": "3", "offset": "3", **fields})
+    assert by_filter == pages[1].json()
+    indented = api.get("/services", {"limit": "3", "indent": "true", **fields})
+    assert "\n" in indented.text and indented.json() == pages[0].json()
+    head = api.head("/services", {"limit": "3"})
+    assert head.status_code == 200 and head.content == b"" and head.headers["X-Total-Count"] == "7"
+
+
+def test_member_pages_without_sort_are_page_indexes(api: Api) -> None:
+    names = [f"dev{i}" for i in range(5)]
+    for name in names:
+        api.create("/members", member_body(name))
+    got = api.list("/members", {"limit": "2", "offset": "1"})
+    assert [m["username"] for m in got] == names[2:4]
+    assert all("passwdNew" not in m for m in got)

@@ -6,6 +6,8 @@ nothing else happens here.
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +63,8 @@ def build_config(db: str, tokens: tuple[str, ...], clients: tuple[str, ...], use
 @click.option("--auto-approve-domains", is_flag=True, help="New domains are active at once.")
 @click.option("--object-responses", is_flag=True, help="Answer single objects bare instead of as one-element arrays.")
 @click.option("--operator-token", default=None, help="Bearer token of the /operator endpoints.")
-@click.option("--qps", type=float, default=None, help="Per-token calls per second (403 ERR_403_DEVELOPER_OVER_QPS beyond).")
-@click.option("--daily-quota", type=int, default=None, help="Per-token calls per day (403 ERR_403_DEVELOPER_OVER_RATE beyond).")
+@click.option("--qps", type=click.FloatRange(0, min_open=True), default=None, help="Per-token calls per second (403 ERR_403_DEVELOPER_OVER_QPS beyond).")
+@click.option("--daily-quota", type=click.IntRange(0), default=None, help="Per-token calls per day (403 ERR_403_DEVELOPER_OVER_RATE beyond).")
 @click.option("--fault-rate", type=click.FloatRange(0.0, 1.0), default=0.0, help="Share of management calls that fail on purpose.")
 @click.option("--fault-seed", type=int, default=None, help="Seed of the fault injector.")
 @click.option("--events-config", type=click.Path(exists=True, dir_okay=False), default=None, help="YAML file of event triggers.")
@@ -71,16 +73,33 @@ def command(host: str, port: int, db: str, tokens: tuple[str, ...], clients: tup
             operator_token: str | None, qps: float | None, daily_quota: int | None,
             fault_rate: float, fault_seed: int | None, events_config: str | None) -> None:
     """Run the reference server (management API under /v3/rest)."""
-    import uvicorn
-
     config, dev = build_config(
         db, tokens, clients, users,
         auto_approve_domains=auto_approve_domains, object_responses=object_responses,
         operator_token=operator_token, qps=qps, daily_quota=daily_quota, fault_rate=fault_rate,
         fault_seed=fault_seed, events_config=_events_config(events_config),
     )
+    app = _app(config)
     click.echo(f"apimctl reference server on http://{host}:{port}/v3/rest (database {db})", err=True)
     if dev:
         click.echo(f"No --token or --user given: accepting the development token "
                    f"'Authorization: Bearer {DEV_TOKEN}' for area '{DEV_AREA}'.", err=True)
-    uvicorn.run(create_app(config), host=host, port=port, log_level="warning")
+    _run(app, host, port)
+
+
+def _app(config: ServerConfig) -> Any:
+    try:
+        return create_app(config)
+    except (OSError, sqlite3.Error) as exc:
+        raise ApimctlError(f"cannot open the database {config.db_path}: {exc}") from None
+
+
+def _run(app: Any, host: str, port: int) -> None:
+    """Serve until interrupted; a server that cannot start is an error (exit 1), not uvicorn's exit 3."""
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    with contextlib.suppress(SystemExit):  # uvicorn exits with 3 when it cannot bind
+        server.run()
+    if not server.started:
+        raise ApimctlError(f"cannot listen on {host}:{port} (see the message above)")

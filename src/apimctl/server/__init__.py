@@ -37,8 +37,18 @@ Decisions where the specification and SUPPLEMENT leave room (clients may rely on
 - Renames and deletes of services, endpoints, methods and roles are carried into plan
   entitlements, maintenance events and role permissions; deleting a member deletes its
   applications and their keys; a package or plan with keys cannot be deleted (400).
-- Members can be created with ``applications``, applications with ``packageKeys``; those
-  nested creates fire no events of their own.
+- Members can be created with ``applications``, applications with ``packageKeys``; each
+  object created that way fires its own pre-create and post-create events (its own ``txn``),
+  after its owner's pre event and before anything is written.
+- Deleting a member (or an application) fires pre-delete and post-delete for each of its
+  applications and keys as well, each with its own ``txn``; any veto refuses the whole delete.
+- When pre events are enabled, a write is first checked in a transaction that is rolled back,
+  so a write the server would refuse anyway (400, 404) never reaches the receiver.
+- A member holds at most its plan's ``maxNumKeysAllowed`` keys under one plan (all of its
+  applications together); checked when a key is created under the plan or moved to it.
+- ``search`` accepts ``isPackaged`` (an application is packaged when it holds package keys).
+- A top-level list without ``filter``, ``search`` or ``sort`` reads only the requested page
+  from the store.
 """
 
 from __future__ import annotations

@@ -126,10 +126,13 @@ class ServerApp:
 
     def render(self, request: Request, resp: ApiResponse) -> Response:
         headers = dict(resp.headers)
-        if resp.body is None:
+        if resp.body is None and resp.raw is None:
             return Response(b"", status_code=resp.status, headers=headers)
         indent = request.query_params.get("indent", "").lower() == "true"
-        content = dumps(resp.body, indent)
+        if resp.raw is not None:
+            content = msgspec.json.format(resp.raw, indent=2) if indent else resp.raw
+        else:
+            content = dumps(resp.body, indent)
         if request.method == "HEAD":
             headers["content-length"] = str(len(content))
             return Response(b"", status_code=resp.status, headers=headers, media_type="application/json")

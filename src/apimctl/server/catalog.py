@@ -15,6 +15,9 @@ Deliberate extensions of the specification's tables (documented for clients):
 - Endpoint ``errorSet`` (``{id, name}`` or null), Method ``responseFilters``.
 - The endpoints of a scheduled maintenance event are ``{id, name, serviceId}``.
 - Member ``passwdNew`` and SystemDomainAuthentication ``password`` are write-only.
+- Application and PackageKey ``isPackaged`` (Exp, computed): the specification names it as a
+  ``search`` property; an application is packaged when it holds package keys, a package key
+  always is.
 """
 
 from __future__ import annotations
@@ -409,6 +412,7 @@ _RESOURCES: list[Resource] = [
         exp("limits", MANY, create="Ign", update="Ign", nested="Limit", computed="key_limits"),
         imp("package", REF, nested="PackageRef", computed="key_package"),
         imp("plan", REF, nested="PackageRef", computed="key_plan"),
+        exp("isPackaged", BOOLEAN, create="Ign", update="Ign", computed="key_packaged"),
     ), ts_style="z", internal=("_applicationId", "_packageId", "_planId")),
     Resource("Application", (
         *std(),
@@ -421,6 +425,7 @@ _RESOURCES: list[Resource] = [
         imp("ads", BOOLEAN),
         exp("packageKeys", MANY, create="Opt", update="Ign", nested="PackageKey",
             computed="application_keys"),
+        exp("isPackaged", BOOLEAN, create="Ign", update="Ign", computed="application_packaged"),
     ), ts_style="z", internal=("_memberId",)),
     Resource("Member", (
         *std(),

@@ -28,6 +28,9 @@ class Env:
         self.user = user
         self.old: dict[str, Any] | None = None  # the document before this write (updates)
         self._cache: dict[str, Any] = {}
+        # documents created inside this write besides the one addressed (nested members'
+        # applications and applications' keys): (kind, document, body path), for events
+        self.created: list[tuple[str, dict[str, Any], str]] = []
 
     def docs(self, kind: str) -> list[dict[str, Any]]:
         key = "list:" + kind
@@ -49,6 +52,8 @@ class Env:
             del self._cache[key]
         if kind == "event":
             self._cache.pop("event-by-endpoint", None)
+        if kind == "key":
+            self._cache.pop("packaged-applications", None)
 
     def prime(self, kind: str, doc: dict[str, Any]) -> None:
         """Make ``doc`` (being written, not yet stored) what :meth:`doc` answers for its id."""

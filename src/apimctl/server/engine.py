@@ -47,6 +47,9 @@ class ApiResponse:
     headers: dict[str, str] = field(default_factory=dict)
     template: str = ""
     stored: dict[str, Any] | None = None  # the document written (for post events)
+    # documents created inside the write besides ``stored``: (kind, document, body path)
+    created: list[tuple[str, dict[str, Any], str]] = field(default_factory=list)
+    raw: bytes | None = None  # the body already encoded (large lists), instead of ``body``
 
 
 class NoEvents:
@@ -62,6 +65,9 @@ class NoEvents:
 
     def new_txn(self) -> str:
         return "0" * 32
+
+    def enabled(self, area: str, obj: str, event: str) -> bool:
+        return False
 
     def log(self) -> list[dict[str, Any]]:
         return []
@@ -125,6 +131,9 @@ class Engine:
         last = steps[-1]
         res = c.resource(last.node.resource)
         if di == len(steps) - 1 and last.id is None:
+            paged = self._paged_list(req, last.node, res, txn, projector, sel)
+            if paged is not None:
+                return paged
             docs = self._list_docs(steps, di, txn, req.area)
             return self._list(req, last.node, res, docs, projector, sel)
         assert doc is not None
@@ -157,6 +166,19 @@ class Engine:
         plan = projector.compile(res, sel)
         body = [run(plan, o) for o in page]
         return ApiResponse(200, body, {"X-Total-Count": str(total)})
+
+    def _paged_list(self, req: ApiRequest, node: Node, res: c.Resource, txn: Txn,
+                    projector: Projector, sel: Any) -> ApiResponse | None:
+        """A top-level list without filter, search or sort: only the page is read from the
+        store, and each document is decoded, projected and encoded on its own, so a page of
+        large services never holds the whole area (or the whole page) decoded at once."""
+        q = parse_list_query(res, req.params, page_offsets=node.page_offsets)
+        if q.filters or q.searches or q.sort or node.link or res.view or node.kind is None:
+            return None
+        total = txn.count(req.area, node.kind)
+        plan = projector.compile(res, sel)
+        parts = [_encode(run(plan, _decode(raw))) for raw in txn.page(req.area, node.kind, q.offset, q.limit)]
+        return ApiResponse(200, headers={"X-Total-Count": str(total)}, raw=b"[" + b",".join(parts) + b"]")
 
     def _one(self, obj: Any) -> ApiResponse:
         return ApiResponse(200, obj if self.config.object_responses else [obj])
@@ -223,15 +245,45 @@ class Engine:
         with self.store.read() as txn:
             env = rules.Env(txn, req.area, self.config, req.user)
             payload, obj_id = rules.event_preview(env, steps, di, op, req.body)
+            nested = rules.nested_previews(env, steps, di, req.body) if op == "create" else []
+            cascade = rules.cascaded_deletes(env, obj_name, obj_id) if op == "delete" else []
+        pres = [(obj_name, f"pre-{event}")] + [(n.kind, "pre-create") for n in nested] + \
+               [(kind, "pre-delete") for kind, _ in cascade]
+        if any(self.events.enabled(req.area, o, e) for o, e in pres):
+            # a write the server would refuse anyway is refused before any receiver hears of it
+            with self.store.trial() as txn:
+                self._write_in(copy.deepcopy(req), steps, op, di, txn)
         changes = self.events.pre(req.area, obj_name, f"pre-{event}", payload, obj_id, txn_id)
         if changes and isinstance(req.body, dict):
             req.body = rules.apply_event_changes(req.body, changes)
+        nested_txns = self._nested_pre(req.area, nested)
+        cascade_txns = [(kind, child, self.events.new_txn()) for kind, child in cascade]
+        for kind, child, child_txn in cascade_txns:
+            self.events.pre(req.area, kind, "pre-delete", None, child, child_txn)
         with self.store.write() as txn:
             resp = self._write_in(req, steps, op, di, txn)
             env = rules.Env(txn, req.area, self.config, req.user)
             post_payload, post_id = rules.event_after(env, steps, di, op, resp, payload, obj_id)
+            nested_posts = [(kind, rules.payload_of(env, kind, doc), doc["id"], where)
+                            for kind, doc, where in resp.created]
         self.events.post(req.area, obj_name, f"post-{event}", post_payload, post_id, txn_id)
+        for kind, nested_payload, nested_id, where in nested_posts:
+            nested_txn = nested_txns.get(where) or self.events.new_txn()
+            self.events.post(req.area, kind, "post-create", nested_payload, nested_id, nested_txn)
+        for kind, child, child_txn in cascade_txns:
+            self.events.post(req.area, kind, "post-delete", None, child, child_txn)
         return resp
+
+    def _nested_pre(self, area: str, nested: list[rules.NestedCreate]) -> dict[str, str]:
+        """Pre-create events of the objects created inside the body (each its own txn);
+        their changes go into the body before anything is written."""
+        txns: dict[str, str] = {}
+        for item in nested:
+            txns[item.path] = txn_id = self.events.new_txn()
+            changes = self.events.pre(area, item.kind, "pre-create", item.payload, None, txn_id)
+            if changes:
+                item.holder[item.index] = rules.apply_event_changes(item.holder[item.index], changes)
+        return txns
 
     def _write_in(self, req: ApiRequest, steps: list[Step], op: str, di: int, txn: Txn) -> ApiResponse:
         env = rules.Env(txn, req.area, self.config, req.user)
@@ -303,7 +355,7 @@ class Engine:
             self._check(ctx)
             txn.put(req.area, kind, doc["id"], doc)
             resp = self._one(projector.render(res, sel, doc))
-            resp.stored = doc
+            resp.stored, resp.created = doc, env.created
             return resp
         found = txn.get(req.area, kind, step.id or "")
         if found is None or (node.link and parent_doc is not None and found.get(node.link) != parent_doc.get("id")):
@@ -423,6 +475,10 @@ class Engine:
         body = [{"address": a} for a in seen]
         return ApiResponse(200, body, {"X-Total-Count": str(len(body))},
                            template=f"/domains/{req.segments[1]}/hostnames")
+
+
+_encode = msgspec.json.encode
+_decode = msgspec.json.decode
 
 
 def dumps(value: Any, indent: bool = False) -> bytes:

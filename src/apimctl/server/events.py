@@ -39,6 +39,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from apimctl.errors import ApimctlError
+from apimctl.server.keys import limits_of
 
 AGENT = "Svc Event Trigger 1.0"
 DEFAULT_TIMEOUT = 10.0
@@ -126,27 +127,53 @@ def load_events_config(path: str) -> dict[str, Any]:
     """Read and check an ``--events-config`` file; every problem is reported with where it is."""
     try:
         with open(path, encoding="utf-8") as fh:
-            raw = yaml.safe_load(fh)
+            text = fh.read()
+        raw = yaml.safe_load(text)
+        tree = yaml.compose(text)
     except OSError as exc:
         raise ApimctlError(f"{path}: cannot read events config: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ApimctlError(f"{path}: cannot read events config: not UTF-8 text ({exc.reason})") from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
         raise ApimctlError(f"{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from exc
-    parse_events_config(raw, source=path)
+    if raw is None:  # an empty file: no area has event triggers
+        return {"areas": {}}
+    parse_events_config(raw, source=path, tree=tree)
     return raw if isinstance(raw, dict) else {}
 
 
-def parse_events_config(raw: Any, source: str = "events config") -> dict[str, AreaEvents]:
-    """Validate the parsed YAML against ``CONFIG_SCHEMA`` and return the settings per area."""
+def parse_events_config(raw: Any, source: str = "events config", tree: yaml.Node | None = None
+                        ) -> dict[str, AreaEvents]:
+    """Validate the parsed YAML against ``CONFIG_SCHEMA`` and return the settings per area.
+
+    With ``tree`` (the composed YAML of the file) every problem names its line and column.
+    """
     if raw is None:
         return {}
     validator = jsonschema.Draft202012Validator(CONFIG_SCHEMA)
     errors = sorted(validator.iter_errors(raw), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
-        lines = [f"{source}: {_dotted(e.absolute_path) or '(top)'}: {_message(e)}" for e in errors]
+        lines = [f"{_where(source, tree, e.absolute_path)}: {_dotted(e.absolute_path) or '(top)'}: {_message(e)}"
+                 for e in errors]
         raise ApimctlError("\n".join(lines))
     return {str(name): _area(spec) for name, spec in (raw.get("areas") or {}).items()}
+
+
+def _where(source: str, tree: yaml.Node | None, path: Any) -> str:
+    """``file:line:col`` of the YAML node at ``path`` (the file alone without a tree)."""
+    node = tree
+    for step in path:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == str(step)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
+            node = node.value[step]
+        else:
+            node = None
+    if node is None:
+        return source
+    return f"{source}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
 
 
 def _area(spec: Mapping[str, Any]) -> AreaEvents:
@@ -238,10 +265,10 @@ def key_payload(
     """A package key as the callbacks' key object.
 
     The platform's ``service`` of a key is the plan it is issued under: ``service_key`` is the
-    plan id. ``limits`` lists the effective per-second and per-period ceilings, each with its
-    source (``key`` when the key sets it, else ``plan``).
+    plan id. ``limits`` lists the effective per-period and per-second ceilings, each with its
+    source (``key`` when the key sets it, else ``plan``); exempt limits are left out.
     """
-    limits = _key_limits(key, plan)
+    limits = limits_of(key, plan)
     return {
         "member": member_payload(member),
         "application": application_payload(app, member),
@@ -274,19 +301,6 @@ def key_payload(
         "created": key.get("created"),
         "updated": key.get("updated"),
     }
-
-
-def _key_limits(key: Mapping[str, Any], plan: Mapping[str, Any]) -> list[dict[str, Any]]:
-    limits = []
-    for field_name, period in (("qpsLimitCeiling", "second"), ("rateLimitCeiling", None)):
-        own = key.get(field_name)
-        ceiling = own if own is not None else plan.get(field_name) or 0
-        limits.append({
-            "source": "key" if own is not None else "plan",
-            "ceiling": int(ceiling),
-            "period": period or plan.get("rateLimitPeriod") or "day",
-        })
-    return limits
 
 
 def apply_changes(obj: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 import string
+from collections.abc import Mapping
 from typing import Any
 
 from apimctl.server.context import Env, claim
@@ -71,11 +72,17 @@ def move_key(doc: dict[str, Any], body: dict[str, Any], env: Env, ctx: WriteCtx)
                 ctx.problem("plan.id", f"no plan with id {plan_ref['id']!r}")
         else:
             doc["_planId"] = plan_ref["id"]
+            check_key_allowance(doc, env, ctx)
 
 
 def key_limits(env: Env, key: dict[str, Any]) -> list[dict[str, Any]]:
-    """The limits in force for a key: the key's own ceilings where set, else the plan's."""
-    plan = env.plan_of(key.get("_packageId"), key.get("_planId")) or {}
+    """The limits in force for a key (its ``limits`` field)."""
+    return limits_of(key, env.plan_of(key.get("_packageId"), key.get("_planId")) or {})
+
+
+def limits_of(key: Mapping[str, Any], plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The key's own ceilings where set, else the plan's; an exempt flag (key or plan)
+    removes that limit. Also the ``limits`` of the key's event-trigger payload."""
     out = []
     for what, period in (("rateLimit", plan.get("rateLimitPeriod", "day")), ("qpsLimit", "second")):
         if key.get(f"{what}Exempt") or plan.get(f"{what}Exempt"):
@@ -88,8 +95,31 @@ def key_limits(env: Env, key: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def check_key_allowance(doc: dict[str, Any], env: Env, ctx: WriteCtx) -> None:
+    """A member holds at most the plan's ``maxNumKeysAllowed`` keys under it ("maximum keys
+    per developer"), counted over all of the member's applications. Checked when a key is
+    created under a plan or moved to it, so lowering the maximum later keeps existing keys."""
+    plan = env.plan_of(doc.get("_packageId"), doc.get("_planId"))
+    maximum = (plan or {}).get("maxNumKeysAllowed")
+    if not isinstance(maximum, int):
+        return
+    app = env.doc("application", doc.get("_applicationId"))
+    member_id = (app or {}).get("_memberId")
+    if app is None or member_id is None:
+        return
+    apps = {a["id"] for a in env.docs("application") if a.get("_memberId") == member_id} | {app["id"]}
+    held = sum(1 for k in env.docs("key")
+               if k.get("_applicationId") in apps and k.get("_planId") == doc.get("_planId")
+               and k.get("id") != doc.get("id"))
+    if held >= maximum:
+        ctx.problem("plan.id", f"the member already holds {held} key(s) under plan "
+                    f"{(plan or {}).get('name', '')!r}, whose maxNumKeysAllowed is {maximum}")
+
+
 def finalize_key(doc: dict[str, Any], ctx: WriteCtx, env: Env, created: bool) -> None:
     plan = env.plan_of(doc.get("_packageId"), doc.get("_planId"))
+    if created and plan is not None:
+        check_key_allowance(doc, env, ctx)
     if plan is not None:
         for what in ("rateLimit", "qpsLimit"):
             ceiling = doc.get(f"{what}Ceiling")

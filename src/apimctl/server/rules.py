@@ -27,11 +27,19 @@ from apimctl.server.maintenance import (
 )
 from apimctl.server.seed import seed_area
 from apimctl.server.tree import Node
-from apimctl.server.triggers import apply_event_changes, event_after, event_preview
+from apimctl.server.triggers import (
+    NestedCreate,
+    apply_event_changes,
+    cascaded_deletes,
+    event_after,
+    event_preview,
+    nested_previews,
+    payload_of,
+)
 from apimctl.server.validation import POST_BUILD, WriteCtx, build
 
-__all__ = ["Env", "apply_event_changes", "endpoint_event", "event_after", "event_preview", "seed_area",
-           "write_endpoint_event"]
+__all__ = ["Env", "NestedCreate", "apply_event_changes", "cascaded_deletes", "endpoint_event", "event_after", "event_preview",
+           "nested_previews", "payload_of", "seed_area", "write_endpoint_event"]
 
 
 def hooks(env: Env) -> dict[str, Any]:
@@ -41,6 +49,9 @@ def hooks(env: Env) -> dict[str, Any]:
         "key_package": lambda key: ref_of(env.doc("package", key.get("_packageId"))),
         "key_plan": lambda key: ref_of(env.plan_of(key.get("_packageId"), key.get("_planId"))),
         "key_limits": lambda key: key_limits(env, key),
+        "key_packaged": lambda key: True,
+        "application_packaged": lambda app: app.get("id") in env.memo(
+            "packaged-applications", lambda: {k.get("_applicationId") for k in env.docs("key")}),
         "application_keys": lambda app: [k for k in env.docs("key") if k.get("_applicationId") == app.get("id")],
         "member_applications": lambda m: [a for a in env.docs("application") if a.get("_memberId") == m.get("id")],
         "member_keys": lambda m: _member_keys(env, m),
@@ -145,7 +156,10 @@ def _run_deferred(kind: str, doc: dict[str, Any], ctx: WriteCtx, env: Env) -> No
                 app = build(c.resource("Application"), body, f"{path}[{i}]", ctx)
                 app["_memberId"] = obj["id"]
                 env.txn.put(env.area, "application", app["id"], app)
+                env.forget("application")
+                env.created.append(("application", app, f"{path}[{i}]"))
         elif (res_name, fname) == ("Application", "packageKeys"):
+            env.prime("application", obj)  # being created: its keys count for its member
             for i, body in enumerate(_list_of(value, path, ctx)):
                 where = f"{path}[{i}]"
                 key = build(c.resource("PackageKey"), body, where, ctx)
@@ -155,6 +169,8 @@ def _run_deferred(kind: str, doc: dict[str, Any], ctx: WriteCtx, env: Env) -> No
                 for p in sub.problems:
                     ctx.problem(f"{where}.{p['property']}", p["message"])
                 env.txn.put(env.area, "key", key["id"], key)
+                env.forget("key")
+                env.created.append(("key", key, where))
 
 
 def _list_of(value: Any, path: str, ctx: WriteCtx) -> list[Any]:

@@ -56,6 +56,15 @@ class Txn:
         ).fetchall()
         return [_loads(r[0]) for r in rows]
 
+    def page(self, area: str, kind: str, offset: int, limit: int) -> Iterator[bytes]:
+        """The stored bodies of one page of documents, undecoded, in creation order."""
+        cur = self.conn.execute(
+            "SELECT body FROM docs WHERE area=? AND kind=? ORDER BY rowid LIMIT ? OFFSET ?",
+            (area, kind, limit, offset),
+        )
+        for row in cur:
+            yield row[0] if isinstance(row[0], bytes) else str(row[0]).encode()
+
     def count(self, area: str, kind: str) -> int:
         row = self.conn.execute("SELECT COUNT(*) FROM docs WHERE area=? AND kind=?", (area, kind)).fetchone()
         return int(row[0])
@@ -182,6 +191,16 @@ class Store:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+
+    @contextmanager
+    def trial(self) -> Iterator[Txn]:
+        """A write transaction that is always rolled back: checks a write without making it."""
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield Txn(conn)
+        finally:
+            conn.execute("ROLLBACK")
 
     def close(self) -> None:
         """Close every connection this store opened (tests, shutdown)."""
