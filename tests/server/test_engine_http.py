@@ -245,3 +245,14 @@ def test_hostnames_already_in_use_stay_valid_when_their_domain_waits(api: httpx.
     one(api.put(f"{API}/services/{sid}/endpoints/{eid}", json={"name": "Still fine"}))
     resp = api.put(f"{API}/services/{sid}/endpoints/{eid}", json={"publicDomains": ["www.example.com"]})
     assert resp.status_code == 400 and resp.json()[0]["property"] == "publicDomains[0].address"
+
+
+def test_an_endpoint_entitled_without_methods_lets_every_method_through(api: httpx.Client) -> None:
+    tree = service_tree(api)
+    sid, eid = tree["id"], tree["endpoints"][0]["id"]
+    package = one(api.post(f"{API}/packages", json={"name": "P", "plans": [{"name": "Gold"}]}))
+    plan = one(api.get(f"{API}/packages/{package['id']}", params={"fields": "id,plans"}))["plans"][0]
+    base = f"{API}/packages/{package['id']}/plans/{plan['id']}/services"
+    one(api.post(base, json={"id": sid}))
+    entitled = one(api.post(f"{base}/{sid}/endpoints", json={"id": eid}))
+    assert entitled["undefinedMethodsAllowed"] is True

@@ -539,3 +539,13 @@ def test_search_is_packaged(api: Api, member: dict[str, Any], package: dict[str,
     got = api.fetch(f"/applications/{with_key['id']}", {"fields": "id,isPackaged"})
     assert got == {"id": with_key["id"], "isPackaged": True}
     assert "isPackaged" not in api.fetch(f"/applications/{with_key['id']}")  # Exp
+
+
+def test_key_stays_editable_after_its_plan_is_lowered(
+    api: Api, application: dict[str, Any], package: dict[str, Any]
+) -> None:
+    kid = make_key(api, application["id"], package, rateLimitCeiling=500)["id"]
+    gold = plan_of(package, "Gold")
+    api.update(f"/packages/{package['id']}/plans/{gold}", {"rateLimitCeiling": 100})
+    assert api.update(f"/packageKeys/{kid}", {"status": "waiting"})["status"] == "waiting"
+    assert_invalid(api.put(f"/packageKeys/{kid}", {"rateLimitCeiling": 400}), "rateLimitCeiling")

@@ -322,7 +322,8 @@ _RESOURCES: list[Resource] = [
     Resource("PlanEndpoint", (
         imp("id", create="Req", update="ReqCtx"),
         imp("name", create="Ign", update="Ign"),
-        imp("undefinedMethodsAllowed", BOOLEAN),
+        # entitling an endpoint without naming methods lets every method through
+        imp("undefinedMethodsAllowed", BOOLEAN, default=True),
         imp("methods", MANY, nested="PlanMethod"),
     ), id_style="ref", ts_style=None),
     Resource("PlanService", (

@@ -120,9 +120,12 @@ def finalize_key(doc: dict[str, Any], ctx: WriteCtx, env: Env, created: bool) ->
     plan = env.plan_of(doc.get("_packageId"), doc.get("_planId"))
     if created and plan is not None:
         check_key_allowance(doc, env, ctx)
+    old = env.old if not created else None
     if plan is not None:
         for what in ("rateLimit", "qpsLimit"):
             ceiling = doc.get(f"{what}Ceiling")
+            if old is not None and ceiling == old.get(f"{what}Ceiling") and doc.get("_planId") == old.get("_planId"):
+                continue  # unchanged: a plan lowered later keeps its keys editable
             maximum = plan.get(f"{what}Ceiling") or 0
             if isinstance(ceiling, int) and maximum and ceiling > maximum and not plan.get(f"{what}KeyOverrideAllowed"):
                 ctx.problem(f"{what}Ceiling", f"must not exceed the plan's {what}Ceiling ({maximum}) "

@@ -105,7 +105,7 @@ POST_BUILD["Endpoint"] = _endpoint_hook
 
 
 def needs_old(kind: str) -> bool:
-    return kind in ("service", "role")
+    return kind in ("service", "role", "key")
 
 
 def before_merge(kind: str, doc: dict[str, Any], body: Any, env: Env, ctx: WriteCtx) -> None:
