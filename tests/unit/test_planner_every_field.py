@@ -335,7 +335,7 @@ async def by_hand(api: Api) -> None:
     plan = f"/packages/{package['id']}/plans/{gold['id']}"
     await api.post(f"{plan}/roles", {"id": partners["id"], "action": "register_keys"})
     await api.post(f"{plan}/services", {"id": maps["id"]})
-    await api.post(f"{plan}/services/{maps['id']}/endpoints", {"id": tiles["id"]})
+    await api.post(f"{plan}/services/{maps['id']}/endpoints", {"id": tiles["id"], "undefinedMethodsAllowed": False})
     await api.post(f"{plan}/services/{maps['id']}/endpoints",
                    {"id": plain["id"], "undefinedMethodsAllowed": True})
     await api.post(f"{plan}/services/{maps['id']}/endpoints/{tiles['id']}/methods", {"id": get_tile["id"]})

@@ -25,6 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from apimctl import platform
+
 SHORT_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 
 MISSING: Any = object()
@@ -108,32 +110,8 @@ TIMEOUTS_REQUEST = (2, 5, 10, 20, 30, 45, 60)
 TIMEOUTS_RESPONSE = (2, 5, 10, 20, 30, 45, 60, 120, 300, 600, 900, 1200)
 PERIODS = ("minute", "hour", "day", "week", "month")
 
-# SUPPLEMENT §5: id -> (code, status).
-ERROR_CATALOG: dict[str, tuple[int, str]] = {
-    "ERR_400_BAD_REQUEST": (400, "Bad Request"),
-    "ERR_403_NOT_AUTHORIZED": (403, "Forbidden"),
-    "ERR_403_DEVELOPER_INACTIVE": (403, "Forbidden"),
-    "ERR_403_DEVELOPER_OVER_QPS": (403, "Forbidden"),
-    "ERR_403_DEVELOPER_OVER_RATE": (403, "Forbidden"),
-    "ERR_403_DEVELOPER_UNKNOWN_REFERER": (403, "Forbidden"),
-    "ERR_403_SERVICE_OVER_QPS": (403, "Forbidden"),
-    "ERR_403_SERVICE_REQUIRES_SSL": (403, "Forbidden"),
-    "ERR_414_REQUEST_URI_TOO_LONG": (414, "Request-URI Too Long"),
-    "ERR_502_BAD_GATEWAY": (502, "Bad Gateway"),
-    "ERR_503_SERVICE_UNAVAILABLE": (503, "Service Unavailable"),
-    "ERR_504_GATEWAY_TIMEOUT": (504, "Gateway Timeout"),
-    "ERR_400_UNSUPPORTED_PARAMETER": (400, "Bad Request"),
-    "ERR_400_UNSUPPORTED_SIGNATURE_METHOD": (400, "Bad Request"),
-    "ERR_400_MISSING_REQUIRED_CONSUMER_KEY": (400, "Bad Request"),
-    "ERR_400_MISSING_REQUIRED_REQUEST_TOKEN": (400, "Bad Request"),
-    "ERR_400_MISSING_REQUIRED_ACCESS_TOKEN": (400, "Bad Request"),
-    "ERR_400_DUPLICATED_OAUTH_PROTOCOL_PARAMETER": (400, "Bad Request"),
-    "ERR_401_TIMESTAMP_IS_INVALID": (401, "Unauthorized"),
-    "ERR_401_INVALID_SIGNATURE": (401, "Unauthorized"),
-    "ERR_401_INVALID_OR_EXPIRED_TOKEN": (401, "Unauthorized"),
-    "ERR_401_INVALID_CONSUMER_KEY": (401, "Unauthorized"),
-    "ERR_401_INVALID_NONCE": (401, "Unauthorized"),
-}
+# SUPPLEMENT §5: id -> (code, status), shared with the reconciler.
+ERROR_CATALOG = platform.ERROR_CATALOG
 
 CROSSDOMAIN_POLICY = (
     '<?xml version="1.0"?>\n<!DOCTYPE cross-domain-policy SYSTEM '

@@ -73,7 +73,7 @@ def _error_set_hook(obj: dict[str, Any], body: dict[str, Any], ctx: WriteCtx, pa
 
 def _error_message_hook(obj: dict[str, Any], body: dict[str, Any], ctx: WriteCtx, path: str, created: bool) -> None:
     mid = obj.get("id")
-    if mid not in c.ERROR_CATALOG:
+    if not isinstance(mid, str) or mid not in c.ERROR_CATALOG:
         if created:
             ctx.problem(f"{path}.id" if path else "id", f"unknown error message id {mid!r}; ids come from the catalog")
         return
