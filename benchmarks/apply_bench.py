@@ -20,18 +20,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import copy
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+from generated import (
+    ENDPOINTS_PER_SERVICE,
+    PLANS_PER_PACKAGE,
+    Manifest,
+    area,
+    objects_in,
+    one_percent_change,
+)
 
 from apimctl import live
 from apimctl.apply import ApplyOptions, ApplyResult, apply_plan
@@ -42,63 +48,6 @@ from apimctl.schedule import ProgressEvent
 
 TOKEN = "bench-token"
 OPERATOR = "bench-operator"
-ENDPOINTS_PER_SERVICE = 10
-PLANS_PER_PACKAGE = 5
-
-
-@dataclass
-class Manifest:
-    doc: dict[str, Any]
-    secret_refs: dict[tuple[str | int, ...], str] = field(default_factory=dict)
-
-
-def endpoint(s: int, e: int) -> dict[str, Any]:
-    return {"name": f"ep-{e}", "requestPathAlias": f"/s{s}/e{e}",
-            "trafficManagerDomain": "api.example.com", "publicDomains": ["api.example.com"],
-            "systemDomains": ["backend.example.com"], "supportedHttpMethods": ["get", "post"],
-            "cors": {"allDomainsEnabled": False, "maxAge": 60}}
-
-
-def manifest(services: int, packages: int) -> dict[str, Any]:
-    return {
-        "domains": [{"domain": "example.com"}],
-        "services": [{"name": f"svc-{s:05d}", "description": f"service {s}",
-                      "endpoints": [endpoint(s, e) for e in range(ENDPOINTS_PER_SERVICE)]}
-                     for s in range(services)],
-        "packages": [{"name": f"pkg-{p:04d}",
-                      "plans": [{"name": f"plan-{k}", "qpsLimitCeiling": 10,
-                                 "services": [{"name": f"svc-{(p * PLANS_PER_PACKAGE + k) % services:05d}",
-                                               "endpoints": [{"name": "ep-0"}, {"name": "ep-1"}]}]}
-                                for k in range(PLANS_PER_PACKAGE)]}
-                     for p in range(packages)],
-    }
-
-
-def one_percent_change(doc: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    """1% of the objects changed: every endpoint of 1% of the services, 1% of the service
-    descriptions and 1% of the plans. Returns the new document and the objects changed."""
-    doc = copy.deepcopy(doc)
-    services = doc["services"]
-    step = 100
-    changed = 0
-    for svc in services[::step]:
-        for ep in svc["endpoints"]:
-            ep["cors"]["maxAge"] = 120
-            changed += 1
-    for svc in services[step // 2::step]:
-        svc["description"] += " (changed)"
-        changed += 1
-    plans = [p for pkg in doc["packages"] for p in pkg["plans"]]
-    for plan in plans[::step]:
-        plan["qpsLimitCeiling"] = 20
-        changed += 1
-    return doc, changed
-
-
-def objects_in(doc: dict[str, Any]) -> int:
-    return (len(doc["domains"]) + len(doc["services"]) * (1 + ENDPOINTS_PER_SERVICE)
-            + sum(1 + len(p["plans"]) for p in doc["packages"]))
-
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -178,7 +127,7 @@ def report(title: str, plan: Plan, result: ApplyResult, seconds: float, qps: flo
 
 async def run(args: argparse.Namespace) -> None:
     packages = args.packages if args.packages is not None else max(1, args.services // 10)
-    doc = manifest(args.services, packages)
+    doc = area(args.services, packages)
     with tempfile.TemporaryDirectory() as tmp:
         server, base = start_server(Path(tmp), args.qps)
         try:

@@ -25,11 +25,11 @@ import resource
 import tempfile
 import time
 import tracemalloc
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+from generated import ENDPOINTS_PER_SERVICE, PLANS_PER_PACKAGE, Manifest, area, one_percent_change
 
 from apimctl.client import ApiClient
 from apimctl.live import read_call_bound, read_live
@@ -37,41 +37,6 @@ from apimctl.planner import build_plan
 from apimctl.server import ServerConfig, create_app
 
 TOKEN = "bench-token"
-ENDPOINTS_PER_SERVICE = 10
-PLANS_PER_PACKAGE = 5
-
-
-@dataclass
-class Manifest:
-    doc: dict[str, Any]
-    secret_refs: dict[tuple[str | int, ...], str] = field(default_factory=dict)
-
-
-def endpoint(s: int, e: int) -> dict[str, Any]:
-    return {"name": f"ep-{e}", "requestPathAlias": f"/s{s}/e{e}",
-            "trafficManagerDomain": "api.example.com", "publicDomains": ["api.example.com"],
-            "systemDomains": ["backend.example.com"], "supportedHttpMethods": ["get", "post"],
-            "cors": {"allDomainsEnabled": False, "maxAge": 60}}
-
-
-def service(s: int) -> dict[str, Any]:
-    return {"name": f"svc-{s:05d}", "description": f"service {s}",
-            "endpoints": [endpoint(s, e) for e in range(ENDPOINTS_PER_SERVICE)]}
-
-
-def package(p: int, services: int) -> dict[str, Any]:
-    return {"name": f"pkg-{p:04d}", "plans": [
-        {"name": f"plan-{q}", "rateLimitCeiling": 1000 * (q + 1),
-         "services": [{"name": f"svc-{(p * PLANS_PER_PACKAGE + q) % services:05d}",
-                       "endpoints": [{"name": "ep-0"}, {"name": "ep-1"}]}]}
-        for q in range(PLANS_PER_PACKAGE)]}
-
-
-def desired(services: int) -> dict[str, Any]:
-    return {"domains": [{"domain": "example.com"}],
-            "services": [service(s) for s in range(services)],
-            "packages": [package(p, services) for p in range(services // 10)]}
-
 
 def api_endpoint(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "publicDomains": [{"address": d} for d in doc["publicDomains"]],
@@ -93,34 +58,15 @@ async def load(client: ApiClient, doc: dict[str, Any]) -> None:
     live = await read_live(client)
     endpoint_ids = {o.key: o.id for o in live.of("endpoint")}
     await asyncio.gather(*(post("/packages", {"name": pkg["name"], "plans": [
-        {"name": plan["name"], "rateLimitCeiling": plan["rateLimitCeiling"], "services": [
+        {**{k: v for k, v in plan.items() if k != "services"}, "services": [
             {"id": ids[s["name"]], "endpoints": [
                 {"id": endpoint_ids[f"{s['name']}/{e['name']}"], "undefinedMethodsAllowed": True}
                 for e in s["endpoints"]]} for s in plan["services"]]}
         for plan in pkg["plans"]]}) for pkg in doc["packages"]))
 
 
-def change_one_percent(doc: dict[str, Any]) -> int:
-    """Change 1% of the endpoints, services and plans in the manifests; returns how many."""
-    changed = 0
-    for i, svc in enumerate(doc["services"]):
-        if i % 100 == 0:
-            svc["description"] += " (changed)"
-            changed += 1
-        for j, ep in enumerate(svc["endpoints"]):
-            if (i * ENDPOINTS_PER_SERVICE + j) % 100 == 7:
-                ep["cors"]["maxAge"] = 120
-                changed += 1
-    for i, pkg in enumerate(doc["packages"]):
-        for j, plan in enumerate(pkg["plans"]):
-            if (i * PLANS_PER_PACKAGE + j) % 100 == 3:
-                plan["rateLimitCeiling"] += 1
-                changed += 1
-    return changed
-
-
 async def measure(services: int) -> dict[str, Any]:
-    doc = desired(services)
+    doc = area(services, services // 10)
     with tempfile.TemporaryDirectory() as tmp:
         config = ServerConfig(db_path=str(Path(tmp) / "bench.db"), tokens={TOKEN: "bench"},
                               auto_approve_domains=True)
@@ -130,7 +76,7 @@ async def measure(services: int) -> dict[str, Any]:
             started = time.perf_counter()
             await load(client, doc)
             load_s = time.perf_counter() - started
-        changed = change_one_percent(doc)
+        doc, changed = one_percent_change(doc)
         async with ApiClient(base, token=TOKEN, qps=None, transport=transport) as client:
             started = time.perf_counter()
             live = await read_live(client)
