@@ -256,3 +256,11 @@ def test_an_endpoint_entitled_without_methods_lets_every_method_through(api: htt
     one(api.post(base, json={"id": sid}))
     entitled = one(api.post(f"{base}/{sid}/endpoints", json={"id": eid}))
     assert entitled["undefinedMethodsAllowed"] is True
+
+
+def test_required_names_must_not_be_empty(api: httpx.Client) -> None:
+    resp = api.post(f"{API}/services", json={"name": " "})
+    assert resp.status_code == 400 and resp.json() == [{"property": "name", "message": "must not be empty"}]
+    tree = service_tree(api)
+    resp = api.put(f"{API}/services/{tree['id']}", json={"name": ""})
+    assert resp.status_code == 400 and resp.json()[0]["property"] == "name"

@@ -153,9 +153,15 @@ def _coerce(f: Field, value: Any, path: str, ctx: WriteCtx, existing: Any) -> An
     return value
 
 
+# required names and addresses must say something: an empty one can be neither found nor routed
+_NON_EMPTY = frozenset({"name", "username", "domain", "requestPathAlias", "trafficManagerDomain"})
+
+
 def _string(f: Field, v: Any, path: str, ctx: WriteCtx, existing: Any) -> Any:
     if not isinstance(v, str):
         ctx.problem(path, "must be a string")
+    elif f.create == "Req" and f.name in _NON_EMPTY and not v.strip():
+        ctx.problem(path, "must not be empty")
     return v
 
 
