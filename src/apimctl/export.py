@@ -686,7 +686,9 @@ def write_export(export: Export, out_dir: str) -> tuple[list[str], list[str]]:
         written = []
         for item in export.files:
             target = folder / item.name
-            target.write_text(item.text, encoding="utf-8")
+            partial = target.with_name(f".{target.name}.partial")
+            partial.write_text(item.text, encoding="utf-8")
+            partial.replace(target)  # a failed write never leaves half a manifest behind
             written.append(str(target))
     except OSError as exc:
         raise ApimctlError(f"cannot write the export to {out_dir}: {exc.strerror or exc}") from None

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from apimctl import kinds
+from apimctl.errors import ServerError
 from apimctl.kinds import Kind
 from apimctl.quirks import as_list
 
@@ -73,8 +74,15 @@ async def read_raw(client: Lister) -> dict[str, list[dict[str, Any]]]:
     """The raw lists of every top-level kind, read concurrently."""
     async def one(kind: Kind) -> list[dict[str, Any]]:
         params = [("fields", kind.fields_param()), *kind.list_params]
-        return await client.list_all(kind.path, params, page_size=PAGE_SIZE,
-                                     page_index=kind.page_index)
+        items = await client.list_all(kind.path, params, page_size=PAGE_SIZE,
+                                      page_index=kind.page_index)
+        for item in items:  # a reply that is not a list of these objects plans nonsense
+            missing = [f for f in ("id", kind.identity) if item.get(f) in (None, "")]
+            if missing:
+                fields = ", ".join(sorted(map(str, item))[:10]) or "none"
+                raise ServerError(f"GET {kind.path}: unreadable reply: an item without "
+                                  f"{' or '.join(missing)} (its fields: {fields})", method="GET")
+        return items
 
     results = await asyncio.gather(*(one(k) for k in kinds.TOP_LEVEL))
     return {k.name: list(r) for k, r in zip(kinds.TOP_LEVEL, results, strict=True)}

@@ -36,9 +36,9 @@ from apimctl.cli.common import connection_options, envvar, manifest_options
 from apimctl.cli.target import connection_settings, open_client
 from apimctl.client import ApiClient
 from apimctl.errors import ApimctlError, PlanError
-from apimctl.manifests import load_manifests
+from apimctl.manifests import Manifest, load_manifests
 from apimctl.plan import Plan
-from apimctl.planner import build_plan, parse_target
+from apimctl.planner import build_plan, ignore_rules, parse_target
 from apimctl.render import json as render_json
 from apimctl.render import text as render_text
 from apimctl.render.style import Redactor
@@ -107,8 +107,10 @@ class Run:
         self.err.print(line, markup=False, highlight=False, emoji=False, soft_wrap=True)
 
     async def main(self) -> int:
+        # bad input fails before any call, and before the embedded server's files are created
+        source = self.read_input()
         async with open_client(**self.settings, announce=self.say) as client:
-            plan, raw = await self.get_plan(client)
+            plan, raw = await self.get_plan(client, source)
             if not plan.steps:
                 return self.finish(ApplyResult(), plan, "No changes. The area matches the configuration.")
             check_deletes(plan, self.max_deletes)  # refusals come before the question
@@ -128,15 +130,23 @@ class Run:
                 result = await apply_plan(client, plan, options, raw=raw)
             return self.finish(result, plan)
 
-    async def get_plan(self, client: ApiClient) -> tuple[Plan, RawState | None]:
-        """The plan to apply, and the live state it was made from (``None`` for a saved plan)."""
+    def read_input(self) -> Plan | Manifest:
+        """The saved plan, or the manifests (with the --target and --ignore rules checked)."""
         if self.plan_file is not None:
-            return load_saved_plan(self.plan_file), None
+            return load_saved_plan(self.plan_file)
         manifest = load_manifests(self.paths, self.overlays)
         for warning in manifest.warnings:
             self.say(f"Warning: {warning}")
-        for text in self.targets:  # a bad target fails before any call
+        for text in self.targets:
             parse_target(text)
+        ignore_rules(manifest.doc.get("settings") or {}, self.ignores)
+        return manifest
+
+    async def get_plan(self, client: ApiClient, source: Plan | Manifest) -> tuple[Plan, RawState | None]:
+        """The plan to apply, and the live state it was made from (``None`` for a saved plan)."""
+        if isinstance(source, Plan):
+            return source, None
+        manifest = source
         raw = await live.read_raw(client)
         plan = build_plan(manifest, live.from_raw(raw), prune=self.prune, targets=self.targets,
                           ignores=self.ignores)
@@ -164,13 +174,20 @@ def load_saved_plan(path: str) -> Plan:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise PlanError(f"{path}: cannot read the saved plan: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise PlanError(f"{path}: not a saved plan (not UTF-8 text: byte {exc.object[exc.start]:#04x} "
+                        f"at offset {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise PlanError(f"{path}:{exc.lineno}:{exc.colno}: not a saved plan (invalid JSON: {exc.msg})") from None
+    except RecursionError:
+        raise PlanError(f"{path}: not a saved plan (JSON nested too deeply)") from None
     if not isinstance(data, dict) or "steps" not in data:
         raise PlanError(f"{path}: not a saved plan (no `steps`)")
     try:
         return Plan.from_json(data)
-    except (KeyError, TypeError, ValueError) as exc:
+    except PlanError as exc:
+        raise PlanError(f"{path}: {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise PlanError(f"{path}: not a valid saved plan ({type(exc).__name__}: {exc})") from None
 
 

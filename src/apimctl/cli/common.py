@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import traceback
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from apimctl.errors import ApimctlError
 
@@ -28,6 +30,7 @@ def run_guarded(group: click.Group) -> int:
         click.echo("Interrupted.", err=True)
         return EXIT_INTERRUPTED
     except click.ClickException as exc:
+        _name_environment_variable(exc)
         exc.show()
         return EXIT_ERROR
     except click.exceptions.Exit as exc:
@@ -41,6 +44,42 @@ def run_guarded(group: click.Group) -> int:
         click.echo(f"Error: internal error: {type(exc).__name__}: {exc}", err=True)
         return EXIT_ERROR
     return int(rv or 0)
+
+
+if TYPE_CHECKING:
+    _FloatType = click.ParamType[float, Any]
+else:  # click < 8.2 has no generic ParamType
+    _FloatType = click.ParamType
+
+
+class Number(_FloatType):
+    """A finite number of seconds or calls: positive, or also 0 when ``zero`` is allowed."""
+
+    name = "number"
+
+    def __init__(self, *, zero: bool) -> None:
+        self.zero = zero
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number) or number < 0 or (number == 0 and not self.zero):
+            self.fail(f"{value!r} must be a {'non-negative' if self.zero else 'positive'} number", param, ctx)
+        return number
+
+
+def _name_environment_variable(exc: click.ClickException) -> None:
+    """A bad value that came from ``APIMCTL_<NAME>`` says so: the user never typed the option."""
+    if not isinstance(exc, click.BadParameter) or exc.ctx is None or exc.param is None:
+        return
+    param, name = exc.param, exc.param.name
+    if name is None or exc.ctx.get_parameter_source(name) is not ParameterSource.ENVIRONMENT:
+        return
+    names = [param.envvar] if isinstance(param.envvar, str) else list(param.envvar or [])
+    hint = exc.param_hint if isinstance(exc.param_hint, str) else param.get_error_hint(exc.ctx)
+    exc.param_hint = f"{hint} (from {', '.join(names)})" if names else hint
 
 
 def envvar(name: str) -> str:
@@ -72,9 +111,9 @@ def connection_options(func: F) -> F:
         click.option("--username", envvar=envvar("username"), help="User for the token exchange."),
         click.option("--password", envvar=envvar("password"), help="Password for the token exchange."),
         click.option("--area", envvar=envvar("area"), help="Area (scope) for the token exchange."),
-        click.option("--qps", type=float, default=2.0, show_default=True, envvar=envvar("qps"), help="Client-side rate limit, calls per second."),
+        click.option("--qps", type=Number(zero=True), default=2.0, show_default=True, envvar=envvar("qps"), help="Client-side rate limit, calls per second (0: no limit)."),
         click.option("--parallelism", type=click.IntRange(1, 64), default=8, show_default=True, envvar=envvar("parallelism"), help="Concurrent calls at most."),
-        click.option("--timeout", type=float, default=30.0, show_default=True, envvar=envvar("timeout"), help="Seconds before a call times out."),
+        click.option("--timeout", type=Number(zero=False), default=30.0, show_default=True, envvar=envvar("timeout"), help="Seconds before a call times out."),
         click.option("-v", "--verbose", is_flag=True, envvar=envvar("verbose"), help="Log every call (never secrets)."),
     ]
     for opt in reversed(opts):

@@ -11,12 +11,15 @@ Exit codes: 0 exported, 1 error.
 from __future__ import annotations
 
 import asyncio
+import os
+from pathlib import Path
 from typing import Any
 
 import click
 
 from apimctl.cli.common import EXIT_OK, connection_options, envvar
 from apimctl.cli.target import connection_settings, open_client, target_label
+from apimctl.errors import ApimctlError
 from apimctl.export import LAYOUTS, Export, Layout, export_area, foreign_manifests, write_export
 
 
@@ -46,6 +49,8 @@ def command(ctx: click.Context, /, out_dir: str | None, kinds_: tuple[str, ...],
     """
     if layout == "per-service" and not out_dir:
         raise click.UsageError("--layout per-service writes several files: give --out DIR")
+    if out_dir is not None:
+        _check_out(out_dir)  # before any call
     settings = connection_settings(ctx)
     chosen: Layout = "per-service" if layout == "per-service" else "single"
     result = asyncio.run(_export(_split_kinds(kinds_), with_ids, chosen, settings))
@@ -78,6 +83,17 @@ async def _export(kinds_: list[str], with_ids: bool, layout: Layout,
     async with open_client(**settings, announce=_say) as client:
         return await export_area(client, kinds_=kinds_ or None, with_ids=with_ids,
                                  layout=layout, source=target_label(settings.get("url")))
+
+
+def _check_out(out_dir: str) -> None:
+    """Refuse an ``--out`` that could not be created or written: its nearest existing
+    ancestor must be a writable directory."""
+    folder = Path(out_dir).absolute()
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is None or not existing.is_dir():
+        raise ApimctlError(f"cannot write the export to {out_dir}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ApimctlError(f"cannot write the export to {out_dir}: {existing} is not writable")
 
 
 def _say(line: str) -> None:

@@ -12,7 +12,10 @@ with ``--detailed-exitcode``; unmanaged objects alone are not changes), 1 error.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -63,11 +66,13 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     """
     if not paths:
         raise click.UsageError("give at least one manifest PATH (a file or a directory)")
+    if out_file:
+        _check_out(out_file)  # before any call: a plan that cannot be saved is not made
     plan = asyncio.run(_plan(paths, overlays, targets, prune, max_deletes, ignores,
                              connection_settings(ctx)))
-    click.echo(render(plan, fmt, color=not no_color and sys.stdout.isatty()), nl=False)
     if out_file:
         _save(plan, out_file)
+    click.echo(render(plan, fmt, color=not no_color and sys.stdout.isatty()), nl=False)
     return EXIT_CHANGES if detailed_exitcode and plan.has_changes else EXIT_OK
 
 
@@ -75,13 +80,14 @@ async def _plan(paths: tuple[str, ...], overlays: tuple[str, ...], targets: tupl
                 prune: bool, max_deletes: int | None, ignores: tuple[str, ...],
                 settings: dict[str, Any]) -> Plan:
     from apimctl.manifests import load_manifests
-    from apimctl.planner import make_plan, parse_target
+    from apimctl.planner import ignore_rules, make_plan, parse_target
 
     manifest = load_manifests(list(paths), list(overlays))
     for warning in manifest.warnings:
         _say(f"Warning: {warning}")
-    for text in targets:
+    for text in targets:  # bad options fail before any call
         parse_target(text)
+    ignore_rules(manifest.doc.get("settings") or {}, ignores)
     async with open_client(**settings, announce=_say) as client:
         return await make_plan(client, manifest, prune=prune, targets=list(targets),
                                ignores=list(ignores), max_deletes=max_deletes)
@@ -104,21 +110,48 @@ def render(plan: Plan, fmt: str, *, color: bool) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
+def _check_out(out_file: str) -> None:
+    """Refuse an ``--out`` the plan could not be saved to: a directory, or a file in a
+    directory that does not exist or cannot be written."""
+    path = Path(out_file)
+    if out_file.endswith(("/", "\\")) or path.is_dir():
+        raise ApimctlError(f"cannot save the plan to {out_file}: give a file name, not a directory")
+    folder = path.parent
+    if not folder.is_dir():
+        raise ApimctlError(f"cannot save the plan to {out_file}: directory {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ApimctlError(f"cannot save the plan to {out_file}: directory {folder} is not writable")
+
+
 def _save(plan: Plan, out_file: str) -> None:
+    """Write the plan to ``out_file`` in one piece: a temporary file in the same directory,
+    renamed over the target, so a failed or interrupted save never leaves half a plan."""
     from apimctl.planner import literal_secrets
 
-    if out_file.endswith(("/", "\\")) or Path(out_file).is_dir():
-        raise ApimctlError(f"cannot save the plan to {out_file}: give a file name, not a directory")
+    _check_out(out_file)
     literals = literal_secrets(plan)
     if literals:
         raise ApimctlError(
             "cannot save the plan: a saved plan never holds secret values, and these secrets "
             "are written as literal values rather than ${ENV_VAR} references, so `apply --plan` "
             "could not write them: " + ", ".join(literals))
+    path = Path(out_file)
+    temp: str | None = None
     try:
-        Path(out_file).write_text(plan.dumps(), encoding="utf-8")
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(plan.dumps())
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(temp, 0o666 & ~mask)  # the mode a plain write would give, not mkstemp's 0600
+        os.replace(temp, path)
+        temp = None
     except OSError as exc:
         raise ApimctlError(f"cannot save the plan to {out_file}: {exc.strerror or exc}") from None
+    finally:
+        if temp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
     _say(f"Saved the plan to {out_file}; apply it with: apimctl apply --plan {out_file}")
 
 

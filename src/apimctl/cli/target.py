@@ -11,6 +11,7 @@ the only place where the reconciler touches the server package (STYLE §11).
 from __future__ import annotations
 
 import secrets
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -167,7 +168,13 @@ def _embedded_server() -> tuple[httpx.ASGITransport, str]:
             f"the embedded reference server is not available ({exc}); "
             "set --url or APIMCTL_URL to target an area"
         ) from None
-    folder = Path(EMBEDDED_DIR)
+    folder, database = Path(EMBEDDED_DIR), Path(EMBEDDED_DB)
+    if folder.exists() and not folder.is_dir():
+        raise ApimctlError(f"{folder.resolve()} is a file, not the embedded server's directory; "
+                           "move it away, or set --url or APIMCTL_URL to target an area")
+    if database.exists() and not database.is_file():
+        raise ApimctlError(f"{database.resolve()} is not a database file; "
+                           "move it away, or set --url or APIMCTL_URL to target an area")
     try:
         folder.mkdir(exist_ok=True)
         ignore = folder / ".gitignore"
@@ -181,4 +188,9 @@ def _embedded_server() -> tuple[httpx.ASGITransport, str]:
         tokens={token: EMBEDDED_AREA},
         auto_approve_domains=True,
     )
-    return httpx.ASGITransport(app=create_app(config)), token
+    try:
+        app = create_app(config)
+    except (OSError, sqlite3.Error) as exc:
+        raise ApimctlError(f"cannot open the embedded server's database {database.resolve()}: {exc}; "
+                           "move it away to start afresh, or set --url or APIMCTL_URL") from None
+    return httpx.ASGITransport(app=app), token

@@ -34,6 +34,13 @@ CREATE TABLE IF NOT EXISTS tokens (
 CREATE TABLE IF NOT EXISTS areas (area TEXT PRIMARY KEY);
 """
 
+_PROBES = (
+    "SELECT area, kind, id, body FROM docs LIMIT 0",
+    "SELECT area, scope, value, owner, sticky FROM uniq LIMIT 0",
+    "SELECT token, kind, area, user, expires FROM tokens LIMIT 0",
+    "SELECT area FROM areas LIMIT 0",
+)
+
 _dumps = msgspec.json.encode
 _loads = msgspec.json.decode
 
@@ -159,6 +166,11 @@ class Store:
         self._lock = threading.Lock()
         conn = self._conn()
         conn.executescript(_SCHEMA)
+        for probe in _PROBES:  # a database of something else fails here, not on a request
+            try:
+                conn.execute(probe).fetchall()
+            except sqlite3.OperationalError as exc:
+                raise sqlite3.DatabaseError(f"not a database of the reference server ({exc})") from None
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
