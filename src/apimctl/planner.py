@@ -743,7 +743,8 @@ def build_plan(manifest: ManifestLike, live: LiveState, *, prune: bool = False,
                          if u not in kept)
         plan.unmanaged = kept
         plan.warnings = [w for w in plan.warnings if not w.startswith(left_out)]
-        plan.target = ", ".join(targets)
+        plan.warnings.append(f"only {', '.join(targets)} (--target) and what they need were planned; "
+                             "other differences are not shown")
     _keep_relevant(plan)
     _check_deletes(plan, max_deletes)
     return plan

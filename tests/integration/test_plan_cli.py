@@ -147,3 +147,16 @@ def test_saved_plan_refuses_literal_secrets_and_directories(workdir: Path) -> No
     run = apimctl(workdir, "plan", "manifests", "--out", "missing-dir/")
     assert run.returncode == 1 and "not a directory" in run.stderr
     assert not (workdir / "missing-dir").exists()
+
+
+def test_plans_name_their_area_and_a_saved_plan_applies_only_there(workdir: Path) -> None:
+    run = apimctl(workdir, "plan", "manifests", "--format", "json", "--out", "plan.json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["target"] == "embedded (.apimctl/local.db)"
+    saved = json.loads((workdir / "plan.json").read_text())
+    saved["target"] = "https://elsewhere.example/v3/rest"
+    (workdir / "other.json").write_text(json.dumps(saved))
+    refused = apimctl(workdir, "apply", "--plan", "other.json", "--auto-approve")
+    assert refused.returncode == 1
+    assert "was made for https://elsewhere.example/v3/rest" in refused.stderr
+    assert "Traceback" not in refused.stderr

@@ -140,7 +140,7 @@ def test_targets_select_objects_children_and_dependencies() -> None:
            "services": [{"name": "W", "roles": ["R"], "endpoints": [want_ep("F")]}]}
     plan = plan_of(doc, {}, targets=["service:W"])
     assert {a for _, a in actions(plan)} == {"role:R", "service:W", "endpoint:W/F"}
-    assert plan.target == "service:W"
+    assert plan.target == "" and any("service:W (--target)" in w for w in plan.warnings)
     with pytest.raises(PlanError, match="matches no"):
         plan_of(doc, {}, targets=["service:Nope"])
     with pytest.raises(PlanError, match="KIND:NAME"):
@@ -273,7 +273,8 @@ def test_target_drops_warnings_about_objects_outside_it() -> None:
     doc = {"services": [{"name": "W"}], "domains": [{"domain": "example.com"}]}
     assert plan_of(doc, live, prune=True).warnings
     plan = plan_of(doc, live, prune=True, targets=["service:*"])
-    assert plan.warnings == [] and actions(plan) == [("create", "service:W"), ("delete", "service:X")]
+    assert [w for w in plan.warnings if "(--target)" not in w] == []
+    assert actions(plan) == [("create", "service:W"), ("delete", "service:X")]
     plan = plan_of(doc, live, prune=True, targets=["domain:old.example"])
     assert plan.warnings and plan.steps == []
 

@@ -33,7 +33,7 @@ from apimctl.apply import (
     check_secrets,
 )
 from apimctl.cli.common import connection_options, envvar, manifest_options
-from apimctl.cli.target import connection_settings, open_client
+from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.client import ApiClient
 from apimctl.errors import ApimctlError, PlanError
 from apimctl.manifests import Manifest, load_manifests
@@ -144,12 +144,16 @@ class Run:
 
     async def get_plan(self, client: ApiClient, source: Plan | Manifest) -> tuple[Plan, RawState | None]:
         """The plan to apply, and the live state it was made from (``None`` for a saved plan)."""
+        here = target_label(self.settings.get("url"))
         if isinstance(source, Plan):
+            if source.target and source.target != here:
+                raise PlanError(f"the saved plan was made for {source.target}; this run targets {here}")
             return source, None
         manifest = source
         raw = await live.read_raw(client)
         plan = build_plan(manifest, live.from_raw(raw), prune=self.prune, targets=self.targets,
                           ignores=self.ignores)
+        plan.target = here
         return plan, raw
 
     def confirm(self, plan: Plan) -> bool:

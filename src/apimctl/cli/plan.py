@@ -28,7 +28,7 @@ from apimctl.cli.common import (
     envvar,
     manifest_options,
 )
-from apimctl.cli.target import connection_settings, open_client
+from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.errors import ApimctlError
 from apimctl.plan import Plan
 
@@ -89,8 +89,10 @@ async def _plan(paths: tuple[str, ...], overlays: tuple[str, ...], targets: tupl
         parse_target(text)
     ignore_rules(manifest.doc.get("settings") or {}, ignores)
     async with open_client(**settings, announce=_say) as client:
-        return await make_plan(client, manifest, prune=prune, targets=list(targets),
+        plan = await make_plan(client, manifest, prune=prune, targets=list(targets),
                                ignores=list(ignores), max_deletes=max_deletes)
+    plan.target = target_label(settings.get("url"))
+    return plan
 
 
 def render(plan: Plan, fmt: str, *, color: bool) -> str:
