@@ -4,14 +4,12 @@
 and a user for the token exchange, domains auto-approved), ``app`` (the Starlette app),
 ``client`` (an in-process HTTP client on the server root), ``auth_headers`` (the bearer
 header of area ``a``), and :func:`run_uvicorn`, a context manager running a real uvicorn
-server on 127.0.0.1 with a free port in a thread and yielding its base URL.
+server on 127.0.0.1 with a free port in a thread and yielding its base URL; for the suite written
+from the specification, ``http`` (its in-process server) and ``api`` (a client of area A).
 """
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +18,8 @@ from typing import Any
 
 import httpx
 import pytest
+from receiver import serve_in_thread
+from spec_helpers import TOKEN_A, Api, serve, with_domains
 
 from apimctl.server import ServerConfig, create_app
 
@@ -61,35 +61,32 @@ def auth_headers() -> dict[str, str]:
     return {"Authorization": f"Bearer {TOKEN}"}
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def run_uvicorn(config: ServerConfig) -> Iterator[str]:
     """A real uvicorn server on 127.0.0.1 in a thread; yields ``http://127.0.0.1:PORT``."""
-    import uvicorn
-
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(config), host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serve_in_thread(create_app(config)) as base_url:
+        yield base_url
 
 
 @pytest.fixture
 def uvicorn_runner() -> Any:
     """:func:`run_uvicorn`, for tests that cannot import this module by name."""
     return run_uvicorn
+
+
+# --- the spec suite's clients (spec_helpers.serve: areas, tokens and users of its own) -------
+
+
+@pytest.fixture
+def http(tmp_path: Path) -> Iterator[httpx.Client]:
+    with serve(tmp_path) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def api(request: pytest.FixtureRequest, http: httpx.Client) -> Api:
+    """A client of area A; modules that set ``WITH_DOMAINS = True`` get the test domains too."""
+    a = Api(http, TOKEN_A)
+    if getattr(request.module, "WITH_DOMAINS", False):
+        with_domains(a)
+    return a

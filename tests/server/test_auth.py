@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -20,19 +18,7 @@ from spec_helpers import (
     assert_error,
     describe,
     make_service,
-    serve,
 )
-
-
-@pytest.fixture
-def http(tmp_path: Path) -> Iterator[httpx.Client]:
-    with serve(tmp_path) as client:
-        yield client
-
-
-@pytest.fixture
-def api(http: httpx.Client) -> Api:
-    return Api(http, TOKEN_A)
 
 
 def basic(key: str, secret: str) -> dict[str, str]:

@@ -5,7 +5,6 @@ search predicates (spec "Common rules"; SUPPLEMENT §1, §4)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -29,18 +28,8 @@ from spec_helpers import (
     with_domains,
 )
 
-
-@pytest.fixture
-def http(tmp_path: Path) -> Iterator[httpx.Client]:
-    with serve(tmp_path) as client:
-        yield client
-
-
-@pytest.fixture
-def api(http: httpx.Client) -> Api:
-    a = Api(http, TOKEN_A)
-    with_domains(a)
-    return a
+# the shared `api` fixture (conftest.py) declares the test domains first
+WITH_DOMAINS = True
 
 
 @pytest.fixture

@@ -34,11 +34,6 @@ def http(tmp_path: Path) -> Iterator[httpx.Client]:
         yield client
 
 
-@pytest.fixture
-def api(http: httpx.Client) -> Api:
-    return Api(http, TOKEN_A)
-
-
 def activate(api: Api, http: httpx.Client, domain: str) -> str:
     dom = add_domain(api, domain)
     resp = approve(http, AREA_A, dom["id"])

@@ -4,15 +4,11 @@ methods, response filters, the error-set reference (spec "Endpoint", SUPPLEMENT 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from spec_helpers import (
     ID24_ALPHABET,
-    TOKEN_A,
     UUID_RE,
     Api,
     assert_deleted,
@@ -23,8 +19,6 @@ from spec_helpers import (
     make_endpoint,
     make_service,
     revision,
-    serve,
-    with_domains,
 )
 
 CORS_DEFAULT = {
@@ -100,18 +94,8 @@ ENDPOINT_EXP = [
     "systemDomainCredentialSecret",
 ]
 
-
-@pytest.fixture
-def http(tmp_path: Path) -> Iterator[httpx.Client]:
-    with serve(tmp_path) as client:
-        yield client
-
-
-@pytest.fixture
-def api(http: httpx.Client) -> Api:
-    a = Api(http, TOKEN_A)
-    with_domains(a)
-    return a
+# the shared `api` fixture (conftest.py) declares the test domains first
+WITH_DOMAINS = True
 
 
 @pytest.fixture

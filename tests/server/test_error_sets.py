@@ -2,32 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import httpx
 import pytest
 from spec_helpers import (
     CATALOG,
-    TOKEN_A,
     Api,
     assert_deleted,
     assert_error,
     assert_invalid,
     make_service,
-    serve,
 )
-
-
-@pytest.fixture
-def http(tmp_path: Path) -> Iterator[httpx.Client]:
-    with serve(tmp_path) as client:
-        yield client
-
-
-@pytest.fixture
-def api(http: httpx.Client) -> Api:
-    return Api(http, TOKEN_A)
 
 
 @pytest.fixture

@@ -78,11 +78,6 @@ def http(tmp_path: Path, receiver: Receiver) -> Iterator[httpx.Client]:
         yield client
 
 
-@pytest.fixture
-def api(http: httpx.Client) -> Api:
-    return Api(http, TOKEN_A)
-
-
 def check_call(call: Received, method: str, obj: str, event: str, obj_id: str | None = None,
                content_type: str = "application/json") -> None:
     """Method, path, query and headers of one callback, as the specification lists them."""

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
-import httpx
 import pytest
 from spec_helpers import (
     MS_TIME_RE,
-    TOKEN_A,
     UUID_RE,
     Api,
     assert_deleted,
@@ -18,8 +14,6 @@ from spec_helpers import (
     assert_invalid,
     make_endpoint,
     make_service,
-    serve,
-    with_domains,
 )
 
 EVENT = {
@@ -28,18 +22,8 @@ EVENT = {
     "endDateTime": "2030-01-01T04:00:00Z",
 }
 
-
-@pytest.fixture
-def http(tmp_path: Path) -> Iterator[httpx.Client]:
-    with serve(tmp_path) as client:
-        yield client
-
-
-@pytest.fixture
-def api(http: httpx.Client) -> Api:
-    a = Api(http, TOKEN_A)
-    with_domains(a)
-    return a
+# the shared `api` fixture (conftest.py) declares the test domains first
+WITH_DOMAINS = True
 
 
 def same_instant(value: str, expected: str) -> bool:

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from spec_helpers import (
-    TOKEN_A,
     UUID_RE,
     Z_TIME_RE,
     Api,
@@ -20,19 +16,7 @@ from spec_helpers import (
     assert_invalid,
     describe,
     member_body,
-    serve,
 )
-
-
-@pytest.fixture
-def http(tmp_path: Path) -> Iterator[httpx.Client]:
-    with serve(tmp_path) as client:
-        yield client
-
-
-@pytest.fixture
-def api(http: httpx.Client) -> Api:
-    return Api(http, TOKEN_A)
 
 
 @pytest.fixture

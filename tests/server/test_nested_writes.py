@@ -2,36 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import httpx
-import pytest
 from spec_helpers import (
     CATALOG,
-    TOKEN_A,
     Api,
     assert_invalid,
     endpoint_body,
     revision,
-    serve,
-    with_domains,
 )
-
-
-@pytest.fixture
-def http(tmp_path: Path) -> Iterator[httpx.Client]:
-    with serve(tmp_path) as client:
-        yield client
-
-
-@pytest.fixture
-def api(http: httpx.Client) -> Api:
-    a = Api(http, TOKEN_A)
-    with_domains(a)
-    return a
-
 
 TREE: dict[str, Any] = {
     "name": "Weather",
@@ -64,6 +43,9 @@ TREE: dict[str, Any] = {
         endpoint_body("Radar", "/radar"),
     ],
 }
+
+# the shared `api` fixture (conftest.py) declares the test domains first
+WITH_DOMAINS = True
 
 
 def test_nested_service_create(api: Api) -> None:

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from spec_helpers import (
     MS_TIME_RE,
-    TOKEN_A,
     UUID_RE,
     Api,
     assert_deleted,
@@ -20,7 +16,6 @@ from spec_helpers import (
     assert_invalid,
     make_endpoint,
     make_service,
-    serve,
     with_domains,
 )
 
@@ -70,17 +65,6 @@ PLAN_DEFAULTS: dict[str, Any] = {
     "eav": {},
     "services": [],
 }
-
-
-@pytest.fixture
-def http(tmp_path: Path) -> Iterator[httpx.Client]:
-    with serve(tmp_path) as client:
-        yield client
-
-
-@pytest.fixture
-def api(http: httpx.Client) -> Api:
-    return Api(http, TOKEN_A)
 
 
 @pytest.fixture

@@ -3,35 +3,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import httpx
 import pytest
 from spec_helpers import (
-    TOKEN_A,
     Api,
     assert_invalid,
     describe,
     endpoint_body,
     make_service,
     member_body,
-    serve,
-    with_domains,
 )
 
-
-@pytest.fixture
-def http(tmp_path: Path) -> Iterator[httpx.Client]:
-    with serve(tmp_path) as client:
-        yield client
-
-
-@pytest.fixture
-def api(http: httpx.Client) -> Api:
-    a = Api(http, TOKEN_A)
-    with_domains(a)
-    return a
+# the shared `api` fixture (conftest.py) declares the test domains first
+WITH_DOMAINS = True
 
 
 @pytest.fixture

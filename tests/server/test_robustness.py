@@ -6,8 +6,6 @@ Property-based with hypothesis; each property keeps to a small number of example
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -22,8 +20,6 @@ from spec_helpers import (
     endpoint_body,
     make_service,
     member_body,
-    serve,
-    with_domains,
 )
 
 FAST = settings(
@@ -63,18 +59,8 @@ ENDPOINT_FIELDS = [
     "highSecurity",
 ]
 
-
-@pytest.fixture
-def http(tmp_path: Path) -> Iterator[httpx.Client]:
-    with serve(tmp_path) as client:
-        yield client
-
-
-@pytest.fixture
-def api(http: httpx.Client) -> Api:
-    a = Api(http, TOKEN_A)
-    with_domains(a)
-    return a
+# the shared `api` fixture (conftest.py) declares the test domains first
+WITH_DOMAINS = True
 
 
 def assert_clean(resp: httpx.Response, allowed: tuple[int, ...] = ()) -> None:

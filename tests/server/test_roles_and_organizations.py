@@ -3,33 +3,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
-import httpx
-import pytest
 from spec_helpers import (
     MS_TIME_RE,
-    TOKEN_A,
     UUID_RE,
     Api,
     assert_deleted,
     assert_duplicate,
     assert_error,
     assert_invalid,
-    serve,
 )
-
-
-@pytest.fixture
-def http(tmp_path: Path) -> Iterator[httpx.Client]:
-    with serve(tmp_path) as client:
-        yield client
-
-
-@pytest.fixture
-def api(http: httpx.Client) -> Api:
-    return Api(http, TOKEN_A)
 
 
 def test_role_crud(api: Api) -> None:

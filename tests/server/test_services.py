@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
-import httpx
 import pytest
 from spec_helpers import (
     ID24_ALPHABET,
     MS_TIME_RE,
-    TOKEN_A,
     Api,
     assert_deleted,
     assert_duplicate,
@@ -20,7 +16,6 @@ from spec_helpers import (
     make_endpoint,
     make_service,
     revision,
-    serve,
     with_domains,
 )
 
@@ -36,17 +31,6 @@ SERVICE_EXP = [
     "rfc3986Encode",
     "securityProfile",
 ]
-
-
-@pytest.fixture
-def http(tmp_path: Path) -> Iterator[httpx.Client]:
-    with serve(tmp_path) as client:
-        yield client
-
-
-@pytest.fixture
-def api(http: httpx.Client) -> Api:
-    return Api(http, TOKEN_A)
 
 
 def test_create_returns_imp_fields_only(api: Api) -> None:
