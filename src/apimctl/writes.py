@@ -250,6 +250,28 @@ class Writer:
 
     # -- nested creates ---------------------------------------------------------------
 
+    async def post_tree(self, step: Step, path: str, body: dict[str, Any], name: str, fields: str,
+                        key: str, children: Sequence[Step], names: Mapping[str, list[str]],
+                        ) -> tuple[dict[str, Any], dict[str, str]]:
+        """POST a parent with its new children in ``body[key]``. When the API refuses the tree
+        because of some children only, the parent and the rest go on without them, so that only
+        what depends on those is held back: returns the created object and the addresses of the
+        children left out, with why."""
+        try:
+            return await self.post_once(step, path, body, name, params={"fields": fields}), {}
+        except Invalid as exc:
+            bad = blamed(exc, key, len(children))
+            if bad is None:
+                raise named_positions(exc, names) from None
+            body[key] = [b for i, b in enumerate(body[key]) if i not in bad]
+            try:
+                made = await self.post_once(step, path, body, name, params={"fields": fields})
+            except ApiError as again:
+                raise named_positions(exc if isinstance(again, Invalid) else again, names) from None
+            return made, {children[i].address: why for i, why in bad.items()}
+        except ApiError as exc:
+            raise named_positions(exc, names) from None
+
     async def create_service(self, step: Step, children: tuple[Step, ...]) -> None:
         """One ``POST /services`` with the new error sets, endpoints (cors, cache, methods and
         their filters, system-domain authentication) and role permissions."""
@@ -262,23 +284,8 @@ class Writer:
         if endpoints:
             body["endpoints"] = [self.bodies.endpoint(c, name) for c in endpoints]
         names = {"endpoints": [self.name_of(c) for c in endpoints], "errorSets": [self.name_of(c) for c in sets]}
-        try:
-            made = await self.post_once(step, "/services", body, name, params={"fields": SERVICE_FIELDS})
-            left_out: dict[str, str] = {}
-        except Invalid as exc:
-            # the API refused the tree because of some endpoints only: the service and the
-            # rest go on without them, so that only what depends on those is held back
-            bad = blamed(exc, "endpoints", len(endpoints))
-            if bad is None:
-                raise named_positions(exc, names) from None
-            body["endpoints"] = [b for i, b in enumerate(body["endpoints"]) if i not in bad]
-            try:
-                made = await self.post_once(step, "/services", body, name, params={"fields": SERVICE_FIELDS})
-            except ApiError as again:
-                raise named_positions(exc if isinstance(again, Invalid) else again, names) from None
-            left_out = {endpoints[i].address: why for i, why in bad.items()}
-        except ApiError as exc:
-            raise named_positions(exc, names) from None
+        made, left_out = await self.post_tree(step, "/services", body, name, SERVICE_FIELDS,
+                                              "endpoints", endpoints, names)
         self.index.add_service_tree({"endpoints": [], "errorSets": [], **made, "name": name})
         if left_out:
             raise PartlyDone(left_out)
@@ -290,21 +297,8 @@ class Writer:
         if children:
             body["plans"] = [self.bodies.plan(c) for c in children]
         names = {"plans": [self.name_of(c) for c in children]}
-        try:
-            made = await self.post_once(step, "/packages", body, name, params={"fields": PACKAGE_FIELDS})
-            left_out: dict[str, str] = {}
-        except Invalid as exc:
-            bad = blamed(exc, "plans", len(children))  # as for services: the package goes on
-            if bad is None:
-                raise named_positions(exc, names) from None
-            body["plans"] = [b for i, b in enumerate(body["plans"]) if i not in bad]
-            try:
-                made = await self.post_once(step, "/packages", body, name, params={"fields": PACKAGE_FIELDS})
-            except ApiError as again:
-                raise named_positions(exc if isinstance(again, Invalid) else again, names) from None
-            left_out = {children[i].address: why for i, why in bad.items()}
-        except ApiError as exc:
-            raise named_positions(exc, names) from None
+        made, left_out = await self.post_tree(step, "/packages", body, name, PACKAGE_FIELDS,
+                                              "plans", children, names)
         self.index.add_package_tree({"plans": [], **made, "name": name})
         if left_out:
             raise PartlyDone(left_out)
