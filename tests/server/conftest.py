@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from receiver import serve_in_thread
+from receiver import PROCEED, Receiver, serve_in_thread
 from spec_helpers import TOKEN_A, Api, serve, with_domains
 
 from apimctl.server import ServerConfig, create_app
@@ -90,3 +90,20 @@ def api(request: pytest.FixtureRequest, http: httpx.Client) -> Api:
     if getattr(request.module, "WITH_DOMAINS", False):
         with_domains(a)
     return a
+
+
+# --- event triggers: one callback receiver per module, reset for every test ----------------
+
+
+@pytest.fixture(scope="module")
+def running_receiver() -> Iterator[Receiver]:
+    with Receiver().running() as rec:
+        yield rec
+
+
+@pytest.fixture
+def receiver(running_receiver: Receiver) -> Receiver:
+    running_receiver.clear()
+    running_receiver.replies.clear()
+    running_receiver.default = PROCEED
+    return running_receiver

@@ -51,20 +51,6 @@ KEY_FIELDS = {
 AGENT_HEADERS = {"member": "user-agent", "application": "application-agent", "key": "key-agent"}
 
 
-@pytest.fixture(scope="module")
-def running_receiver() -> Iterator[Receiver]:
-    with Receiver().running() as rec:
-        yield rec
-
-
-@pytest.fixture
-def receiver(running_receiver: Receiver) -> Receiver:
-    running_receiver.clear()
-    running_receiver.replies.clear()
-    running_receiver.default = PROCEED
-    return running_receiver
-
-
 def events_config(url: str, encoding: str = "json", timeout: float = 2.0) -> dict[str, Any]:
     return {"areas": {"area-a": {
         "url": url, "encoding": encoding, "timeout": timeout,

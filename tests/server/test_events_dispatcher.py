@@ -69,20 +69,6 @@ KEY_FIELDS = {
 }
 
 
-@pytest.fixture(scope="module")
-def running_receiver() -> Iterator[Receiver]:
-    with Receiver().running() as rec:
-        yield rec
-
-
-@pytest.fixture
-def receiver(running_receiver: Receiver) -> Receiver:
-    running_receiver.clear()
-    running_receiver.replies.clear()
-    running_receiver.default = PROCEED
-    return running_receiver
-
-
 def config(url: str, encoding: str = "json", timeout: float | None = None, **events: list[str]) -> dict[str, Any]:
     area: dict[str, Any] = {"url": url, "encoding": encoding, "events": events or {"member": ALL, "application": ALL, "key": ALL}}
     if timeout is not None:
