@@ -39,12 +39,12 @@ from generated import (
     one_percent_change,
 )
 
-from apimctl import live
-from apimctl.apply import ApplyOptions, ApplyResult, apply_plan
-from apimctl.client import ApiClient
-from apimctl.plan import Plan
-from apimctl.planner import build_plan
-from apimctl.schedule import ProgressEvent
+from apimctl.api.client import ApiClient
+from apimctl.applying.run import ApplyOptions, ApplyResult, apply_plan
+from apimctl.applying.schedule import ProgressEvent
+from apimctl.planning.build import build_plan
+from apimctl.plans.model import Plan
+from apimctl.state import live
 
 TOKEN = "bench-token"
 OPERATOR = "bench-operator"

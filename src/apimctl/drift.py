@@ -2,7 +2,7 @@
 whom and when.
 
 ``apimctl drift`` (``apimctl.cli.drift``) calls :func:`detect_drift`. Drift is the plan of the
-manifests against the live state (:func:`apimctl.planner.build_plan`, the same rules as
+manifests against the live state (:func:`apimctl.planning.build.build_plan`, the same rules as
 ``plan``: ignores from ``settings.ignore`` and ``--ignore``, pruning from ``settings.prune``)
 read from the other side: each step is a difference between git and the area.
 
@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apimctl import kinds
-from apimctl.live import Lister, LiveObject, LiveState, read_live
-from apimctl.normalise import canonical_datetime
-from apimctl.plan import Plan, Step, Unmanaged
-from apimctl.planner import ManifestLike, build_plan, ignore_rules, parse_target
+from apimctl.planning.build import ManifestLike, build_plan, ignore_rules, parse_target
+from apimctl.plans.model import Plan, Step, Unmanaged
+from apimctl.state.live import Lister, LiveObject, LiveState, read_live
+from apimctl.state.normalise import canonical_datetime
 
 EDITOR_FIELDS = "id,name,editorHandle,updated,revisionNumber"
 

@@ -14,13 +14,13 @@ from typing import Any
 import httpx
 import yaml
 
-from apimctl.apply import ApplyOptions, apply_plan
-from apimctl.auth import Credentials
-from apimctl.client import ApiClient
+from apimctl.api.auth import Credentials
+from apimctl.api.client import ApiClient
+from apimctl.applying.run import ApplyOptions, apply_plan
 from apimctl.export import Export, export_area, write_export
 from apimctl.manifests import Manifest, load_manifests, validate_paths
-from apimctl.plan import Plan
-from apimctl.planner import make_plan
+from apimctl.planning.build import make_plan
+from apimctl.plans.model import Plan
 from apimctl.server import ServerConfig, create_app
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -27,8 +27,8 @@ from export_support import (
 )
 
 from apimctl import kinds
+from apimctl.api.client import ApiClient
 from apimctl.cli import cli
-from apimctl.client import ApiClient
 from apimctl.errors import ApimctlError
 from apimctl.export import MARKER, export_area, resolve_kinds, write_export
 

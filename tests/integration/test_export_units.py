@@ -19,8 +19,8 @@ from apimctl.export import (
     service_file_names,
     variable_names,
 )
-from apimctl.live import from_raw
 from apimctl.manifests.variables import substitute
+from apimctl.state.live import from_raw
 
 
 def test_variable_names_are_deterministic_and_never_collide() -> None:

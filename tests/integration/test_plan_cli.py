@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from apimctl.plan import Plan
+from apimctl.plans.model import Plan
 
 MANIFEST = Path(__file__).parents[1] / "scenarios" / "011-secrets" / "manifests" / "weather.yaml"
 SECRETS = {"FORECAST_SECRET": "fc-value-7d1e9a", "BACKEND_PASSWORD": "pw-value-3c5b2f"}

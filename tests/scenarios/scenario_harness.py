@@ -11,14 +11,14 @@ from typing import Any
 import httpx
 import yaml
 
-from apimctl.client import ApiClient
+from apimctl.api.client import ApiClient
 from apimctl.errors import ApimctlError
-from apimctl.live import LiveState, read_call_bound, read_live
-from apimctl.planner import make_plan
+from apimctl.planning.build import make_plan
 from apimctl.render.json import render_plan as render_json
 from apimctl.render.text import render_plan as render_text
 from apimctl.server.app import create_app
 from apimctl.server.config import ServerConfig
+from apimctl.state.live import LiveState, read_call_bound, read_live
 
 TOKEN = "scenario-token"
 BASE = "http://scenario/v3/rest"

@@ -9,12 +9,12 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
+from apimctl.applying.schedule import ProgressEvent
 from apimctl.cli import cli
 from apimctl.cli.apply import load_saved_plan, plain_progress, progress_display, scrubbed
 from apimctl.errors import PlanError
-from apimctl.plan import Plan, Step
+from apimctl.plans.model import Plan, Step
 from apimctl.render.style import Redactor
-from apimctl.schedule import ProgressEvent
 
 
 def test_saved_plan_round_trip(tmp_path: Path) -> None:

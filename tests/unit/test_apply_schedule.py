@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from apimctl.apply import ApplyResult, StepOutcome, check_deletes, execute_units
+from apimctl.applying.run import ApplyResult, StepOutcome, check_deletes, execute_units
+from apimctl.applying.schedule import PartlyDone, ProgressEvent, Unit, build_graph, is_acyclic
 from apimctl.errors import Invalid, PlanError, QuotaExhausted, ServerError
-from apimctl.plan import Plan, Step
-from apimctl.schedule import PartlyDone, ProgressEvent, Unit, build_graph, is_acyclic
+from apimctl.plans.model import Plan, Step
 
 
 def step(kind: str, key: str, action: str = "create", deps: tuple[str, ...] = ()) -> Step:

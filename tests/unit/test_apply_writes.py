@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from apimctl.apply import (
+from apimctl.api.ratelimit import Backoff
+from apimctl.applying.bodies import LiveIndex, StepError, resolve_secrets
+from apimctl.applying.run import (
     ApplyOptions,
     ApplyResult,
     StepOutcome,
@@ -15,13 +17,11 @@ from apimctl.apply import (
     check_secrets,
     stale_reasons,
 )
-from apimctl.bodies import LiveIndex, StepError, resolve_secrets
+from apimctl.applying.schedule import PartlyDone
+from apimctl.applying.writes import Writer, create_once, group_units
 from apimctl.errors import Invalid, PlanError, ServerError, TransportError
-from apimctl.live import LiveObject, LiveState
-from apimctl.plan import Change, Fingerprint, Plan, Step
-from apimctl.ratelimit import Backoff
-from apimctl.schedule import PartlyDone
-from apimctl.writes import Writer, create_once, group_units
+from apimctl.plans.model import Change, Fingerprint, Plan, Step
+from apimctl.state.live import LiveObject, LiveState
 
 NO_WAIT = Backoff(base=0.0, cap=0.0)
 
@@ -291,7 +291,7 @@ def test_resolved_secrets_of_a_saved_plan_are_kept_for_scrubbing() -> None:
 
 
 def test_convergence_check_looks_twice_before_reporting(monkeypatch: pytest.MonkeyPatch) -> None:
-    import apimctl.apply as apply_module
+    import apimctl.applying.run as apply_module
 
     monkeypatch.setattr(apply_module, "VISIBILITY_DELAY", 0.0)
     step = Step("create", "role", "Partners", desired={"name": "Partners"})

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from apimctl import kinds
-from apimctl.diff import diff, flatten, ignored
-from apimctl.normalise import Context, normalise
+from apimctl.planning.diff import diff, flatten, ignored
+from apimctl.state.normalise import Context, normalise
 
 
 def _ep(**fields: object) -> dict[str, object]:

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from apimctl import kinds
-from apimctl.normalise import Context, canonical_datetime, normalise, secret_hash
+from apimctl.state.normalise import Context, canonical_datetime, normalise, secret_hash
 
 
 def test_unwritten_fields_get_server_defaults() -> None:

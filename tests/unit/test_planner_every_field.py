@@ -12,12 +12,12 @@ from typing import Any
 import httpx
 import pytest
 
-from apimctl.client import ApiClient
-from apimctl.live import read_raw
+from apimctl.api.client import ApiClient
 from apimctl.manifests import load_manifests
 from apimctl.manifests.model import Manifest
-from apimctl.planner import make_plan
+from apimctl.planning.build import make_plan
 from apimctl.server import ServerConfig, create_app
+from apimctl.state.live import read_raw
 
 BASE = "http://area/v3/rest"
 TOKEN = "every-field"

@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 
 from apimctl import kinds
-from apimctl.client import ApiClient
-from apimctl.live import from_raw, read_call_bound, read_live, read_raw
+from apimctl.api.client import ApiClient
 from apimctl.server import ServerConfig, create_app
+from apimctl.state.live import from_raw, read_call_bound, read_live, read_raw
 
 
 class FakeLister:

@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from apimctl import kinds
-from apimctl.live import LiveState, from_raw
-from apimctl.normalise import Context, normalise
-from apimctl.plan import Plan
-from apimctl.planner import build_plan
+from apimctl.planning.build import build_plan
+from apimctl.plans.model import Plan
+from apimctl.state.live import LiveState, from_raw
+from apimctl.state.normalise import Context, normalise
 
 NAMES = st.sampled_from(["a", "b", "c", "d"])
 METHODS = st.lists(st.sampled_from(["get", "post", "put"]), max_size=3)

@@ -1,6 +1,6 @@
 """`apimctl apply`: plan (or load a saved plan), confirm, execute, summarise.
 
-The adapter around :func:`apimctl.apply.apply_plan`: it parses the options, reads the
+The adapter around :func:`apimctl.applying.run.apply_plan`: it parses the options, reads the
 manifests and plans (or loads ``--plan FILE``), shows the plan and asks for confirmation on a
 terminal (``--auto-approve`` otherwise), draws progress (a rich progress bar on a terminal,
 one plain line per step otherwise, both on stderr) and prints the summary in the chosen
@@ -23,8 +23,8 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from apimctl import live
-from apimctl.apply import (
+from apimctl.api.client import ApiClient
+from apimctl.applying.run import (
     ApplyOptions,
     ApplyResult,
     apply_plan,
@@ -32,17 +32,17 @@ from apimctl.apply import (
     check_saved_plan,
     check_secrets,
 )
+from apimctl.applying.schedule import ProgressCallback, ProgressEvent
 from apimctl.cli.common import connection_options, envvar, manifest_options
 from apimctl.cli.target import connection_settings, open_client, target_label
-from apimctl.client import ApiClient
 from apimctl.errors import ApimctlError, PlanError
 from apimctl.manifests import Manifest, load_manifests
-from apimctl.plan import Plan
-from apimctl.planner import build_plan, ignore_rules, parse_target
+from apimctl.planning.build import build_plan, ignore_rules, parse_target
+from apimctl.plans.model import Plan
 from apimctl.render import json as render_json
 from apimctl.render import text as render_text
 from apimctl.render.style import Redactor
-from apimctl.schedule import ProgressCallback, ProgressEvent
+from apimctl.state import live
 
 
 @click.command("apply")

@@ -1,6 +1,6 @@
 """`apimctl plan`: read the live state, print the plan; writes nothing to the area.
 
-The adapter around :func:`apimctl.planner.make_plan`: it loads the manifests (before any call,
+The adapter around :func:`apimctl.planning.build.make_plan`: it loads the manifests (before any call,
 so invalid input fails fast), opens the client (:func:`apimctl.cli.target.open_client`, which
 announces the embedded server in one line on stderr), renders the plan as text, JSON or
 Markdown on stdout and optionally saves it with ``--out`` (JSON, secrets as references only).
@@ -30,7 +30,7 @@ from apimctl.cli.common import (
 )
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.errors import ApimctlError
-from apimctl.plan import Plan
+from apimctl.plans.model import Plan
 
 
 @click.command("plan")
@@ -80,7 +80,7 @@ async def _plan(paths: tuple[str, ...], overlays: tuple[str, ...], targets: tupl
                 prune: bool, max_deletes: int | None, ignores: tuple[str, ...],
                 settings: dict[str, Any]) -> Plan:
     from apimctl.manifests import load_manifests
-    from apimctl.planner import ignore_rules, make_plan, parse_target
+    from apimctl.planning.build import ignore_rules, make_plan, parse_target
 
     manifest = load_manifests(list(paths), list(overlays))
     for warning in manifest.warnings:
@@ -128,7 +128,7 @@ def _check_out(out_file: str) -> None:
 def _save(plan: Plan, out_file: str) -> None:
     """Write the plan to ``out_file`` in one piece: a temporary file in the same directory,
     renamed over the target, so a failed or interrupted save never leaves half a plan."""
-    from apimctl.planner import literal_secrets
+    from apimctl.planning.build import literal_secrets
 
     _check_out(out_file)
     literals = literal_secrets(plan)

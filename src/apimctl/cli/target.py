@@ -21,9 +21,9 @@ import click
 import httpx
 from click.core import ParameterSource
 
-from apimctl.auth import Credentials
+from apimctl.api.auth import Credentials
+from apimctl.api.client import ApiClient
 from apimctl.cli.common import envvar
-from apimctl.client import ApiClient
 from apimctl.errors import ApimctlError
 
 EMBEDDED_DIR = ".apimctl"

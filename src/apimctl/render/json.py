@@ -1,7 +1,7 @@
 """The plan as JSON for tools: ``apimctl plan --format json``.
 
 The shape is documented in ``docs/plan-format.md`` and described by
-``schemas/plan.schema.json``; it is :meth:`apimctl.plan.Plan.to_json` (same
+``schemas/plan.schema.json``; it is :meth:`apimctl.plans.model.Plan.to_json` (same
 ``format_version``) with secrets redacted, the target stripped of credentials, and a
 ``risks`` list added. Unlike a saved plan (``plan --out``), it is for reading, not for
 ``apply --plan``: secret fields show as ``"(sensitive)"`` rather than ``${VAR}`` references.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from apimctl.plan import Change, Plan, Step
+from apimctl.plans.model import Change, Plan, Step
 from apimctl.render.style import (
     SENSITIVE_TEXT,
     Redactor,
@@ -24,7 +24,7 @@ from apimctl.render.style import (
 )
 
 if TYPE_CHECKING:
-    from apimctl.apply import ApplyResult
+    from apimctl.applying.run import ApplyResult
 
 
 def render_plan(plan: Plan) -> str:

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from apimctl.plan import ACTIONS, Plan, Step
+from apimctl.plans.model import ACTIONS, Plan, Step
 from apimctl.render.style import (
     SYMBOLS,
     FieldLine,

@@ -25,7 +25,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 from apimctl import kinds
-from apimctl.plan import Action, Plan, Step
+from apimctl.plans.model import Action, Plan, Step
 
 SYMBOLS: Final[dict[str, str]] = {"create": "+", "update": "~", "delete": "-"}
 

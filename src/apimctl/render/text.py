@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from apimctl.plan import Plan, Step
+from apimctl.plans.model import Plan, Step
 from apimctl.render.style import (
     SYMBOLS,
     FieldLine,
@@ -26,7 +26,7 @@ from apimctl.render.style import (
 )
 
 if TYPE_CHECKING:
-    from apimctl.apply import ApplyResult, StepOutcome
+    from apimctl.applying.run import ApplyResult, StepOutcome
 
 _COLORS = {"+": "green", "~": "yellow", "-": "red"}
 

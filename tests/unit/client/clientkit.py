@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 
 import httpx
 
-from apimctl.client import ApiClient
-from apimctl.ratelimit import Backoff
+from apimctl.api.client import ApiClient
+from apimctl.api.ratelimit import Backoff
 
 T = TypeVar("T")
 BASE = "https://api.example.test/v3/rest"

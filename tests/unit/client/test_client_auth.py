@@ -10,7 +10,7 @@ import httpx
 import pytest
 from clientkit import FakeApi, reply
 
-from apimctl.auth import Credentials, token_url
+from apimctl.api.auth import Credentials, token_url
 from apimctl.errors import AuthError, ServerError
 
 pytestmark = pytest.mark.anyio

@@ -10,10 +10,10 @@ import pytest
 import vcr
 from clientkit import BASE, TOKEN, VirtualClock
 
-from apimctl.client import ApiClient
+from apimctl.api.client import ApiClient
+from apimctl.api.quirks import as_list, parse_datetime
+from apimctl.api.ratelimit import Backoff
 from apimctl.errors import Invalid, NotFound, QuotaExhausted, ServerError
-from apimctl.quirks import as_list, parse_datetime
-from apimctl.ratelimit import Backoff
 
 pytestmark = pytest.mark.anyio
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from apimctl.quirks import as_list, parse_datetime, read_error_body, unwrap_one
+from apimctl.api.quirks import as_list, parse_datetime, read_error_body, unwrap_one
 
 
 @pytest.mark.parametrize(

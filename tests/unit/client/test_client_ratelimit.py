@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from clientkit import VirtualClock
 
-from apimctl.ratelimit import Backoff, RateLimiter
+from apimctl.api.ratelimit import Backoff, RateLimiter
 
 pytestmark = pytest.mark.anyio
 

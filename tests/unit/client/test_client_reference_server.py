@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from apimctl.client import ApiClient, Credentials
+from apimctl.api.client import ApiClient, Credentials
 from apimctl.errors import AuthError, NotFound, QuotaExhausted
 
 pytestmark = pytest.mark.anyio

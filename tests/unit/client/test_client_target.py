@@ -11,9 +11,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from apimctl.api.client import ApiClient
 from apimctl.cli import target
 from apimctl.cli.common import connection_options
-from apimctl.client import ApiClient
 
 pytestmark = pytest.mark.anyio
 

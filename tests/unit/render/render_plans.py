@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apimctl.plan import Change, Fingerprint, Plan, Step, Unmanaged
+from apimctl.plans.model import Change, Fingerprint, Plan, Step, Unmanaged
 
 SECRET = "hunter2-Backend-Secret"
 PASSWORD = "p4ss|`word`"

@@ -10,7 +10,7 @@ import pytest
 from markdown_it import MarkdownIt
 from render_plans import big_plan, mixed_plan, no_change_plan
 
-from apimctl.plan import Change, Plan, Step, Unmanaged
+from apimctl.plans.model import Change, Plan, Step, Unmanaged
 from apimctl.render.markdown import MAX_ROWS, cell, code, render_plan
 
 Golden = Callable[[str, str], None]

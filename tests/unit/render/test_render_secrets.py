@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from render_plans import PASSWORD, SECRET, mixed_plan
 
-from apimctl.plan import Change, Plan, Step, Unmanaged
+from apimctl.plans.model import Change, Plan, Step, Unmanaged
 from apimctl.render import json as render_json
 from apimctl.render import markdown, text
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apimctl.plan import Change, Plan, Step
+from apimctl.plans.model import Change, Plan, Step
 from apimctl.render.style import (
     SENSITIVE,
     Redactor,

@@ -3,15 +3,15 @@
 Live-state reading, ``apply`` and ``export`` call :class:`ApiClient`; ``apimctl.cli.target``
 builds it from the connection options. It owns
 
-- authentication: a static bearer token or the token exchange (``apimctl.auth``), renewed
+- authentication: a static bearer token or the token exchange (``apimctl.api.auth``), renewed
   once and the call repeated when the API answers 401;
 - pacing: one shared client-side rate limiter (``--qps``) and at most ``parallelism``
-  requests in flight, for every call of the client (``apimctl.ratelimit``);
+  requests in flight, for every call of the client (``apimctl.api.ratelimit``);
 - retries decided by error type (STYLE §7): 5xx, timeouts and connection failures are retried
   with backoff for idempotent calls, throttling (``ERR_403_DEVELOPER_OVER_QPS``) for every
   call after the server's ``Retry-After``; the daily quota (``ERR_403_DEVELOPER_OVER_RATE``)
   stops; no other 4xx is ever retried;
-- the reply quirks of spec/SUPPLEMENT.md §9 (``apimctl.quirks``) and the mapping of every
+- the reply quirks of spec/SUPPLEMENT.md §9 (``apimctl.api.quirks``) and the mapping of every
   failure onto ``apimctl.errors``;
 - paging by ``X-Total-Count``, the remaining pages fetched concurrently within the limiter.
 
@@ -33,11 +33,11 @@ from urllib.parse import unquote
 import httpx
 
 from apimctl import __version__
-from apimctl.auth import Credentials, StaticToken, TokenExchange, TokenSource, token_url
+from apimctl.api.auth import Credentials, StaticToken, TokenExchange, TokenSource, token_url
+from apimctl.api.quirks import as_list, parse_datetime, unwrap_one
+from apimctl.api.ratelimit import Backoff, Clock, RateLimiter, Sleep
+from apimctl.api.replies import Reply, read_reply, reason, transport_error
 from apimctl.errors import ApiError, AuthError, NotFound, ServerError, Throttled, TransportError
-from apimctl.quirks import as_list, parse_datetime, unwrap_one
-from apimctl.ratelimit import Backoff, Clock, RateLimiter, Sleep
-from apimctl.replies import Reply, read_reply, reason, transport_error
 
 __all__ = [
     "ApiClient",

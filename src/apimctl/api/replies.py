@@ -1,9 +1,9 @@
 """What a reply of the management API means: a decoded success, or the error it maps to.
 
-``apimctl.client.ApiClient`` sends a request and hands the response (or the httpx exception)
+``apimctl.api.client.ApiClient`` sends a request and hands the response (or the httpx exception)
 here; the result is a :class:`Reply` or one error of ``apimctl.errors`` whose type alone
 decides whether the client retries (STYLE §7). Every error body shape of spec/SUPPLEMENT.md
-§6 and §9 is read by ``apimctl.quirks.read_error_body``. Messages say what and where
+§6 and §9 is read by ``apimctl.api.quirks.read_error_body``. Messages say what and where
 (``GET /services: 500 Internal Server Error: <message>``); the access token is redacted from
 anything a server or a library might echo.
 """
@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from apimctl.api.quirks import read_error_body
 from apimctl.errors import (
     ApiError,
     AuthError,
@@ -29,7 +30,6 @@ from apimctl.errors import (
     Throttled,
     TransportError,
 )
-from apimctl.quirks import read_error_body
 
 OVER_QPS = "ERR_403_DEVELOPER_OVER_QPS"
 OVER_RATE = "ERR_403_DEVELOPER_OVER_RATE"

@@ -1,6 +1,6 @@
 """Field-level differences between two normalised objects of one kind.
 
-``planner`` calls :func:`diff` with the normal forms (see :mod:`apimctl.normalise`) of the
+``planner`` calls :func:`diff` with the normal forms (see :mod:`apimctl.state.normalise`) of the
 desired and the live object and turns the result into a step's ``changes``. Paths are dotted
 within the object; members of keyed collections are addressed by their key:
 ``cors.maxAge``, ``errorMessages[ERR_403_DEVELOPER_OVER_QPS].status``,
@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from apimctl.kinds import Kind
-from apimctl.plan import Change
+from apimctl.plans.model import Change
 
 
 def _is_sensitive(kind: Kind, schema_path: str) -> bool:

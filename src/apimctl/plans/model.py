@@ -1,6 +1,6 @@
 """The plan: a value describing what apply will do.
 
-``plan`` builds a :class:`Plan` (see ``apimctl.planner`` for how); ``apply`` executes exactly
+``plan`` builds a :class:`Plan` (see ``apimctl.planning.build`` for how); ``apply`` executes exactly
 it; ``render`` prints it; ``--out`` saves it with :meth:`Plan.to_json`. Nothing here talks to
 the network or prints. Secret values never enter the serialised form: steps carry secrets as
 ``${VAR}`` references, and resolved values live only in :attr:`Plan.secret_values`, which is

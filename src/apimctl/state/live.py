@@ -21,15 +21,15 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from apimctl import kinds
+from apimctl.api.quirks import as_list
 from apimctl.errors import ServerError
 from apimctl.kinds import Kind
-from apimctl.quirks import as_list
 
 PAGE_SIZE = 1000
 
 
 class Lister(Protocol):
-    """The part of :class:`apimctl.client.ApiClient` this module uses."""
+    """The part of :class:`apimctl.api.client.ApiClient` this module uses."""
 
     async def list_all(self, path: str, params: Any = None, *, page_size: int = ...,
                        page_index: bool = ...) -> list[dict[str, Any]]: ...

@@ -1,12 +1,12 @@
-"""Apply: execute a :class:`~apimctl.plan.Plan` against a live area, safely and concurrently.
+"""Apply: execute a :class:`~apimctl.plans.model.Plan` against a live area, safely and concurrently.
 
 Called by ``apimctl.cli.apply`` (and by tests and benchmarks). The stages:
 
 1. a saved plan is checked for staleness (:func:`check_fresh`): the fingerprints of every
    live object it touches are read again, and any difference refuses the plan;
 2. ``--max-deletes`` is enforced before anything is written (:func:`check_deletes`);
-3. the steps are grouped into units (nested writes, see :mod:`apimctl.writes`) and run by
-   :mod:`apimctl.schedule` in dependency order, ``parallelism`` at a time, every call through
+3. the steps are grouped into units (nested writes, see :mod:`apimctl.applying.writes`) and run by
+   :mod:`apimctl.applying.schedule` in dependency order, ``parallelism`` at a time, every call through
    the client's one shared rate limiter;
 4. the area is read again and every done step is compared with it the way ``plan`` compares
    (normalise + diff); anything still different is reported as not converged.
@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from apimctl import kinds, live
-from apimctl.bodies import (
+from apimctl import kinds
+from apimctl.applying.bodies import (
     SECRET_PATHS,
     LiveIndex,
     StepError,
@@ -33,13 +33,14 @@ from apimctl.bodies import (
     path_value,
     resolve_secrets,
 )
-from apimctl.diff import diff, ignored
+from apimctl.applying.schedule import Execute, ProgressCallback, ScheduleResult, Unit, run_units
+from apimctl.applying.writes import Client, Writer, group_units
 from apimctl.errors import ApiError, PlanError
-from apimctl.live import LiveObject, LiveState
-from apimctl.normalise import Context, canonical_datetime, normalise
-from apimctl.plan import Plan, Step, address
-from apimctl.schedule import Execute, ProgressCallback, ScheduleResult, Unit, run_units
-from apimctl.writes import Client, Writer, group_units
+from apimctl.planning.diff import diff, ignored
+from apimctl.plans.model import Plan, Step, address
+from apimctl.state import live
+from apimctl.state.live import LiveObject, LiveState
+from apimctl.state.normalise import Context, canonical_datetime, normalise
 
 EXIT_OK, EXIT_ERROR, EXIT_PARTIAL = 0, 1, 3
 VISIBILITY_DELAY = 1.0  # seconds before the convergence check reads a second time

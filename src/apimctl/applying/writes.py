@@ -1,12 +1,12 @@
 """Step → API calls: the bodies apply sends and the calls that carry them.
 
-``apimctl.apply`` asks a :class:`Writer` to group a plan's steps into units (a new service
+``apimctl.applying.run`` asks a :class:`Writer` to group a plan's steps into units (a new service
 with its new endpoints and error sets is one ``POST /services``; a new package with its new
 plans is one ``POST /packages``; the endpoint updates of one service are one
 ``PUT /services/{id}/endpoints``) and then to execute each unit. Bodies are built from
 ``Step.desired`` (manifest shape): names become ids (live ids from :class:`LiveIndex`, plus
 ids created earlier in the same apply), domain strings become ``{"address": ...}``, secret
-references are resolved (:mod:`apimctl.bodies`). A create whose outcome is unknown (5xx,
+references are resolved (:mod:`apimctl.applying.bodies`). A create whose outcome is unknown (5xx,
 timeout, dropped connection) is looked up by its natural key before it is tried again, so
 nothing is created twice. A nested write the API refuses (400) because of some children only
 is sent again without them, and those children fail on their own (``PartlyDone``): one bad
@@ -25,7 +25,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from apimctl import kinds
-from apimctl.bodies import (
+from apimctl.api.ratelimit import Backoff
+from apimctl.applying.bodies import (
     COLLECTIONS,
     CREATE_FIELDS,
     PACKAGE_FIELDS,
@@ -42,16 +43,15 @@ from apimctl.bodies import (
     resolve_secrets,
     service_name,
 )
+from apimctl.applying.schedule import PartlyDone, Unit, is_acyclic
 from apimctl.errors import ApiError, Invalid, NotFound, ServerError, TransportError
-from apimctl.plan import Plan, Step, address
-from apimctl.ratelimit import Backoff
-from apimctl.schedule import PartlyDone, Unit, is_acyclic
+from apimctl.plans.model import Plan, Step, address
 
 UNKNOWN_OUTCOME_RETRIES = 4  # further POSTs of one create after unknown outcomes, each after a lookup
 
 
 class Client(Protocol):
-    """The part of ``apimctl.client.ApiClient`` apply uses."""
+    """The part of ``apimctl.api.client.ApiClient`` apply uses."""
 
     async def get(self, path: str, params: Any = None) -> Any: ...
     async def list_all(self, path: str, params: Any = None, *, page_size: int = 1000,

@@ -1,6 +1,6 @@
 """Run the units of an apply in dependency order, concurrently where the graph allows.
 
-``apimctl.apply`` groups the steps of a :class:`~apimctl.plan.Plan` into :class:`Unit` values
+``apimctl.applying.run`` groups the steps of a :class:`~apimctl.plans.model.Plan` into :class:`Unit` values
 (one step, or several that one nested API call covers), and hands them here with an async
 ``execute`` function. The scheduler walks the graph with :class:`graphlib.TopologicalSorter`:
 every unit whose dependencies are done is started, up to ``parallelism`` at a time. A unit
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from apimctl.errors import ApimctlError, AuthError, QuotaExhausted
-from apimctl.plan import Step
+from apimctl.plans.model import Step
 
 STOPPING_ERRORS: tuple[type[BaseException], ...] = (QuotaExhausted, AuthError)
 

@@ -1,10 +1,10 @@
 """Request bodies from manifest-shaped objects: names to ids, domains, secrets, defaults.
 
-``apimctl.writes`` builds every body it sends with these: ``Step.desired`` (manifest shape)
+``apimctl.applying.writes`` builds every body it sends with these: ``Step.desired`` (manifest shape)
 becomes the API's shape, with references by name turned into ids (:class:`LiveIndex`: the
 live ids read before the apply plus the ids created during it), domain strings into
 ``{"address": ...}`` and ``${VAR}`` secret references into their values (from the plan, or
-from the environment for a saved plan). ``apimctl.apply`` uses the secret resolution to
+from the environment for a saved plan). ``apimctl.applying.run`` uses the secret resolution to
 refuse, before any write, a plan whose variables are missing.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 from apimctl import kinds
 from apimctl.errors import ApimctlError
 from apimctl.kinds import Kind
-from apimctl.plan import Step, address
+from apimctl.plans.model import Step, address
 
 # Keys of ``desired`` that are not API fields of the object itself.
 META_KEYS = kinds.META_FIELDS
@@ -99,7 +99,7 @@ class LiveIndex:
 
     @classmethod
     def from_raw(cls, raw: Mapping[str, list[dict[str, Any]]]) -> LiveIndex:
-        """The index of the raw lists ``apimctl.live.read_raw`` returns (keyed by kind)."""
+        """The index of the raw lists ``apimctl.state.live.read_raw`` returns (keyed by kind)."""
         index = cls()
         for svc in raw.get("service", []):
             index.add_service_tree(svc)

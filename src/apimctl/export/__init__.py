@@ -1,12 +1,12 @@
 """Turn the live configuration of an area into manifests: the bootstrap path of ``apimctl export``.
 
 ``apimctl export`` (``apimctl.cli.export``) calls :func:`export_area`, which reads the live state
-through :func:`apimctl.live.read_live` and hands it to the pure :func:`export_state`; the
+through :func:`apimctl.state.live.read_live` and hands it to the pure :func:`export_state`; the
 command then writes the files with :func:`write_export` or prints the single document.
 
 The manifests written here validate and plan to zero changes against the area they came from:
 
-- every object is first brought into its normal form (:func:`apimctl.normalise.normalise`, the
+- every object is first brought into its normal form (:func:`apimctl.state.normalise.normalise`, the
   same function the planner compares with), and only the fields whose normal form differs from
   the normal form of the server's defaults are written, so defaults are omitted;
 - ids are omitted unless ``with_ids`` (then every pinnable object carries ``id:``);
@@ -44,9 +44,9 @@ import yaml
 from apimctl import kinds
 from apimctl.errors import ApimctlError
 from apimctl.kinds import Kind
-from apimctl.live import Lister, LiveObject, LiveState, read_live
 from apimctl.manifests.schema import manifest_schema
-from apimctl.normalise import Context, normalise
+from apimctl.state.live import Lister, LiveObject, LiveState, read_live
+from apimctl.state.normalise import Context, normalise
 
 Layout = Literal["single", "per-service"]
 LAYOUTS: tuple[Layout, ...] = ("single", "per-service")

@@ -3,7 +3,7 @@
 Real deployments render the same thing in more than one way: an array of enums as a single
 string, datetimes with ``+0000`` or ``Z``, unset collections as ``null``, single objects as a
 one-element array or bare, and error bodies in three shapes (or as a gateway's HTML page).
-The API client (``apimctl.client``) uses these to read replies; the normaliser uses them to
+The API client (``apimctl.api.client``) uses these to read replies; the normaliser uses them to
 compare live objects with manifests.
 """
 

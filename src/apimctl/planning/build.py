@@ -1,4 +1,4 @@
-"""Build the :class:`~apimctl.plan.Plan` that turns the live state into the manifests.
+"""Build the :class:`~apimctl.plans.model.Plan` that turns the live state into the manifests.
 
 ``apimctl plan``, ``apply``, ``drift`` and ``export`` call :func:`make_plan` (reads the live
 state through the client, then :func:`build_plan`, which is pure and never prints).
@@ -18,8 +18,8 @@ How a plan is made:
    A deleted live object whose name a pinned object (or another deleted duplicate) already
    uses gets its id in its key (``maintenanceEvent:Upgrade (id 9f2c...)``), so every step
    has an address of its own.
-4. **Changes**: both sides are normalised (:mod:`apimctl.normalise`) and diffed
-   (:mod:`apimctl.diff`); ``settings.ignore`` / ``--ignore`` drop field paths (recorded in
+4. **Changes**: both sides are normalised (:mod:`apimctl.state.normalise`) and diffed
+   (:mod:`apimctl.planning.diff`); ``settings.ignore`` / ``--ignore`` drop field paths (recorded in
    ``Plan.ignored``).
 5. **Order**: ``graphlib.TopologicalSorter`` over ``depends_on`` (parents and referenced objects
    first for creates and updates, children and referrers first for deletes), ties broken by
@@ -47,12 +47,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from apimctl import kinds
-from apimctl.diff import diff, flatten, ignored
 from apimctl.errors import PlanError
 from apimctl.kinds import Kind
-from apimctl.live import Lister, LiveObject, LiveState, read_live
-from apimctl.normalise import Context, normalise
-from apimctl.plan import Change, Fingerprint, Plan, Step, Unmanaged, address
+from apimctl.planning.diff import diff, flatten, ignored
+from apimctl.plans.model import Change, Fingerprint, Plan, Step, Unmanaged, address
+from apimctl.state.live import Lister, LiveObject, LiveState, read_live
+from apimctl.state.normalise import Context, normalise
 
 Path = tuple[str | int, ...]
 

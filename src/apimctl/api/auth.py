@@ -6,7 +6,7 @@ is renewed shortly before ``expires_in`` runs out (``refresh_token`` grant first
 password grant again) and on demand when the API answers 401. One lock serialises renewals
 so concurrent requests that all got a 401 trigger one exchange, not many.
 
-Used only by ``apimctl.client.ApiClient``, which sends the exchange requests through its
+Used only by ``apimctl.api.client.ApiClient``, which sends the exchange requests through its
 own HTTP client (see ``Exchange``). Nothing here ever puts a secret into a message.
 """
 
@@ -20,9 +20,9 @@ from typing import Any, Protocol
 
 import httpx
 
+from apimctl.api.quirks import read_error_body
+from apimctl.api.ratelimit import Clock
 from apimctl.errors import AuthError
-from apimctl.quirks import read_error_body
-from apimctl.ratelimit import Clock
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Pacing of API calls: the shared client-side rate limiter and the backoff between retries.
 
-``apimctl.client.ApiClient`` owns one ``RateLimiter`` that every request of the client passes
+``apimctl.api.client.ApiClient`` owns one ``RateLimiter`` that every request of the client passes
 through (paging and the concurrent steps of ``apply`` alike), and waits a ``Backoff`` delay
 before retrying a transient failure. Clock and sleep are injectable so that tests run on a
 fake clock instead of waiting.
