@@ -42,7 +42,7 @@ from generated import (
 from apimctl.api.client import ApiClient
 from apimctl.applying.run import ApplyOptions, ApplyResult, apply_plan
 from apimctl.applying.schedule import ProgressEvent
-from apimctl.planning.build import build_plan
+from apimctl.planning import build_plan
 from apimctl.plans.model import Plan
 from apimctl.state import live
 

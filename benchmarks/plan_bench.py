@@ -32,7 +32,7 @@ import httpx
 from generated import ENDPOINTS_PER_SERVICE, PLANS_PER_PACKAGE, Manifest, area, one_percent_change
 
 from apimctl.api.client import ApiClient
-from apimctl.planning.build import build_plan
+from apimctl.planning import build_plan
 from apimctl.server import ServerConfig, create_app
 from apimctl.state.live import read_call_bound, read_live
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apimctl import kinds
-from apimctl.planning.build import ManifestLike, build_plan, ignore_rules, parse_target
+from apimctl.planning import ManifestLike, build_plan, ignore_rules, parse_target
 from apimctl.plans.model import Plan, Step, Unmanaged
 from apimctl.state.live import Lister, LiveObject, LiveState, read_live
 from apimctl.state.normalise import canonical_datetime

@@ -19,7 +19,7 @@ from apimctl.api.client import ApiClient
 from apimctl.applying.run import ApplyOptions, apply_plan
 from apimctl.export import Export, export_area, write_export
 from apimctl.manifests import Manifest, load_manifests, validate_paths
-from apimctl.planning.build import make_plan
+from apimctl.planning import make_plan
 from apimctl.plans.model import Plan
 from apimctl.server import ServerConfig, create_app
 

@@ -13,7 +13,7 @@ import yaml
 
 from apimctl.api.client import ApiClient
 from apimctl.errors import ApimctlError
-from apimctl.planning.build import make_plan
+from apimctl.planning import make_plan
 from apimctl.render.json import render_plan as render_json
 from apimctl.render.text import render_plan as render_text
 from apimctl.server.app import create_app

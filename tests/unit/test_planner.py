@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from apimctl.errors import PlanError
-from apimctl.planning.build import build_plan
+from apimctl.planning import build_plan
 from apimctl.plans.model import Plan
 from apimctl.state.live import from_raw
 
@@ -244,7 +244,7 @@ def test_error_set_reference_by_id_alone() -> None:
 
 
 def test_literal_secrets_are_found_for_saved_plans() -> None:
-    from apimctl.planning.build import literal_secrets
+    from apimctl.planning import literal_secrets
 
     live = {"service": [svc("W", "s1", [ep("F", "e1")])]}
     doc = {"services": [{"name": "W", "endpoints": [

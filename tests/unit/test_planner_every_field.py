@@ -15,7 +15,7 @@ import pytest
 from apimctl.api.client import ApiClient
 from apimctl.manifests import load_manifests
 from apimctl.manifests.model import Manifest
-from apimctl.planning.build import make_plan
+from apimctl.planning import make_plan
 from apimctl.server import ServerConfig, create_app
 from apimctl.state.live import read_raw
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from apimctl import kinds
-from apimctl.planning.build import build_plan
+from apimctl.planning import build_plan
 from apimctl.plans.model import Plan
 from apimctl.state.live import LiveState, from_raw
 from apimctl.state.normalise import Context, normalise

@@ -37,7 +37,7 @@ from apimctl.cli.common import connection_options, envvar, manifest_options
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.errors import ApimctlError, PlanError
 from apimctl.manifests import Manifest, load_manifests
-from apimctl.planning.build import build_plan, ignore_rules, parse_target
+from apimctl.planning import build_plan, ignore_rules, parse_target
 from apimctl.plans.model import Plan
 from apimctl.render import json as render_json
 from apimctl.render import text as render_text

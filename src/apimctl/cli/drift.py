@@ -58,7 +58,7 @@ async def _drift(paths: tuple[str, ...], overlays: tuple[str, ...], ignores: tup
                  targets: tuple[str, ...], prune: bool, settings: dict[str, Any]) -> DriftReport:
     from apimctl.drift import detect_drift
     from apimctl.manifests import load_manifests
-    from apimctl.planning.build import ignore_rules, parse_target
+    from apimctl.planning import ignore_rules, parse_target
 
     manifest = load_manifests(list(paths), list(overlays))
     for warning in manifest.warnings:

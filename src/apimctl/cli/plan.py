@@ -80,7 +80,7 @@ async def _plan(paths: tuple[str, ...], overlays: tuple[str, ...], targets: tupl
                 prune: bool, max_deletes: int | None, ignores: tuple[str, ...],
                 settings: dict[str, Any]) -> Plan:
     from apimctl.manifests import load_manifests
-    from apimctl.planning.build import ignore_rules, make_plan, parse_target
+    from apimctl.planning import ignore_rules, make_plan, parse_target
 
     manifest = load_manifests(list(paths), list(overlays))
     for warning in manifest.warnings:
@@ -128,7 +128,7 @@ def _check_out(out_file: str) -> None:
 def _save(plan: Plan, out_file: str) -> None:
     """Write the plan to ``out_file`` in one piece: a temporary file in the same directory,
     renamed over the target, so a failed or interrupted save never leaves half a plan."""
-    from apimctl.planning.build import literal_secrets
+    from apimctl.planning import literal_secrets
 
     _check_out(out_file)
     literals = literal_secrets(plan)

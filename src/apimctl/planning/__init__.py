@@ -1,5 +1,16 @@
 """Planning: from the manifests and the live state to a :class:`~apimctl.plans.Plan`.
 
-Desired objects, identity matching, prune/ignore/target rules, diff, dependencies and order.
-``plan`` never writes.
+One module per step of making a plan, in the order they run: ``desired`` (what the manifests
+declare), ``matching`` (identity: each desired object's live object), ``rules`` (prune, ignore,
+target), ``steps`` (creates, updates, deletes; fingerprints and secrets), ``diff`` (field
+changes), ``references`` (names objects use for each other), ``order`` (dependencies and the
+order of steps), ``build`` (the entry points). Planning never writes.
 """
+
+from apimctl.planning.build import build_plan, make_plan
+from apimctl.planning.desired import ManifestLike
+from apimctl.planning.rules import IgnoreRule, ignore_rules, parse_target
+from apimctl.planning.steps import LITERAL_SECRET, literal_secrets
+
+__all__ = ["LITERAL_SECRET", "IgnoreRule", "ManifestLike", "build_plan", "ignore_rules",
+           "literal_secrets", "make_plan", "parse_target"]

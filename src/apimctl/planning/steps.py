@@ -1,0 +1,221 @@
+"""Steps: matched pairs become creates, updates and deletes, with fingerprints and secrets.
+
+Called by :mod:`apimctl.planning.build` (the ``Builder``); :func:`literal_secrets` by the plan
+command before a plan is saved.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+from apimctl import kinds
+from apimctl.kinds import Kind
+from apimctl.planning.desired import Desired, ManifestLike
+from apimctl.planning.diff import diff, flatten, ignored
+from apimctl.planning.matching import Match, written
+from apimctl.planning.references import translate
+from apimctl.planning.rules import NOT_PRUNABLE, IgnoreRule, PruneRule
+from apimctl.plans.model import Change, Fingerprint, Plan, Step, Unmanaged, address
+from apimctl.state.live import LiveObject, LiveState
+from apimctl.state.normalise import Context, normalise
+
+# What ``Step.desired`` holds for a secret written as a literal value rather than a ``${VAR}``
+# reference: the value itself never leaves memory, so a saved plan cannot carry it.
+LITERAL_SECRET = "(sensitive)"
+
+# --- steps -----------------------------------------------------------------------------------
+
+
+class Builder:
+    """Turns matched pairs into steps, unmanaged entries, fingerprints and secret values."""
+
+    def __init__(self, manifest: ManifestLike, live: LiveState, match_: Match,
+                 rules: list[IgnoreRule]) -> None:
+        self.manifest = manifest
+        self.live = live
+        self.match = match_
+        self.rules = rules
+        self.plan = Plan()
+        self.steps: dict[str, Step] = {}
+        self.first_live_set = self._first_live_error_sets()
+        self.declared_sets: dict[str, list[str]] = defaultdict(list)
+        for obj, _ in match_.pairs:
+            if obj.kind.name == "errorSet" and obj.parent is not None:
+                self.declared_sets[obj.parent.address].append(obj.name)
+        self.desired_at = {obj.address: obj for obj, _ in match_.pairs}
+        self.renames = {f"{live.kind}:{live.key}": obj.key for obj, live in match_.pairs
+                        if live is not None and live.key != obj.key}
+        self.translated: dict[int, dict[str, Any]] = {}
+        self.live_at: dict[str, LiveObject] = {}
+
+    def _first_live_error_sets(self) -> dict[str, str]:
+        first: dict[str, str] = {}
+        for es in self.live.of("errorSet"):
+            if es.parent_id is not None:
+                first.setdefault(es.parent_id, es.name)
+        return first
+
+    def context(self, obj: Desired, live: LiveObject | None) -> tuple[Context, Context]:
+        """Normalisation contexts (desired side, live side): an endpoint's default error set."""
+        if obj.kind.name != "endpoint" or obj.parent is None:
+            return Context(), Context()
+        live_first = self.first_live_set.get(live.parent_id or "") if live else None
+        declared = self.declared_sets.get(obj.parent.address)
+        if declared:
+            return Context(declared[0]), Context(live_first)
+        parent_live = self.match.live_of.get(obj.parent.address)
+        desired_first = self.first_live_set.get(parent_live.id) if parent_live else "Default"
+        return Context(desired_first), Context(live_first)
+
+    def live_doc(self, live: LiveObject) -> dict[str, Any]:
+        """The live document with its references renamed as the manifests rename them."""
+        cached = self.translated.get(id(live))
+        if cached is None:
+            cached = translate(live.kind, live.doc, live.parent_key, self.renames)
+            self.translated[id(live)] = cached
+        return cached
+
+    def write_only_changes(self, obj: Desired, changes: list[Change]) -> list[Change]:
+        """Write-only secrets cannot be compared; they are written (and shown as sensitive)
+        whenever the object holding them is written."""
+        extra = []
+        for path in sorted(obj.kind.write_only):
+            holder = path.rpartition(".")[0]
+            value: Any = obj.doc
+            for part in path.split("."):
+                value = value.get(part) if isinstance(value, Mapping) else None
+            touched = any(c.path == holder or c.path.startswith(holder + ".") for c in changes)
+            if value not in (None, "") and touched:
+                extra.append(Change(path, None, None, sensitive=True))
+        return extra
+
+    # -- desired documents with secrets as references
+
+    def step_doc(self, obj: Desired) -> dict[str, Any]:
+        doc = {k: copy.deepcopy(v) for k, v in obj.doc.items() if k not in kinds.META_FIELDS}
+        for field_path in sorted(obj.kind.secret):
+            parts = field_path.split(".")
+            holder: Any = doc
+            for part in parts[:-1]:
+                holder = holder.get(part) if isinstance(holder, Mapping) else None
+            if not isinstance(holder, dict) or parts[-1] not in holder:
+                continue
+            value = holder[parts[-1]]
+            ref = self.manifest.secret_refs.get((*obj.path, *parts))
+            if isinstance(value, str) and value:
+                self.plan.secret_values[f"{obj.address}#{field_path}"] = value
+            holder[parts[-1]] = ref if ref is not None else LITERAL_SECRET
+        return doc
+
+    def add(self, step: Step) -> None:
+        self.steps[step.address] = step
+
+    def build(self, prune: Mapping[str, PruneRule]) -> None:
+        for obj, live in self.match.pairs:
+            self._pair(obj, live)
+        self._leftovers(prune)
+
+    def _pair(self, obj: Desired, live: LiveObject | None) -> None:
+        desired_ctx, live_ctx = self.context(obj, live)
+        want = normalise(obj.kind, obj.doc, desired_ctx)
+        parent_addr = obj.parent.address if obj.parent else None
+        parent_live = self.match.live_of.get(parent_addr) if parent_addr else None
+        if live is None:
+            created = flatten(obj.kind, written(obj, want))
+            self.add(Step("create", obj.kind.name, obj.key, None, parent_addr,
+                          parent_live.id if parent_live else None,
+                          tuple(created + self.write_only_changes(obj, created)),
+                          desired=self.step_doc(obj)))
+            if parent_live is not None and obj.parent is not None:
+                self._fingerprint(obj.parent.kind.name, obj.parent.key, parent_live)
+            return
+        have = normalise(obj.kind, self.live_doc(live), live_ctx)
+        changes = diff(obj.kind, have, want)
+        changes = self._apply_ignores(obj, changes)
+        if not changes:
+            return
+        changes += self.write_only_changes(obj, changes)
+        self.add(Step("update", obj.kind.name, obj.key, live.id, parent_addr,
+                      live.parent_id, tuple(changes), desired=self.step_doc(obj)))
+        self.live_at[obj.address] = live
+        self._touch(obj.kind, obj.key, live, obj.parent)
+
+    def _apply_ignores(self, obj: Desired, changes: list[Change]) -> list[Change]:
+        rules = [r for r in self.rules if r.applies(obj.kind.name, obj.key)]
+        if not rules or not changes:
+            return changes
+        kept = changes
+        for rule in rules:
+            kept, skipped = ignored(kept, [rule.path])
+            for change in skipped:
+                self.plan.ignored.append({"target": f"{obj.address}:{change.path}",
+                                          "reason": rule.reason})
+        return kept
+
+    def _touch(self, kind: Kind, key: str, live: LiveObject, parent: Desired | None) -> None:
+        """Record the fingerprint covering a touched live object."""
+        if kind.parent == "service" and parent is not None:
+            parent_live = self.match.live_of.get(parent.address)
+            if parent_live is not None:
+                self._fingerprint("service", parent.key, parent_live)
+                return
+        self._fingerprint(kind.name, key, live)
+
+    def _fingerprint(self, kind: str, key: str, live: LiveObject) -> None:
+        self.plan.fingerprints[address(kind, key)] = Fingerprint(
+            kind, key, live.id, live.updated, live.revision)
+
+    def _leftovers(self, prune: Mapping[str, PruneRule]) -> None:
+        declared_parents = {(d.kind.name, self.match.live_of[d.address].id): d  # type: ignore[union-attr]
+                            for d, live in self.match.pairs if live is not None}
+        for live in self.match.unmatched:
+            kind = kinds.get(live.kind)
+            if kind.top_level:
+                self._unmanaged(kind, live, prune[kind.name])
+                continue
+            parent = declared_parents.get((kind.parent or "", live.parent_id or ""))
+            if parent is None or kind.manifest_key not in parent.declared:
+                continue  # the parent is unmanaged, or its collection is not declared
+            key = self._free_key(kind, kind.key_of(live.name, parent.key), live)
+            self.add(Step("delete", kind.name, key, live.id, parent.address, live.parent_id))
+            self.live_at[address(kind.name, key)] = live
+            self._touch(kind, key, live, parent)
+
+    def _unmanaged(self, kind: Kind, live: LiveObject, rule: PruneRule) -> None:
+        if not rule.prunes(live.name):
+            self.plan.unmanaged.append(Unmanaged(kind.name, live.key, live.id))
+            return
+        if not kind.deletable:
+            self.plan.unmanaged.append(Unmanaged(kind.name, live.key, live.id))
+            self.plan.warnings.append(f"{address(kind.name, live.key)} {NOT_PRUNABLE}: "
+                                      f"the API offers no delete for {kind.manifest_key}")
+            return
+        key = self._free_key(kind, live.key, live)
+        self.add(Step("delete", kind.name, key, live.id))
+        self.live_at[address(kind.name, key)] = live
+        self._fingerprint(kind.name, key, live)
+
+    def _free_key(self, kind: Kind, key: str, live: LiveObject) -> str:
+        """The key of a delete step: the live key, made unique with the id when a declared
+        object (pinned by ``id``) or another deleted duplicate already uses that address."""
+        addr = address(kind.name, key)
+        if addr in self.steps or addr in self.desired_at or addr in self.plan.fingerprints:
+            return f"{key} (id {live.id})"
+        return key
+
+
+def literal_secrets(plan: Plan) -> list[str]:
+    """``address#field`` of every secret a step holds only as a literal (not a reference):
+    such a plan cannot be saved for ``apply --plan``, which resolves references only."""
+    found = []
+    for step in plan.steps:
+        for field_path in sorted(kinds.get(step.kind).secret):
+            value: Any = step.desired
+            for part in field_path.split("."):
+                value = value.get(part) if isinstance(value, Mapping) else None
+            if value == LITERAL_SECRET:
+                found.append(f"{step.address}#{field_path}")
+    return found
