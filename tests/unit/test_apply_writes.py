@@ -9,6 +9,7 @@ import pytest
 
 from apimctl.api.ratelimit import Backoff
 from apimctl.applying.bodies import LiveIndex, StepError, resolve_secrets
+from apimctl.applying.calls import create_once
 from apimctl.applying.run import (
     ApplyOptions,
     ApplyResult,
@@ -18,7 +19,8 @@ from apimctl.applying.run import (
     stale_reasons,
 )
 from apimctl.applying.schedule import PartlyDone
-from apimctl.applying.writes import Writer, create_once, group_units
+from apimctl.applying.units import group_units
+from apimctl.applying.writes import Writer
 from apimctl.errors import Invalid, PlanError, ServerError, TransportError
 from apimctl.plans.model import Change, Fingerprint, Plan, Step
 from apimctl.state.live import LiveObject, LiveState

@@ -33,8 +33,10 @@ from apimctl.applying.bodies import (
     path_value,
     resolve_secrets,
 )
+from apimctl.applying.calls import Client
 from apimctl.applying.schedule import Execute, ProgressCallback, ScheduleResult, Unit, run_units
-from apimctl.applying.writes import Client, Writer, group_units
+from apimctl.applying.units import group_units
+from apimctl.applying.writes import Writer
 from apimctl.errors import ApiError, PlanError
 from apimctl.planning.diff import diff, ignored
 from apimctl.plans.model import Plan, Step, address

@@ -16,16 +16,13 @@ endpoint does not hold back its service, its error sets and its other endpoints.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
-import dataclasses
-import functools
-import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from apimctl import kinds
 from apimctl.api.ratelimit import Backoff
+from apimctl.applying.blame import blamed, named_positions
 from apimctl.applying.bodies import (
     COLLECTIONS,
     CREATE_FIELDS,
@@ -39,123 +36,17 @@ from apimctl.applying.bodies import (
     default_of,
     env_mapping,
     full_nested,
-    method_body,
     resolve_secrets,
     service_name,
 )
-from apimctl.applying.schedule import PartlyDone, Unit, is_acyclic
-from apimctl.errors import ApiError, Invalid, NotFound, ServerError, TransportError
+from apimctl.applying.calls import Client, create_once, delete_quietly, find_by_name
+from apimctl.applying.collections import CollectionWrites
+from apimctl.applying.schedule import PartlyDone, Unit
+from apimctl.errors import ApiError, Invalid, NotFound
 from apimctl.plans.model import Plan, Step, address
 
-UNKNOWN_OUTCOME_RETRIES = 4  # further POSTs of one create after unknown outcomes, each after a lookup
 
-
-class Client(Protocol):
-    """The part of ``apimctl.api.client.ApiClient`` apply uses."""
-
-    async def get(self, path: str, params: Any = None) -> Any: ...
-    async def list_all(self, path: str, params: Any = None, *, page_size: int = 1000,
-                       page_index: bool = False) -> list[dict[str, Any]]: ...
-    async def post(self, path: str, body: Any, params: Any = None) -> dict[str, Any]: ...
-    async def put(self, path: str, body: Any, params: Any = None) -> Any: ...
-    async def delete(self, path: str) -> None: ...
-
-
-# --------------------------------------------------------------------------- creating once
-
-
-LookupFn = Callable[[], Awaitable[dict[str, Any] | None]]
-
-
-async def find_by_name(client: Client, path: str, name: str, *, key: str = "name",
-                       params: Mapping[str, str] | None = None, page_index: bool = False) -> dict[str, Any] | None:
-    """The object under ``path`` whose natural key ``key`` is exactly ``name``, if any."""
-    query: dict[str, str] = {"filter": f"{key}:{name}", **(params or {})}
-    for obj in await client.list_all(path, query, page_index=page_index):
-        if obj.get(key) == name:
-            return obj
-    return None
-
-
-async def create_once(client: Client, path: str, body: Any, lookup: LookupFn, *,
-                      params: Any = None, backoff: Backoff | None = None,
-                      retries: int = UNKNOWN_OUTCOME_RETRIES) -> dict[str, Any]:
-    """POST ``body``; when the outcome is unknown, look the object up before trying again.
-
-    A ``duplicate`` refusal after an unknown outcome means an earlier attempt did create it
-    (and the lookup ran before the write was visible): it is looked up once more.
-    """
-    backoff = backoff or Backoff()
-    attempt = 0
-    while True:
-        try:
-            return await client.post(path, body, params)
-        except Invalid as exc:
-            if attempt == 0 or "duplicate" not in str(exc).lower():
-                raise
-            found = await lookup()
-            if found is None:
-                raise
-            return found
-        except (ServerError, TransportError):
-            if attempt >= retries:
-                raise
-            await asyncio.sleep(backoff.delay(attempt))
-            attempt += 1
-            found = await lookup()
-            if found is not None:
-                return found
-
-
-async def delete_quietly(client: Client, path: str) -> None:
-    """DELETE, where an object already gone counts as deleted (a retried or repeated delete)."""
-    with contextlib.suppress(NotFound):
-        await client.delete(path)
-
-
-# --------------------------------------------------------------------------- grouping
-
-# Child kinds written by their parent's call: created inside a new parent's POST, and gone
-# with a deleted parent (the API deletes the whole tree).
-NESTED_KINDS = {"service": ("endpoint", "errorSet"), "package": ("plan",)}
-
-
-def group_units(plan: Plan, *, batch: bool = True) -> list[Unit]:
-    """Group steps into units: a created parent carries its created children; the endpoint
-    updates of one service go together. One step per unit if grouping would make a cycle."""
-    singles = [Unit((s,)) for s in plan.steps]
-    if not batch:
-        return singles
-    by_addr = {s.address: s for s in plan.steps}
-    absorbed: dict[str, list[Step]] = {}
-    ep_updates: dict[str, list[Step]] = {}
-    for s in plan.steps:
-        parent = by_addr.get(s.parent or "")
-        if (s.action in ("create", "delete") and parent is not None and parent.action == s.action
-                and s.kind in NESTED_KINDS.get(parent.kind, ())):
-            absorbed.setdefault(parent.address, []).append(s)  # covered by the parent's call
-        elif s.action == "update" and s.kind == "endpoint" and s.parent:
-            ep_updates.setdefault(s.parent, []).append(s)
-    taken = {c.address for children in absorbed.values() for c in children}
-    units: list[Unit] = []
-    batched: set[str] = set()
-    for s in plan.steps:
-        if s.address in taken:
-            continue
-        group = ep_updates.get(s.parent or "", []) if s.action == "update" and s.kind == "endpoint" else []
-        if len(group) > 1:
-            if s.parent not in batched:
-                batched.add(s.parent or "")
-                units.append(Unit(tuple(group)))
-            continue
-        units.append(Unit((s, *absorbed.get(s.address, []))))
-    return units if is_acyclic(units) else singles
-
-
-# --------------------------------------------------------------------------- executing
-
-
-class Writer:
+class Writer(CollectionWrites):
     """Executes units of a plan against the API (see the module docstring)."""
 
     def __init__(self, client: Client, plan: Plan, index: LiveIndex, *,
@@ -400,210 +291,9 @@ class Writer:
         except NotFound:
             await self.client.post(path, body)
 
-    # -- nested collections -----------------------------------------------------------
-
-    async def reconcile(self, step: Step, name: str) -> None:
-        if name == "roles":
-            action = "read" if step.kind == "service" else "register_keys"
-            await self.set_roles(step, self.item(step) + "/roles", action)
-        elif name == "methods":
-            await self.reconcile_methods(step)
-        elif name == "errorMessages":
-            await self.reconcile_messages(step)
-        elif name == "services":
-            await self.reconcile_entitlements(step)
-        elif name == "endpoints":
-            await self.reconcile_event_endpoints(step)
-
-    async def set_roles(self, step: Step, path: str, action: str) -> None:
-        """Role permissions: exactly the roles the manifest names (when it names any)."""
-        names = (step.desired or {}).get("roles")
-        if names is None:
-            return
-        live = await self.client.get(path)
-        live_by_name = {r.get("name"): r for r in as_items(live)}
-        for role in names:
-            if role not in live_by_name:
-                rid = self.index.id(address("role", role))
-                await create_once(self.client, path, {"id": rid, "name": role, "action": action},
-                                  functools.partial(find_in, self.client, path, role), backoff=self.backoff)
-        for role, obj in live_by_name.items():
-            if role not in names:
-                await delete_quietly(self.client, f"{path}/{obj['id']}")
-
-    async def reconcile_methods(self, step: Step) -> None:
-        base = self.item(step) + "/methods"
-        desired = {m["name"]: m for m in (step.desired or {}).get("methods") or []}
-        live = {m["name"]: m for m in as_items(await self.client.get(base, {"fields": METHOD_FIELDS}))}
-        for name, method in desired.items():
-            want = {**kinds.METHOD_DEFAULTS, **method_body(method)}
-            have = live.get(name)
-            if have is None:
-                have = await create_once(self.client, base, want, functools.partial(find_in, self.client, base, name),
-                                         backoff=self.backoff)
-                have.setdefault("responseFilters", [])
-                self.index.add(address("method", f"{step.key}/{name}"), have)  # plans may entitle it next
-            elif any(have.get(k) != v for k, v in want.items() if k != "name"):
-                await self.client.put(f"{base}/{have['id']}", want)
-            await self.reconcile_filters(f"{base}/{have['id']}/responseFilters",
-                                         method.get("responseFilters") or [], have.get("responseFilters"))
-        for name, have in live.items():
-            if name not in desired:
-                await delete_quietly(self.client, f"{base}/{have['id']}")
-
-    async def reconcile_filters(self, base: str, desired: list[dict[str, Any]],
-                                live_items: list[dict[str, Any]] | None) -> None:
-        if live_items is None:
-            live_items = as_items(await self.client.get(base))
-        live = {f["name"]: f for f in live_items}
-        for filt in desired:
-            want = {**kinds.RESPONSE_FILTER_DEFAULTS, **filt}
-            have = live.get(filt["name"])
-            if have is None:
-                await create_once(self.client, base, want, functools.partial(find_in, self.client, base, filt["name"]),
-                                  backoff=self.backoff)
-            elif any(have.get(k) != v for k, v in want.items()):
-                await self.client.put(f"{base}/{have['id']}", want)
-        names = {f["name"] for f in desired}
-        for name, have in live.items():
-            if name not in names:
-                await delete_quietly(self.client, f"{base}/{have['id']}")
-
-    async def reconcile_messages(self, step: Step) -> None:
-        base = self.item(step) + "/errorMessages"
-        overrides = {m["id"]: m for m in (step.desired or {}).get("errorMessages") or []}
-        live = {m["id"]: m for m in as_items(await self.client.get(base))}
-        for mid, (_code, status) in kinds.ERROR_CATALOG.items():
-            want = {"status": status, "detailHeader": "", "responseBody": ""}
-            want.update({k: v for k, v in overrides.get(mid, {}).items() if k in kinds.ERROR_MESSAGE_FIELDS})
-            have = live.get(mid)
-            if have is None or any(have.get(k) != v for k, v in want.items()):
-                await self.client.put(f"{base}/{mid}", {"id": mid, **want})
-
-    async def reconcile_entitlements(self, step: Step) -> None:
-        services = (step.desired or {}).get("services")
-        if services is None:
-            return
-        base = self.item(step) + "/services"
-        want = {s["id"]: s for s in self.bodies.entitlements(services)}
-        live = {s["id"]: s for s in as_items(await self.client.get(base))}
-        for sid, svc in want.items():
-            if sid not in live:
-                await self.post_idempotent(base, svc)
-                continue
-            have_eps = {e["id"]: e for e in live[sid].get("endpoints") or []}
-            want_eps = {e["id"]: e for e in svc["endpoints"]}
-            for eid, ep in want_eps.items():
-                have = have_eps.get(eid)
-                if have is not None and entitlement_equal(have, ep):
-                    continue
-                if have is not None and same_undefined_methods(have, ep):
-                    # only the listed methods differ: change them one by one, so that the
-                    # plan's keys never lose the endpoint in between
-                    await self.reconcile_entitled_methods(f"{base}/{sid}/endpoints/{eid}/methods", have, ep)
-                    continue
-                if have is not None:
-                    await delete_quietly(self.client, f"{base}/{sid}/endpoints/{eid}")
-                await self.post_idempotent(f"{base}/{sid}/endpoints", ep)
-            for eid in have_eps.keys() - want_eps.keys():
-                await delete_quietly(self.client, f"{base}/{sid}/endpoints/{eid}")
-        for sid in live.keys() - want.keys():
-            await delete_quietly(self.client, f"{base}/{sid}")
-
-    async def reconcile_entitled_methods(self, base: str, have: Mapping[str, Any], want: Mapping[str, Any]) -> None:
-        have_ids = {str(m.get("id")) for m in have.get("methods") or []}
-        want_ids = {str(m["id"]) for m in want.get("methods") or []}
-        for mid in sorted(want_ids - have_ids):
-            await self.post_idempotent(base, {"id": mid})
-        for mid in sorted(have_ids - want_ids):
-            await delete_quietly(self.client, f"{base}/{mid}")
-
-    async def reconcile_event_endpoints(self, step: Step) -> None:
-        refs = (step.desired or {}).get("endpoints")
-        if refs is None:
-            return
-        base = self.item(step) + "/endpoints"
-        want = {self.index.id(address("endpoint", f"{e['service']}/{e['endpoint']}")) for e in refs}
-        have = {e["id"] for e in as_items(await self.client.get(base))}
-        for eid in sorted(want - have):
-            await self.post_idempotent(base, {"id": eid})
-        for eid in sorted(have - want):
-            await delete_quietly(self.client, f"{base}/{eid}")
-
-    async def post_idempotent(self, path: str, body: dict[str, Any]) -> None:
-        """POST of a link (keyed by the linked object's id): look it up before a retry."""
-
-        async def lookup() -> dict[str, Any] | None:
-            items = as_items(await self.client.get(path))
-            return next((i for i in items if i.get("id") == body["id"]), None)
-
-        await create_once(self.client, path, body, lookup, backoff=self.backoff)
-
     # -- delete -----------------------------------------------------------------------
 
     async def delete(self, step: Step) -> None:
         if not kinds.get(step.kind).deletable:
             raise StepError(f"a {step.kind} cannot be deleted through the management API; remove it by hand")
         await delete_quietly(self.client, self.item(step))
-
-
-METHOD_FIELDS = ("id,name,sampleJsonResponse,sampleXmlResponse,responseFilters.id,responseFilters.name,"
-                 "responseFilters.notes,responseFilters.jsonFilterFields,responseFilters.xmlFilterFields")
-
-
-# a child's position in a nested write's property path: `endpoints[1].x`, or `[1].x` when the
-# body is a bare array (PUT /services/{id}/endpoints)
-POSITION = re.compile(r"(\bendpoints|\berrorSets|\bplans|(?<![\w\]]))\[(\d+)\]")
-
-
-def blamed(exc: Invalid, collection: str, count: int) -> dict[int, str] | None:
-    """The positions of the children of ``collection`` that every validation item of ``exc``
-    blames (``endpoints[2].maxAge``), each with its reason; ``None`` when an item blames
-    anything else (the parent itself, another collection)."""
-    head = ": ".join(exc.message.split(": ")[:2])  # "POST /services: 400 Bad Request"
-    found: dict[int, list[str]] = {}
-    for item in exc.items:
-        match = re.fullmatch(rf"{collection}\[(\d+)\](?:\.(.*))?", str(item.get("property") or ""))
-        if match is None or int(match.group(1)) >= count:
-            return None
-        found.setdefault(int(match.group(1)), []).append(
-            f"{match.group(2)}: {item.get('message', '')}" if match.group(2) else str(item.get("message", "")))
-    if not found:
-        return None
-    return {i: f"{head}: " + "; ".join(msgs) for i, msgs in found.items()}
-
-
-def named_positions(exc: ApiError, names: Mapping[str, Sequence[str]]) -> ApiError:
-    """``exc`` with the positions of a nested write's children (``endpoints[1].maxAge``) shown
-    as their names (``endpoints[Forecast].maxAge``), so that a failure names the object."""
-
-    def name(match: re.Match[str]) -> str:
-        listed, at = names.get(match.group(1), ()), int(match.group(2))
-        label = match.group(1) or "endpoints"  # the only bare array apply sends
-        return f"{label}[{listed[at]}]" if at < len(listed) else match.group(0)
-
-    message = POSITION.sub(name, exc.message)
-    return exc if message == exc.message else dataclasses.replace(exc, message=message)
-
-
-def as_items(data: Any) -> list[dict[str, Any]]:
-    if data is None:
-        return []
-    if isinstance(data, list):
-        return [d for d in data if isinstance(d, dict)]
-    return [data] if isinstance(data, dict) else []
-
-
-async def find_in(client: Client, path: str, name: str) -> dict[str, Any] | None:
-    """An item of a small (unpaged) collection by name."""
-    return next((i for i in as_items(await client.get(path)) if i.get("name") == name), None)
-
-
-def same_undefined_methods(have: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
-    return bool(have.get("undefinedMethodsAllowed", True)) == bool(want.get("undefinedMethodsAllowed", True))
-
-
-def entitlement_equal(have: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
-    if not same_undefined_methods(have, want):
-        return False
-    return {m.get("id") for m in have.get("methods") or []} == {m["id"] for m in want.get("methods") or []}

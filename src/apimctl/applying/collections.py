@@ -1,0 +1,187 @@
+"""Nested collections an update writes item by item: role permissions, methods and their
+response filters, error messages, plan entitlements, maintenance-event endpoints.
+
+A mixin of :class:`apimctl.applying.writes.Writer`: each collection is made exactly what the
+manifest lists (when it lists it), creating and deleting items through the API.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from apimctl import kinds
+from apimctl.api.ratelimit import Backoff
+from apimctl.applying.bodies import (
+    BodyBuilder,
+    LiveIndex,
+    method_body,
+)
+from apimctl.applying.calls import Client, as_items, create_once, delete_quietly, find_in
+from apimctl.plans.model import Step, address
+
+METHOD_FIELDS = ("id,name,sampleJsonResponse,sampleXmlResponse,responseFilters.id,responseFilters.name,"
+                 "responseFilters.notes,responseFilters.jsonFilterFields,responseFilters.xmlFilterFields")
+
+
+class CollectionWrites:
+    """Writes of nested collections; the writer supplies the client, the ids and the paths."""
+
+    client: Client
+    index: LiveIndex
+    backoff: Backoff
+    bodies: BodyBuilder
+
+    def item(self, step: Step) -> str:
+        raise NotImplementedError
+
+    def resolved(self, step: Step) -> dict[str, Any]:
+        raise NotImplementedError
+
+    async def reconcile(self, step: Step, name: str) -> None:
+        if name == "roles":
+            action = "read" if step.kind == "service" else "register_keys"
+            await self.set_roles(step, self.item(step) + "/roles", action)
+        elif name == "methods":
+            await self.reconcile_methods(step)
+        elif name == "errorMessages":
+            await self.reconcile_messages(step)
+        elif name == "services":
+            await self.reconcile_entitlements(step)
+        elif name == "endpoints":
+            await self.reconcile_event_endpoints(step)
+
+    async def set_roles(self, step: Step, path: str, action: str) -> None:
+        """Role permissions: exactly the roles the manifest names (when it names any)."""
+        names = (step.desired or {}).get("roles")
+        if names is None:
+            return
+        live = await self.client.get(path)
+        live_by_name = {r.get("name"): r for r in as_items(live)}
+        for role in names:
+            if role not in live_by_name:
+                rid = self.index.id(address("role", role))
+                await create_once(self.client, path, {"id": rid, "name": role, "action": action},
+                                  functools.partial(find_in, self.client, path, role), backoff=self.backoff)
+        for role, obj in live_by_name.items():
+            if role not in names:
+                await delete_quietly(self.client, f"{path}/{obj['id']}")
+
+    async def reconcile_methods(self, step: Step) -> None:
+        base = self.item(step) + "/methods"
+        desired = {m["name"]: m for m in (step.desired or {}).get("methods") or []}
+        live = {m["name"]: m for m in as_items(await self.client.get(base, {"fields": METHOD_FIELDS}))}
+        for name, method in desired.items():
+            want = {**kinds.METHOD_DEFAULTS, **method_body(method)}
+            have = live.get(name)
+            if have is None:
+                have = await create_once(self.client, base, want, functools.partial(find_in, self.client, base, name),
+                                         backoff=self.backoff)
+                have.setdefault("responseFilters", [])
+                self.index.add(address("method", f"{step.key}/{name}"), have)  # plans may entitle it next
+            elif any(have.get(k) != v for k, v in want.items() if k != "name"):
+                await self.client.put(f"{base}/{have['id']}", want)
+            await self.reconcile_filters(f"{base}/{have['id']}/responseFilters",
+                                         method.get("responseFilters") or [], have.get("responseFilters"))
+        for name, have in live.items():
+            if name not in desired:
+                await delete_quietly(self.client, f"{base}/{have['id']}")
+
+    async def reconcile_filters(self, base: str, desired: list[dict[str, Any]],
+                                live_items: list[dict[str, Any]] | None) -> None:
+        if live_items is None:
+            live_items = as_items(await self.client.get(base))
+        live = {f["name"]: f for f in live_items}
+        for filt in desired:
+            want = {**kinds.RESPONSE_FILTER_DEFAULTS, **filt}
+            have = live.get(filt["name"])
+            if have is None:
+                await create_once(self.client, base, want, functools.partial(find_in, self.client, base, filt["name"]),
+                                  backoff=self.backoff)
+            elif any(have.get(k) != v for k, v in want.items()):
+                await self.client.put(f"{base}/{have['id']}", want)
+        names = {f["name"] for f in desired}
+        for name, have in live.items():
+            if name not in names:
+                await delete_quietly(self.client, f"{base}/{have['id']}")
+
+    async def reconcile_messages(self, step: Step) -> None:
+        base = self.item(step) + "/errorMessages"
+        overrides = {m["id"]: m for m in (step.desired or {}).get("errorMessages") or []}
+        live = {m["id"]: m for m in as_items(await self.client.get(base))}
+        for mid, (_code, status) in kinds.ERROR_CATALOG.items():
+            want = {"status": status, "detailHeader": "", "responseBody": ""}
+            want.update({k: v for k, v in overrides.get(mid, {}).items() if k in kinds.ERROR_MESSAGE_FIELDS})
+            have = live.get(mid)
+            if have is None or any(have.get(k) != v for k, v in want.items()):
+                await self.client.put(f"{base}/{mid}", {"id": mid, **want})
+
+    async def reconcile_entitlements(self, step: Step) -> None:
+        services = (step.desired or {}).get("services")
+        if services is None:
+            return
+        base = self.item(step) + "/services"
+        want = {s["id"]: s for s in self.bodies.entitlements(services)}
+        live = {s["id"]: s for s in as_items(await self.client.get(base))}
+        for sid, svc in want.items():
+            if sid not in live:
+                await self.post_idempotent(base, svc)
+                continue
+            have_eps = {e["id"]: e for e in live[sid].get("endpoints") or []}
+            want_eps = {e["id"]: e for e in svc["endpoints"]}
+            for eid, ep in want_eps.items():
+                have = have_eps.get(eid)
+                if have is not None and entitlement_equal(have, ep):
+                    continue
+                if have is not None and same_undefined_methods(have, ep):
+                    # only the listed methods differ: change them one by one, so that the
+                    # plan's keys never lose the endpoint in between
+                    await self.reconcile_entitled_methods(f"{base}/{sid}/endpoints/{eid}/methods", have, ep)
+                    continue
+                if have is not None:
+                    await delete_quietly(self.client, f"{base}/{sid}/endpoints/{eid}")
+                await self.post_idempotent(f"{base}/{sid}/endpoints", ep)
+            for eid in have_eps.keys() - want_eps.keys():
+                await delete_quietly(self.client, f"{base}/{sid}/endpoints/{eid}")
+        for sid in live.keys() - want.keys():
+            await delete_quietly(self.client, f"{base}/{sid}")
+
+    async def reconcile_entitled_methods(self, base: str, have: Mapping[str, Any], want: Mapping[str, Any]) -> None:
+        have_ids = {str(m.get("id")) for m in have.get("methods") or []}
+        want_ids = {str(m["id"]) for m in want.get("methods") or []}
+        for mid in sorted(want_ids - have_ids):
+            await self.post_idempotent(base, {"id": mid})
+        for mid in sorted(have_ids - want_ids):
+            await delete_quietly(self.client, f"{base}/{mid}")
+
+    async def reconcile_event_endpoints(self, step: Step) -> None:
+        refs = (step.desired or {}).get("endpoints")
+        if refs is None:
+            return
+        base = self.item(step) + "/endpoints"
+        want = {self.index.id(address("endpoint", f"{e['service']}/{e['endpoint']}")) for e in refs}
+        have = {e["id"] for e in as_items(await self.client.get(base))}
+        for eid in sorted(want - have):
+            await self.post_idempotent(base, {"id": eid})
+        for eid in sorted(have - want):
+            await delete_quietly(self.client, f"{base}/{eid}")
+
+    async def post_idempotent(self, path: str, body: dict[str, Any]) -> None:
+        """POST of a link (keyed by the linked object's id): look it up before a retry."""
+
+        async def lookup() -> dict[str, Any] | None:
+            items = as_items(await self.client.get(path))
+            return next((i for i in items if i.get("id") == body["id"]), None)
+
+        await create_once(self.client, path, body, lookup, backoff=self.backoff)
+
+
+def same_undefined_methods(have: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
+    return bool(have.get("undefinedMethodsAllowed", True)) == bool(want.get("undefinedMethodsAllowed", True))
+
+
+def entitlement_equal(have: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
+    if not same_undefined_methods(have, want):
+        return False
+    return {m.get("id") for m in have.get("methods") or []} == {m["id"] for m in want.get("methods") or []}
