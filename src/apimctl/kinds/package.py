@@ -1,0 +1,28 @@
+"""Packages (``packages``): groups of plans."""
+
+from __future__ import annotations
+
+from apimctl.kinds.base import Kind, frozen
+from apimctl.kinds.plan import PLAN_READ_FIELDS
+
+PACKAGE = Kind(
+    name="package", manifest_key="packages", path="/packages", body="package",
+    computed=frozenset({"id", "created", "updated"}),
+    defaults=frozen({
+        "description": "", "notifyDeveloperPeriod": "hour", "notifyDeveloperNearQuota": False,
+        "notifyDeveloperOverQuota": False, "notifyDeveloperOverThrottle": False,
+        "notifyAdminPeriod": "hour", "notifyAdminNearQuota": False, "notifyAdminOverQuota": False,
+        "notifyAdminOverThrottle": False, "notifyAdminEmails": "", "nearQuotaThreshold": 80,
+        "eav": {}, "keyAdapter": "", "keyLength": 24, "sharedSecretLength": 10,
+    }),
+    opaque=frozenset({"eav"}),
+    children=("plan",),
+    fields=(
+        "id", "name", "created", "updated", "description", "notifyDeveloperPeriod",
+        "notifyDeveloperNearQuota", "notifyDeveloperOverQuota", "notifyDeveloperOverThrottle",
+        "notifyAdminPeriod", "notifyAdminNearQuota", "notifyAdminOverQuota",
+        "notifyAdminOverThrottle", "notifyAdminEmails", "nearQuotaThreshold", "eav",
+        "keyAdapter", "keyLength", "sharedSecretLength",
+        *(f"plans.{f}" for f in PLAN_READ_FIELDS),
+    ),
+)

@@ -1,0 +1,50 @@
+"""Services (``services``): the top of the services tree, with their cache, OAuth security profile and role permissions; error sets and endpoints are child kinds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from apimctl.kinds.base import Kind, Reference, SubResource, frozen
+from apimctl.kinds.endpoint import ENDPOINT_READ_FIELDS
+from apimctl.kinds.error_set import ERROR_SET_READ_FIELDS
+
+OAUTH_DEFAULTS: Mapping[str, Any] = MappingProxyType({
+    "accessTokenTtlEnabled": False, "accessTokenTtl": 0, "authorizationCodeTtl": 0,
+    "refreshTokenEnabled": False, "refreshTokenTtl": 0, "accessTokenType": "bearer",
+    "allowMultipleToken": False, "secureTokensEnabled": False, "forwardedHeaders": [],
+    "grantTypes": [], "tokenBasedRateLimitsEnabled": False, "qpsLimitCeiling": 0,
+    "rateLimitCeiling": 0, "forceSslRedirectUrlEnabled": False,
+})
+
+SERVICE = Kind(
+    name="service", manifest_key="services", path="/services", body="service",
+    depends_on=("role",),
+    references=(Reference("roles[]", "role"),),
+    computed=frozenset({"id", "created", "updated", "revisionNumber", "editorHandle",
+                        "robotsPolicy", "crossdomainPolicy"}),
+    defaults=frozen({"description": "", "version": "", "qpsLimitOverall": 0,
+                      "rfc3986Encode": False}),
+    nested=frozen({"cache": frozen({"cacheTtl": 0}),
+                    "securityProfile": frozen({"oauth": None}),
+                    "securityProfile.oauth": OAUTH_DEFAULTS}),
+    nullable=frozenset({"securityProfile.oauth"}),
+    enum_arrays=frozenset({"securityProfile.oauth.forwardedHeaders",
+                           "securityProfile.oauth.grantTypes"}),
+    sets=frozenset({"roles"}),
+    left_alone=frozenset({"roles"}),
+    children=("errorSet", "endpoint"),
+    fields=(
+        "id", "name", "created", "updated", "revisionNumber", "description", "version",
+        "qpsLimitOverall", "rfc3986Encode", "cache", "securityProfile", "roles",
+        *(f"errorSets.{f}" for f in ERROR_SET_READ_FIELDS),
+        *(f"endpoints.{f}" for f in ENDPOINT_READ_FIELDS),
+    ),
+    sub_resources=frozen({
+        "cache": SubResource("cache", "cache", "singleton; POST sets, PUT changes, DELETE resets"),
+        "oauth": SubResource("securityProfile/oauth", "oauth",
+                             "securityProfile.oauth; DELETE sets it to null"),
+        "roles": SubResource("roles", "role", "role permissions {id: role id, action: read}"),
+    }),
+)
