@@ -96,13 +96,15 @@ def test_serve_builds_its_config_and_announces_the_dev_token(monkeypatch: pytest
     from apimctl.cli import serve
 
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(serve, "_run", lambda app, host, port: seen.update(host=host, port=port, app=app))
+    monkeypatch.setattr(serve, "_run", lambda app, host, port, sock: seen.update(host=host, port=port, app=app))
     runner = CliRunner()
     result = runner.invoke(serve.command, ["--db", str(tmp_path / "x.db"), "--port", "0", "--auto-approve-domains"])
     assert result.exit_code == 0, result.output
     assert "Bearer dev" in result.output and seen["host"] == "127.0.0.1"
     result = runner.invoke(serve.command, ["--db", str(tmp_path / "x.db"), "--token", "nope"])
-    assert result.exit_code != 0 and "expected X=X" in result.output
+    assert result.exit_code != 0 and "expected TOKEN=AREA, got 'nope'" in result.output
+    result = runner.invoke(serve.command, ["--db", str(tmp_path / "x.db"), "--user", "u:p"])
+    assert result.exit_code != 0 and "expected USER:PASSWORD:AREA" in result.output
     config, dev = serve.build_config(str(tmp_path / "y.db"), ("t=a",), ("k:s",), ("u:p:a",), qps=2.0)
     assert not dev and config.tokens == {"t": "a"} and config.users == [("u", "p", "a")] and config.qps == 2.0
 

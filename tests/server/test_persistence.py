@@ -191,11 +191,16 @@ def test_start_up_errors_are_clean(tmp_path: Path) -> None:
     with serve_process(tmp_path / "server.db") as (_, base):
         busy = run_serve("--port", base.rsplit(":", 1)[1], "--db", str(tmp_path / "other.db"))
     assert busy.returncode == 1 and "cannot listen on 127.0.0.1:" in busy.stderr, busy.stderr
+    # the port is checked first: no banner, no database left behind
+    assert "reference server on" not in busy.stderr and not (tmp_path / "other.db").exists()
+    missing = run_serve("--port", "0", "--db", str(tmp_path / "missing" / "dir" / "x.db"))
+    assert missing.returncode == 1 and "does not exist" in missing.stderr, missing.stderr
+    assert not (tmp_path / "missing").exists()
     not_a_file = run_serve("--port", "0", "--db", str(tmp_path))
     assert not_a_file.returncode == 1 and "cannot open the database" in not_a_file.stderr
     events = tmp_path / "events.yaml"
     events.write_text("areas:\n  a1:\n    url: http://127.0.0.1:9/hooks\n    encoding: xml\n")
     bad = run_serve("--port", "0", "--db", str(tmp_path / "x.db"), "--events-config", str(events))
     assert bad.returncode == 1 and f"{events}:4:15: areas.a1.encoding:" in bad.stderr, bad.stderr
-    for result in (busy, not_a_file, bad):
+    for result in (busy, missing, not_a_file, bad):
         assert "Traceback" not in result.stderr + result.stdout

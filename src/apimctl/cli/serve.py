@@ -7,6 +7,7 @@ nothing else happens here.
 from __future__ import annotations
 
 import contextlib
+import socket
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ from apimctl.errors import ApimctlError
 from apimctl.server import ServerConfig, create_app
 
 DEV_TOKEN, DEV_AREA = "dev", "default"
+DEFAULT_DB = str(Path(".apimctl") / "server.db")
+SHAPES = {"--token": "TOKEN=AREA", "--client": "KEY:SECRET", "--user": "USER:PASSWORD:AREA"}
 
 
 def _pairs(values: tuple[str, ...], sep: str, option: str, parts: int = 2) -> list[list[str]]:
@@ -24,10 +27,36 @@ def _pairs(values: tuple[str, ...], sep: str, option: str, parts: int = 2) -> li
     for value in values:
         items = value.split(sep, parts - 1)
         if len(items) != parts or not all(items):
-            shape = sep.join(["X"] * parts)
-            raise click.BadParameter(f"expected {shape}, got {value!r}", param_hint=option)
+            raise click.BadParameter(f"expected {SHAPES[option]}, got {value!r}", param_hint=option)
         out.append(items)
     return out
+
+
+def _check_db(db: str) -> None:
+    """The database's directory must exist (only the default ``.apimctl/`` is created): a typo
+    in ``--db`` must not silently start an empty area somewhere else."""
+    parent = Path(db).parent
+    if db != DEFAULT_DB and not parent.is_dir():
+        raise ApimctlError(f"--db {db}: the directory {parent} does not exist (create it first)")
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything is created or printed."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ApimctlError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise ApimctlError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
 
 
 def _events_config(path: str | None) -> dict[str, Any] | None:
@@ -56,7 +85,7 @@ def build_config(db: str, tokens: tuple[str, ...], clients: tuple[str, ...], use
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True, help="Port to listen on.")
-@click.option("--db", default=str(Path(".apimctl") / "server.db"), show_default=True, help="SQLite database file.")
+@click.option("--db", default=DEFAULT_DB, show_default=True, help="SQLite database file (its directory must exist).")
 @click.option("--token", "tokens", multiple=True, metavar="TOKEN=AREA", help="Static bearer token bound to an area (repeatable).")
 @click.option("--client", "clients", multiple=True, metavar="KEY:SECRET", help="API client for POST /v3/token (repeatable).")
 @click.option("--user", "users", multiple=True, metavar="USER:PASSWORD:AREA", help="User for the password grant (repeatable).")
@@ -73,18 +102,21 @@ def command(host: str, port: int, db: str, tokens: tuple[str, ...], clients: tup
             operator_token: str | None, qps: float | None, daily_quota: int | None,
             fault_rate: float, fault_seed: int | None, events_config: str | None) -> None:
     """Run the reference server (management API under /v3/rest)."""
+    _check_db(db)
     config, dev = build_config(
         db, tokens, clients, users,
         auto_approve_domains=auto_approve_domains, object_responses=object_responses,
         operator_token=operator_token, qps=qps, daily_quota=daily_quota, fault_rate=fault_rate,
         fault_seed=fault_seed, events_config=_events_config(events_config),
     )
+    sock = _bind(host, port)
     app = _app(config)
+    port = sock.getsockname()[1]
     click.echo(f"apimctl reference server on http://{host}:{port}/v3/rest (database {db})", err=True)
     if dev:
         click.echo(f"No --token or --user given: accepting the development token "
                    f"'Authorization: Bearer {DEV_TOKEN}' for area '{DEV_AREA}'.", err=True)
-    _run(app, host, port)
+    _run(app, host, port, sock)
 
 
 def _app(config: ServerConfig) -> Any:
@@ -94,12 +126,12 @@ def _app(config: ServerConfig) -> Any:
         raise ApimctlError(f"cannot open the database {config.db_path}: {exc}") from None
 
 
-def _run(app: Any, host: str, port: int) -> None:
+def _run(app: Any, host: str, port: int, sock: socket.socket) -> None:
     """Serve until interrupted; a server that cannot start is an error (exit 1), not uvicorn's exit 3."""
     import uvicorn
 
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
-    with contextlib.suppress(SystemExit):  # uvicorn exits with 3 when it cannot bind
-        server.run()
+    with contextlib.suppress(SystemExit):  # uvicorn exits with 3 when it cannot start
+        server.run(sockets=[sock])
     if not server.started:
         raise ApimctlError(f"cannot listen on {host}:{port} (see the message above)")
