@@ -1,0 +1,99 @@
+"""The text of an exported file: a header (the ``yaml-language-server`` modeline naming the
+manifest schema, :data:`MARKER`, the source, the variables to set) and the document in YAML
+that reads like hand-written manifests.
+
+Called by :mod:`apimctl.export.layout`, which decides which documents go in which file and
+recognises the files an earlier export wrote by their :data:`MARKER`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import yaml
+
+from apimctl.export.model import ExportFile
+from apimctl.manifests.schema import manifest_schema
+
+MARKER = "# Exported by apimctl export."
+FALLBACK_SCHEMA_URL = (
+    "https://raw.githubusercontent.com/apimctl/apimctl/main/schemas/manifest.schema.json"
+)
+_OTHER_BREAKS = "\r\x85\u2028\u2029"
+
+
+def schema_url() -> str:
+    """The ``$id`` of the manifest schema (what editors fetch for the modeline)."""
+    url = manifest_schema().get("$id")
+    return url if isinstance(url, str) and url else FALLBACK_SCHEMA_URL
+
+
+def export_file(name: str, doc: Mapping[str, Any], source: str) -> ExportFile:
+    """The file ``name`` holding ``doc``, its header naming the variables ``doc`` references."""
+    return ExportFile(name, _header(_variables_in(doc), source) + _dump(doc))
+
+
+def _header(variables: Iterable[str], source: str) -> str:
+    lines = [f"# yaml-language-server: $schema={schema_url()}", MARKER]
+    if source:
+        lines.append(f"# Source: {source}")
+    names = sorted(set(variables))
+    if names:
+        lines.append("# Secrets are environment variable references; set these before plan/apply:")
+        lines.extend(f"#   {name}" for name in names)
+    return "\n".join(lines) + "\n"
+
+
+def _variables_in(value: Any) -> list[str]:
+    text = json.dumps(value)
+    return re.findall(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)\}", text)
+
+
+# --- YAML ------------------------------------------------------------------------------------
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style with indented sequences; short lists of plain values on one line."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+def _represent_list(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
+    scalars = all(isinstance(v, bool | int | float) or (isinstance(v, str) and "\n" not in v)
+                  for v in data)
+    flow = bool(data) and scalars and len(json.dumps(data)) <= 60
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+
+
+def _represent_dict(dumper: yaml.SafeDumper, data: dict[str, Any]) -> yaml.Node:
+    scalars = all(isinstance(v, bool | int | float) or (isinstance(v, str) and "\n" not in v)
+                  for v in data.values())
+    flow = bool(data) and scalars and len(data) <= 3 and len(json.dumps(data)) <= 60
+    return dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=flow)
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    """Multi-line text (a sample response, a description) as a ``|`` block, which reads like
+    the text itself. Text holding YAML's other line breaks (``\\r``, NEL, U+2028/9) is double
+    quoted, where they are escaped: PyYAML writes them raw in the other styles, and a NEL
+    then reads back as a space."""
+    if any(c in data for c in _OTHER_BREAKS):
+        style: str | None = '"'
+    else:
+        style = "|" if "\n" in data.rstrip("\n") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(list, _represent_list)
+_Dumper.add_representer(dict, _represent_dict)
+_Dumper.add_representer(str, _represent_str)
+
+
+def _dump(doc: Mapping[str, Any]) -> str:
+    text: str = yaml.dump(dict(doc), Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+                          default_flow_style=False, width=100)
+    return text

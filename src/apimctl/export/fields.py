@@ -1,0 +1,101 @@
+"""The fields an exported object carries: those whose normal form differs from the normal form
+of the server's defaults, in a stable order a reader can follow.
+
+Defaults are omitted so that the manifests say only what was chosen, and still plan to zero
+changes: the planner compares the same normal forms (:func:`apimctl.state.normalise.normalise`).
+Called by the exporter in :mod:`apimctl.export.objects`; :func:`join_path` also by
+:mod:`apimctl.export.fit`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from apimctl import kinds
+from apimctl.kinds import Kind
+
+# Fields a reader looks for first; the rest follow in the registry's order.
+_FIRST = ("description", "version", "startDateTime", "endDateTime", "requestPathAlias",
+          "trafficManagerDomain", "publicDomains", "systemDomains", "errorSet")
+
+
+def join_path(prefix: str, name: str) -> str:
+    """The dotted path of field ``name`` under ``prefix`` (``systemDomainAuthentication.type``)."""
+    return f"{prefix}.{name}" if prefix else name
+
+
+def differing(kind: Kind, prefix: str, norm: Mapping[str, Any],
+              base: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of the normal form ``norm`` that differ from ``base`` (the defaults' form)."""
+    out: dict[str, Any] = {}
+    for name in _field_order(norm, base):
+        value = norm[name]
+        path = join_path(prefix, name)
+        if name not in base:
+            if not _empty(value):
+                out[name] = _exported(kind, path, value, None)
+            continue
+        if value != base[name]:
+            out[name] = _exported(kind, path, value, base[name])
+    return out
+
+
+def _field_order(norm: Mapping[str, Any], base: Mapping[str, Any]) -> list[str]:
+    first = [n for n in _FIRST if n in norm]
+    known = [n for n in base if n in norm and n not in first]
+    return first + known + sorted(n for n in norm if n not in base and n not in first)
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == [] or value == {}
+
+
+def _exported(kind: Kind, path: str, value: Any, default: Any) -> Any:
+    if path in kind.keyed and isinstance(value, Mapping):
+        return _keyed_list(kind, path, value)
+    if path in kind.opaque:
+        return _sorted_deep(value)
+    if path in kind.nested and isinstance(value, Mapping):
+        base = default if isinstance(default, Mapping) else kind.nested[path]
+        return differing(kind, path, value, base)
+    return value
+
+
+def _sorted_deep(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _sorted_deep(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, list):
+        return [_sorted_deep(v) for v in value]
+    return value
+
+
+def _keyed_list(kind: Kind, path: str, value: Mapping[str, Any]) -> list[Any]:
+    """A keyed collection (normalised to a mapping by key) as the manifest's list of items,
+    each with only the fields that differ from the item defaults."""
+    key_field = kind.keyed[path]
+    defaults = kind.nested.get(path, {})
+    items: list[Any] = []
+    for key in _keys(kind, path, value):
+        body = value[key]
+        item_defaults = dict(defaults)
+        if _is_error_message(kind, path) and key in kinds.ERROR_CATALOG:
+            item_defaults["status"] = kinds.ERROR_CATALOG[key][1]
+            if body == item_defaults:
+                continue  # not an override: the catalog default
+        fields = differing(kind, path, body, item_defaults) if isinstance(body, Mapping) else {}
+        items.append({key_field: key, **fields})
+    return items
+
+
+def _is_error_message(kind: Kind, path: str) -> bool:
+    return kind is kinds.ERROR_SET and path == "errorMessages"
+
+
+def _keys(kind: Kind, path: str, value: Mapping[str, Any]) -> list[str]:
+    """The keys in the order written: an error set's messages in the catalog's order."""
+    keys = list(value)
+    if _is_error_message(kind, path):
+        order = list(kinds.ERROR_CATALOG)
+        keys.sort(key=lambda k: (order.index(k) if k in order else len(order), k))
+    return keys
