@@ -1,7 +1,9 @@
 """Drift detection: what was changed in the area outside git, and, where the platform tells, by
 whom and when.
 
-``apimctl drift`` (``apimctl.cli.drift``) calls :func:`detect_drift`. Drift is the plan of the
+``apimctl drift`` (``apimctl.cli.drift``) calls :func:`drift` with a :class:`DriftRequest`: the
+manifests are read (and ``--target``/``--ignore`` checked) before the client is opened, then
+:func:`detect_drift` reads the area. Drift is the plan of the
 manifests against the live state (:func:`apimctl.planning.build.build_plan`, the same rules as
 ``plan``: ignores from ``settings.ignore`` and ``--ignore``, pruning from ``settings.prune``)
 read from the other side: each step is a difference between git and the area.
@@ -24,12 +26,14 @@ difference involves a service.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
 from apimctl import kinds
 from apimctl.planning import ManifestLike, build_plan, ignore_rules, parse_target
+from apimctl.planning.command import Notice, quiet, read_manifests
 from apimctl.plans.model import Plan, Step, Unmanaged
 from apimctl.state.live import Lister, LiveObject, LiveState, read_live
 from apimctl.state.normalise import canonical_datetime
@@ -158,8 +162,8 @@ def _parent_key(step: Step) -> str:
 def _owner(step: Step) -> tuple[str, str] | None:
     """The (kind, key) whose records say who touched the step's object."""
     kind = kinds.get(step.kind)
-    if kind.parent == "service":
-        return "service", _parent_key(step)
+    if kind.parent == kinds.SERVICE.name:
+        return kinds.SERVICE.name, _parent_key(step)
     if step.action == "create" and kind.parent is not None:
         return kind.parent, _parent_key(step)
     if step.action == "create":
@@ -180,7 +184,7 @@ def attribute(steps: Sequence[Step], live: LiveState,
             out.append(Difference(step))
             continue
         source = f"{owner[0]}:{owner[1]}"
-        editor = editors.get(obj.id) if owner[0] == "service" else None
+        editor = editors.get(obj.id) if owner[0] == kinds.SERVICE.name else None
         if editor is not None:
             att = Attribution(source, editor.who, editor.when or _when(obj.updated),
                               editor.revision if editor.revision is not None else obj.revision)
@@ -217,7 +221,7 @@ def report(manifest: ManifestLike, live: LiveState, editors: Mapping[str, Editor
 
 def _needs_editors(plan: Plan) -> bool:
     owners = [_owner(s) for s in plan.steps]
-    return any(o is not None and o[0] == "service" for o in owners)
+    return any(o is not None and o[0] == kinds.SERVICE.name for o in owners)
 
 
 async def detect_drift(client: Lister, manifest: ManifestLike, *, ignores: Sequence[str] = (),
@@ -238,3 +242,27 @@ async def detect_drift(client: Lister, manifest: ManifestLike, *, ignores: Seque
     editors = await read_editors(client)
     first.differences = attribute(first.plan.steps, live, editors)
     return first
+
+
+@dataclass(frozen=True)
+class DriftRequest:
+    """The inputs of one drift check. ``target`` names the area in the report."""
+
+    paths: tuple[str, ...]
+    overlays: tuple[str, ...] = ()
+    ignores: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    prune: bool = False
+    target: str = ""
+
+
+async def drift(request: DriftRequest, connect: Callable[[], AbstractAsyncContextManager[Lister]],
+                *, notice: Notice = quiet) -> DriftReport:
+    """The drift report of ``request``'s manifests against the area ``connect()`` opens a
+    client to. Bad input is refused before the client is opened; warnings go to ``notice``."""
+    manifest = read_manifests(request.paths, request.overlays, request.targets, request.ignores,
+                              notice)
+    async with connect() as client:
+        return await detect_drift(client, manifest, ignores=request.ignores,
+                                  targets=request.targets, target=request.target,
+                                  prune=request.prune)

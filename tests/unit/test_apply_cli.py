@@ -1,46 +1,17 @@
-"""The `apimctl apply` adapter: saved-plan loading, progress displays, option checks."""
+"""The `apimctl apply` adapter: progress displays, option checks."""
 
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
 from apimctl.applying.schedule import ProgressEvent
 from apimctl.cli import cli
-from apimctl.cli.apply import load_saved_plan, plain_progress, progress_display, scrubbed
-from apimctl.errors import PlanError
+from apimctl.cli.apply import plain_progress, progress_display, scrubbed
 from apimctl.plans.model import Plan, Step
 from apimctl.render.style import Redactor
-
-
-def test_saved_plan_round_trip(tmp_path: Path) -> None:
-    plan = Plan(steps=[Step("create", "role", "Partners", desired={"name": "Partners"})])
-    path = tmp_path / "plan.json"
-    path.write_text(plan.dumps())
-    assert load_saved_plan(str(path)).steps == plan.steps
-
-
-@pytest.mark.parametrize(("text", "message"), [
-    ("{not json", "invalid JSON"),
-    ("[1, 2]", "no `steps`"),
-    ('{"format_version": "9.0", "steps": []}', "format_version"),
-    ('{"format_version": "1.0", "steps": [{"kind": "role"}]}', "not a valid saved plan"),
-])
-def test_bad_saved_plans_say_where_and_what(tmp_path: Path, text: str, message: str) -> None:
-    path = tmp_path / "plan.json"
-    path.write_text(text)
-    with pytest.raises(PlanError, match=message) as info:
-        load_saved_plan(str(path))
-    assert str(path) in str(info.value) or "format_version" in message
-
-
-def test_missing_saved_plan(tmp_path: Path) -> None:
-    with pytest.raises(PlanError, match="cannot read"):
-        load_saved_plan(str(tmp_path / "nope.json"))
 
 
 def test_plain_progress_is_one_line_per_finished_step() -> None:

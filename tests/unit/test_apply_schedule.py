@@ -6,10 +6,12 @@ import asyncio
 
 import pytest
 
-from apimctl.applying.run import ApplyResult, StepOutcome, check_deletes, execute_units
+from apimctl.applying.command import check_deletes
+from apimctl.applying.run import execute_units
 from apimctl.applying.schedule import PartlyDone, ProgressEvent, Unit, build_graph, is_acyclic
 from apimctl.errors import Invalid, PlanError, QuotaExhausted, ServerError
 from apimctl.plans.model import Plan, Step
+from apimctl.plans.result import ApplyResult, StepOutcome
 
 
 def step(kind: str, key: str, action: str = "create", deps: tuple[str, ...] = ()) -> Step:

@@ -10,19 +10,14 @@ import pytest
 from apimctl.api.ratelimit import Backoff
 from apimctl.applying.bodies import LiveIndex, StepError, resolve_secrets
 from apimctl.applying.calls import create_once
-from apimctl.applying.run import (
-    ApplyOptions,
-    ApplyResult,
-    StepOutcome,
-    apply_plan,
-    check_secrets,
-    stale_reasons,
-)
+from apimctl.applying.command import check_fresh, check_secrets, stale_reasons
+from apimctl.applying.run import ApplyOptions, apply_plan
 from apimctl.applying.schedule import PartlyDone
 from apimctl.applying.units import group_units
 from apimctl.applying.writes import Writer
 from apimctl.errors import Invalid, PlanError, ServerError, TransportError
 from apimctl.plans.model import Change, Fingerprint, Plan, Step
+from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.state.live import LiveObject, LiveState
 
 NO_WAIT = Backoff(base=0.0, cap=0.0)
@@ -267,8 +262,9 @@ def test_stale_plan_reasons() -> None:
 def test_apply_plan_refuses_stale_plan_before_writing() -> None:
     plan = Plan(steps=[Step("create", "role", "New", desired={"name": "New"})])
     client = FakeClient({("LIST", "/roles"): [[{"id": "r1", "name": "New"}]]})
+    check = ApplyOptions(check=lambda state: check_fresh(plan, state))  # as apply does for a saved plan
     with pytest.raises(PlanError, match="stale"):
-        asyncio.run(apply_plan(client, plan, ApplyOptions(saved=True)))
+        asyncio.run(apply_plan(client, plan, check))
     assert client.writes() == []
 
 

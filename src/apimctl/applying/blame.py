@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from apimctl.errors import ApiError, Invalid
+from apimctl.kinds import ENDPOINT
 
 # a child's position in a nested write's property path: `endpoints[1].x`, or `[1].x` when the
 # body is a bare array (PUT /services/{id}/endpoints)
@@ -40,7 +41,7 @@ def named_positions(exc: ApiError, names: Mapping[str, Sequence[str]]) -> ApiErr
 
     def name(match: re.Match[str]) -> str:
         listed, at = names.get(match.group(1), ()), int(match.group(2))
-        label = match.group(1) or "endpoints"  # the only bare array apply sends
+        label = match.group(1) or ENDPOINT.manifest_key  # the only bare array apply sends
         return f"{label}[{listed[at]}]" if at < len(listed) else match.group(0)
 
     message = POSITION.sub(name, exc.message)

@@ -20,23 +20,10 @@ from typing import Any
 from apimctl import kinds
 from apimctl.errors import ApimctlError
 from apimctl.kinds import Kind
+from apimctl.kinds.plan import entitlements
 from apimctl.plans.model import Step, address
 
-# Keys of ``desired`` that are not API fields of the object itself.
-META_KEYS = kinds.META_FIELDS
-CHILD_KEYS = {k.name: tuple(kinds.get(c).manifest_key for c in k.children) for k in kinds.KINDS}
 SECRET_PATHS = {k.name: tuple(sorted(k.secret)) for k in kinds.KINDS if k.secret}
-# Collections inside an object that apply reconciles against a fresh read when they changed.
-COLLECTIONS = {
-    "service": ("roles",),
-    "endpoint": ("methods",),
-    "errorSet": ("errorMessages",),
-    "plan": ("services", "roles"),
-    "maintenanceEvent": ("endpoints",),
-}
-# Nested singletons written through their own sub-resource (the others go in the object's PUT).
-SUBRESOURCES = {"service": ("securityProfile",), "endpoint": ("systemDomainAuthentication",)}
-
 _REF = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -67,15 +54,15 @@ class LiveIndex:
         if obj.get("id") is not None:
             self.ids[addr] = str(obj["id"])
 
-    def add_service_tree(self, svc: Mapping[str, Any]) -> None:
-        name = svc["name"]
-        self.add(address("service", name), svc)
-        for ep in svc.get("endpoints") or []:
-            self.add(address("endpoint", f"{name}/{ep['name']}"), ep)
-            for m in ep.get("methods") or []:
-                self.add(address("method", f"{name}/{ep['name']}/{m['name']}"), m)
-        for es in svc.get("errorSets") or []:
-            self.add(address("errorSet", f"{name}/{es['name']}"), es)
+    def add_tree(self, kind: Kind, obj: Mapping[str, Any], parent_key: str | None = None) -> None:
+        """Index ``obj`` with its nested items (an endpoint's methods) and its child objects."""
+        key = kind.key_of(str(obj.get(kind.identity)), parent_key)
+        self.add(address(kind.name, key), obj)
+        for label, item_id, name in kind.ops.nested(obj):
+            self.add(address(label, f"{key}/{name}"), {"id": item_id})
+        for child in kinds.children_of(kind):
+            for item in obj.get(child.manifest_key) or []:
+                self.add_tree(child, item, key)
 
     def add_renames(self, steps: Iterable[Step]) -> None:
         """Index renamed objects (``previousNames``, a pinned ``id``) under their new names too,
@@ -101,31 +88,22 @@ class LiveIndex:
     def from_raw(cls, raw: Mapping[str, list[dict[str, Any]]]) -> LiveIndex:
         """The index of the raw lists ``apimctl.state.live.read_raw`` returns (keyed by kind)."""
         index = cls()
-        for svc in raw.get("service", []):
-            index.add_service_tree(svc)
-        for pkg in raw.get("package", []):
-            index.add_package_tree(pkg)
-        for role in raw.get("role", []):
-            index.add(address("role", str(role.get("name"))), role)
-        for dom in raw.get("domain", []):
-            index.add(address("domain", str(dom.get("domain"))), dom)
-        for ev in raw.get("maintenanceEvent", []):
-            index.add(address("maintenanceEvent", str(ev.get("name"))), ev)
+        for kind in kinds.TOP_LEVEL:
+            for obj in raw.get(kind.name, []):
+                index.add_tree(kind, obj)
         return index
-
-    def add_package_tree(self, pkg: Mapping[str, Any]) -> None:
-        self.add(address("package", pkg["name"]), pkg)
-        for p in pkg.get("plans") or []:
-            self.add(address("plan", f"{pkg['name']}/{p['name']}"), p)
 
 
 # the kinds whose index keys start with the key of a kind (renaming it renames their keys)
-RENAMED_WITH = {"service": ("endpoint", "errorSet", "method"), "endpoint": ("method",),
-                "package": ("plan",)}
-CREATE_FIELDS = {"endpoint": {"fields": "id,name,methods.id,methods.name"}}
-SERVICE_FIELDS = ("id,name,updated,revisionNumber,endpoints.id,endpoints.name,endpoints.updated,"
-                  "endpoints.methods.id,endpoints.methods.name,errorSets.id,errorSets.name,errorSets.updated")
-PACKAGE_FIELDS = "id,name,updated,plans.id,plans.name,plans.updated"
+def _under(kind: Kind) -> tuple[str, ...]:
+    """The child kinds and nested item labels below ``kind``, at any depth."""
+    out = tuple(kind.item_labels.values())
+    for child in kinds.children_of(kind):
+        out += (child.name, *_under(child))
+    return out
+
+
+RENAMED_WITH = {k.name: _under(k) for k in kinds.KINDS if _under(k)}
 
 
 # --------------------------------------------------------------------------- secrets
@@ -188,105 +166,29 @@ def resolve_secrets(step: Step, desired: dict[str, Any], secret_values: Mapping[
 # --------------------------------------------------------------------------- bodies
 
 
-def domains_body(values: Iterable[Any]) -> list[dict[str, Any]]:
-    return [v if isinstance(v, dict) else {"address": v} for v in values or []]
-
-
 @dataclass
 class BodyBuilder:
-    """Builds API bodies from manifest-shaped objects, resolving names to ids."""
+    """Builds API bodies from manifest-shaped objects (by the kind's ``ops.body``), resolving
+    names to ids: it is the kinds' :class:`~apimctl.kinds.base.Resolver`."""
 
     index: LiveIndex
     secret_values: Mapping[str, str]
     env: Mapping[str, str]
 
-    def own_fields(self, step: Step, desired: Mapping[str, Any]) -> dict[str, Any]:
-        skip = META_KEYS | set(CHILD_KEYS.get(step.kind, ())) | set(COLLECTIONS.get(step.kind, ()))
-        return {k: copy.deepcopy(v) for k, v in desired.items() if k not in skip}
+    def id(self, label: str, key: str) -> str:
+        return self.index.id(address(label, key))
 
-    def service(self, step: Step) -> dict[str, Any]:
-        body = self.own_fields(step, step.desired or {})
-        if (step.desired or {}).get("roles"):
-            body["roles"] = self.roles((step.desired or {})["roles"])
-        return body
+    def find(self, label: str, key: str) -> str | None:
+        return self.index.ids.get(address(label, key))
 
-    def endpoint(self, step: Step, service_name: str) -> dict[str, Any]:
-        desired = resolve_secrets(step, step.desired or {}, self.secret_values, self.env)
-        body = self.own_fields(step, desired)
-        self.endpoint_refs(body, service_name)
-        methods = (step.desired or {}).get("methods")
-        if methods is not None:
-            body["methods"] = [dict(m) for m in methods]
-        return body
-
-    def roles(self, names: list[str] | None) -> list[dict[str, Any]]:
-        """Role permissions of a new service or plan, by role id (the action is the default)."""
-        return [{"id": self.index.id(address("role", n)), "name": n} for n in names or []]
-
-    def endpoint_refs(self, body: dict[str, Any], service_name: str) -> None:
-        for key in ("publicDomains", "systemDomains"):
-            if key in body:
-                body[key] = domains_body(body[key])
-        if "errorSet" in body:
-            name = body["errorSet"]
-            if name is None:
-                body["errorSet"] = None
-            else:  # by name: the server resolves it within the service, even in a nested create
-                found = self.index.ids.get(address("errorSet", f"{service_name}/{name}"))
-                body["errorSet"] = {"id": found, "name": name} if found else {"name": name}
-
-    def error_set(self, step: Step) -> dict[str, Any]:
-        body = self.own_fields(step, step.desired or {})
-        messages = (step.desired or {}).get("errorMessages")
-        if messages is not None:
-            body["errorMessages"] = [dict(m) for m in messages]
-        return body
-
-    def package(self, step: Step) -> dict[str, Any]:
-        return self.own_fields(step, step.desired or {})
-
-    def plan(self, step: Step) -> dict[str, Any]:
-        body = self.own_fields(step, step.desired or {})
-        services = (step.desired or {}).get("services")
-        if services is not None:
-            body["services"] = self.entitlements(services)
-        if (step.desired or {}).get("roles"):
-            body["roles"] = self.roles((step.desired or {})["roles"])
-        return body
+    def body(self, step: Step, fields: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The body of ``step``'s object: all of it (secrets resolved), or only ``fields``."""
+        kind = kinds.get(step.kind)
+        desired = resolve_secrets(step, step.desired or {}, self.secret_values, self.env) if fields is None else fields
+        return kind.ops.body(desired, self, step.key, kinds.split_key(kind, step.key)[0])
 
     def entitlements(self, services: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        out = []
-        for svc in services:
-            sname = svc["name"]
-            eps = []
-            for ep in svc.get("endpoints") or []:
-                ep = {"name": ep} if isinstance(ep, str) else ep
-                ekey = f"{sname}/{ep['name']}"
-                methods = [{"id": self.index.id(address("method", f"{ekey}/{m if isinstance(m, str) else m['name']}"))}
-                           for m in ep.get("methods") or []]
-                eps.append({"id": self.index.id(address("endpoint", ekey)), "name": ep["name"],
-                            "undefinedMethodsAllowed": ep.get("undefinedMethodsAllowed", True),
-                            "methods": methods})
-            out.append({"id": self.index.id(address("service", sname)), "name": sname, "endpoints": eps})
-        return out
-
-    def role(self, step: Step) -> dict[str, Any]:
-        body = self.own_fields(step, step.desired or {})
-        if "organization" in body:
-            org = body["organization"]
-            body["organization"] = None if org is None else {"id": self.index.id(address("organization", org))}
-        return body
-
-    def maintenance_event(self, step: Step) -> dict[str, Any]:
-        body = self.own_fields(step, step.desired or {})
-        endpoints = (step.desired or {}).get("endpoints")
-        if endpoints is not None:
-            body["endpoints"] = [{"id": self.index.id(address("endpoint", f"{e['service']}/{e['endpoint']}"))}
-                                 for e in endpoints]
-        return body
-
-    def domain(self, step: Step) -> dict[str, Any]:
-        return {"domain": (step.desired or {}).get("domain", step.key)}
+        return entitlements(services, self)
 
 
 def method_body(method: Mapping[str, Any]) -> dict[str, Any]:

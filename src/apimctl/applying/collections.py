@@ -8,7 +8,7 @@ manifest lists (when it lists it), creating and deleting items through the API.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from apimctl import kinds
@@ -19,6 +19,11 @@ from apimctl.applying.bodies import (
     method_body,
 )
 from apimctl.applying.calls import Client, as_items, create_once, delete_quietly, find_in
+from apimctl.kinds.endpoint import METHOD, METHODS
+from apimctl.kinds.error_set import MESSAGES
+from apimctl.kinds.maintenance_event import ENDPOINTS, endpoint_key
+from apimctl.kinds.plan import SERVICES
+from apimctl.kinds.service import ROLES
 from apimctl.plans.model import Step, address
 
 METHOD_FIELDS = ("id,name,sampleJsonResponse,sampleXmlResponse,responseFilters.id,responseFilters.name,"
@@ -40,28 +45,30 @@ class CollectionWrites:
         raise NotImplementedError
 
     async def reconcile(self, step: Step, name: str) -> None:
-        if name == "roles":
-            action = "read" if step.kind == "service" else "register_keys"
-            await self.set_roles(step, self.item(step) + "/roles", action)
-        elif name == "methods":
-            await self.reconcile_methods(step)
-        elif name == "errorMessages":
-            await self.reconcile_messages(step)
-        elif name == "services":
-            await self.reconcile_entitlements(step)
-        elif name == "endpoints":
-            await self.reconcile_event_endpoints(step)
+        """Make the collection ``name`` of ``step``'s object (``Kind.ops.collections``) what
+        the manifest lists."""
+        handlers: dict[str, Callable[[Step], Awaitable[None]]] = {
+            ROLES: self.reconcile_roles, METHODS: self.reconcile_methods,
+            MESSAGES: self.reconcile_messages, SERVICES: self.reconcile_entitlements,
+            ENDPOINTS: self.reconcile_event_endpoints,
+        }
+        await handlers[name](step)
+
+    async def reconcile_roles(self, step: Step) -> None:
+        # a service's roles may read it; a plan's roles may register keys
+        action = "read" if step.kind == kinds.SERVICE.name else "register_keys"
+        await self.set_roles(step, f"{self.item(step)}/{ROLES}", action)
 
     async def set_roles(self, step: Step, path: str, action: str) -> None:
         """Role permissions: exactly the roles the manifest names (when it names any)."""
-        names = (step.desired or {}).get("roles")
+        names = (step.desired or {}).get(ROLES)
         if names is None:
             return
         live = await self.client.get(path)
         live_by_name = {r.get("name"): r for r in as_items(live)}
         for role in names:
             if role not in live_by_name:
-                rid = self.index.id(address("role", role))
+                rid = self.index.id(address(kinds.ROLE.name, role))
                 await create_once(self.client, path, {"id": rid, "name": role, "action": action},
                                   functools.partial(find_in, self.client, path, role), backoff=self.backoff)
         for role, obj in live_by_name.items():
@@ -69,8 +76,8 @@ class CollectionWrites:
                 await delete_quietly(self.client, f"{path}/{obj['id']}")
 
     async def reconcile_methods(self, step: Step) -> None:
-        base = self.item(step) + "/methods"
-        desired = {m["name"]: m for m in (step.desired or {}).get("methods") or []}
+        base = f"{self.item(step)}/{METHODS}"
+        desired = {m["name"]: m for m in (step.desired or {}).get(METHODS) or []}
         live = {m["name"]: m for m in as_items(await self.client.get(base, {"fields": METHOD_FIELDS}))}
         for name, method in desired.items():
             want = {**kinds.METHOD_DEFAULTS, **method_body(method)}
@@ -79,7 +86,7 @@ class CollectionWrites:
                 have = await create_once(self.client, base, want, functools.partial(find_in, self.client, base, name),
                                          backoff=self.backoff)
                 have.setdefault("responseFilters", [])
-                self.index.add(address("method", f"{step.key}/{name}"), have)  # plans may entitle it next
+                self.index.add(address(METHOD, f"{step.key}/{name}"), have)  # plans may entitle it next
             elif any(have.get(k) != v for k, v in want.items() if k != "name"):
                 await self.client.put(f"{base}/{have['id']}", want)
             await self.reconcile_filters(f"{base}/{have['id']}/responseFilters",
@@ -107,7 +114,7 @@ class CollectionWrites:
                 await delete_quietly(self.client, f"{base}/{have['id']}")
 
     async def reconcile_messages(self, step: Step) -> None:
-        base = self.item(step) + "/errorMessages"
+        base = f"{self.item(step)}/{MESSAGES}"
         overrides = {m["id"]: m for m in (step.desired or {}).get("errorMessages") or []}
         live = {m["id"]: m for m in as_items(await self.client.get(base))}
         for mid, (_code, status) in kinds.ERROR_CATALOG.items():
@@ -118,18 +125,18 @@ class CollectionWrites:
                 await self.client.put(f"{base}/{mid}", {"id": mid, **want})
 
     async def reconcile_entitlements(self, step: Step) -> None:
-        services = (step.desired or {}).get("services")
+        services = (step.desired or {}).get(SERVICES)
         if services is None:
             return
-        base = self.item(step) + "/services"
+        base = f"{self.item(step)}/{SERVICES}"
         want = {s["id"]: s for s in self.bodies.entitlements(services)}
         live = {s["id"]: s for s in as_items(await self.client.get(base))}
         for sid, svc in want.items():
             if sid not in live:
                 await self.post_idempotent(base, svc)
                 continue
-            have_eps = {e["id"]: e for e in live[sid].get("endpoints") or []}
-            want_eps = {e["id"]: e for e in svc["endpoints"]}
+            have_eps = {e["id"]: e for e in live[sid].get(ENDPOINTS) or []}
+            want_eps = {e["id"]: e for e in svc[ENDPOINTS]}
             for eid, ep in want_eps.items():
                 have = have_eps.get(eid)
                 if have is not None and entitlement_equal(have, ep):
@@ -148,19 +155,19 @@ class CollectionWrites:
             await delete_quietly(self.client, f"{base}/{sid}")
 
     async def reconcile_entitled_methods(self, base: str, have: Mapping[str, Any], want: Mapping[str, Any]) -> None:
-        have_ids = {str(m.get("id")) for m in have.get("methods") or []}
-        want_ids = {str(m["id"]) for m in want.get("methods") or []}
+        have_ids = {str(m.get("id")) for m in have.get(METHODS) or []}
+        want_ids = {str(m["id"]) for m in want.get(METHODS) or []}
         for mid in sorted(want_ids - have_ids):
             await self.post_idempotent(base, {"id": mid})
         for mid in sorted(have_ids - want_ids):
             await delete_quietly(self.client, f"{base}/{mid}")
 
     async def reconcile_event_endpoints(self, step: Step) -> None:
-        refs = (step.desired or {}).get("endpoints")
+        refs = (step.desired or {}).get(ENDPOINTS)
         if refs is None:
             return
-        base = self.item(step) + "/endpoints"
-        want = {self.index.id(address("endpoint", f"{e['service']}/{e['endpoint']}")) for e in refs}
+        base = f"{self.item(step)}/{ENDPOINTS}"
+        want = {self.index.id(address(kinds.ENDPOINT.name, endpoint_key(e))) for e in refs}
         have = {e["id"] for e in as_items(await self.client.get(base))}
         for eid in sorted(want - have):
             await self.post_idempotent(base, {"id": eid})
@@ -184,4 +191,4 @@ def same_undefined_methods(have: Mapping[str, Any], want: Mapping[str, Any]) -> 
 def entitlement_equal(have: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
     if not same_undefined_methods(have, want):
         return False
-    return {m.get("id") for m in have.get("methods") or []} == {m["id"] for m in want.get("methods") or []}
+    return {m.get("id") for m in have.get(METHODS) or []} == {m["id"] for m in want.get(METHODS) or []}

@@ -24,11 +24,6 @@ from apimctl import kinds
 from apimctl.api.ratelimit import Backoff
 from apimctl.applying.blame import blamed, named_positions
 from apimctl.applying.bodies import (
-    COLLECTIONS,
-    CREATE_FIELDS,
-    PACKAGE_FIELDS,
-    SERVICE_FIELDS,
-    SUBRESOURCES,
     BodyBuilder,
     LiveIndex,
     StepError,
@@ -36,14 +31,25 @@ from apimctl.applying.bodies import (
     default_of,
     env_mapping,
     full_nested,
+    path_value,
     resolve_secrets,
-    service_name,
 )
 from apimctl.applying.calls import Client, create_once, delete_quietly, find_by_name
 from apimctl.applying.collections import CollectionWrites
 from apimctl.applying.schedule import PartlyDone, Unit
 from apimctl.errors import ApiError, Invalid, NotFound
-from apimctl.plans.model import Plan, Step, address
+from apimctl.kinds import Kind
+from apimctl.plans.model import Plan, Step
+
+# The projections of create replies: the ids apply indexes for later steps (an endpoint's
+# methods; a new parent's children, nested items and fingerprints).
+CREATE_FIELDS = {kinds.ENDPOINT.name: {"fields": "id,name,methods.id,methods.name"}}
+TREE_FIELDS = {
+    kinds.SERVICE.name: ("id,name,updated,revisionNumber,endpoints.id,endpoints.name,endpoints.updated,"
+                         "endpoints.methods.id,endpoints.methods.name,errorSets.id,errorSets.name,"
+                         "errorSets.updated"),
+    kinds.PACKAGE.name: "id,name,updated,plans.id,plans.name,plans.updated",
+}
 
 
 class Writer(CollectionWrites):
@@ -102,19 +108,14 @@ class Writer(CollectionWrites):
     # -- create -----------------------------------------------------------------------
 
     async def create(self, step: Step, children: tuple[Step, ...]) -> None:
-        handler = {"service": self.create_service, "package": self.create_package}.get(step.kind)
-        if handler is not None:
-            await handler(step, children)
-            return
         kind = kinds.get(step.kind)
-        body = self.body_for(step)
+        if kind.children:
+            await self.create_tree(step, children)
+            return
         name = self.name_of(step)
-        path = self.collection(step)
-        made = await self.post_once(step, path, body, name, kind.identity, params=CREATE_FIELDS.get(step.kind))
-        if step.kind == "endpoint":
-            self.index.add_service_tree({"name": service_name(step), "endpoints": [made]})
-        else:
-            self.index.add(step.address, made)
+        made = await self.post_once(step, self.collection(step), self.bodies.body(step), name,
+                                    kind.identity, params=CREATE_FIELDS.get(step.kind))
+        self.index.add_tree(kind, {**made, kind.identity: name}, kinds.split_key(kind, step.key)[0])
 
     async def post_once(self, step: Step, path: str, body: Any, name: str, identity: str = "name",
                         params: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -128,16 +129,6 @@ class Writer(CollectionWrites):
             return found
 
         return await create_once(self.client, path, body, lookup, params=params, backoff=self.backoff)
-
-    def body_for(self, step: Step) -> dict[str, Any]:
-        b = self.bodies
-        if step.kind == "endpoint":
-            return b.endpoint(step, service_name(step))
-        builders: dict[str, Callable[[Step], dict[str, Any]]] = {
-            "domain": b.domain, "role": b.role, "errorSet": b.error_set, "plan": b.plan,
-            "maintenanceEvent": b.maintenance_event, "service": b.service, "package": b.package,
-        }
-        return builders[step.kind](step)
 
     # -- nested creates ---------------------------------------------------------------
 
@@ -163,34 +154,23 @@ class Writer(CollectionWrites):
         except ApiError as exc:
             raise named_positions(exc, names) from None
 
-    async def create_service(self, step: Step, children: tuple[Step, ...]) -> None:
-        """One ``POST /services`` with the new error sets, endpoints (cors, cache, methods and
-        their filters, system-domain authentication) and role permissions."""
+    async def create_tree(self, step: Step, children: tuple[Step, ...]) -> None:
+        """One POST of a new parent with its new children: a service with its error sets and
+        endpoints (cors, cache, methods and their filters, system-domain authentication) and
+        role permissions; a package with its plans (entitlements and role permissions)."""
+        kind = kinds.get(step.kind)
         name = self.name_of(step)
-        body = self.bodies.service(step)
-        sets = [c for c in children if c.kind == "errorSet"]
-        endpoints = [c for c in children if c.kind == "endpoint"]
-        if sets:
-            body["errorSets"] = [self.bodies.error_set(c) for c in sets]
-        if endpoints:
-            body["endpoints"] = [self.bodies.endpoint(c, name) for c in endpoints]
-        names = {"endpoints": [self.name_of(c) for c in endpoints], "errorSets": [self.name_of(c) for c in sets]}
-        made, left_out = await self.post_tree(step, "/services", body, name, SERVICE_FIELDS,
-                                              "endpoints", endpoints, names)
-        self.index.add_service_tree({"endpoints": [], "errorSets": [], **made, "name": name})
-        if left_out:
-            raise PartlyDone(left_out)
-
-    async def create_package(self, step: Step, children: tuple[Step, ...]) -> None:
-        """One ``POST /packages`` with the new plans (entitlements and role permissions)."""
-        name = self.name_of(step)
-        body = self.bodies.package(step)
-        if children:
-            body["plans"] = [self.bodies.plan(c) for c in children]
-        names = {"plans": [self.name_of(c) for c in children]}
-        made, left_out = await self.post_tree(step, "/packages", body, name, PACKAGE_FIELDS,
-                                              "plans", children, names)
-        self.index.add_package_tree({"plans": [], **made, "name": name})
+        body = self.bodies.body(step)
+        kids = kinds.children_of(kind)
+        steps = {c.name: [s for s in children if s.kind == c.name] for c in kids}
+        for child in kids:
+            if steps[child.name]:
+                body[child.manifest_key] = [self.bodies.body(s) for s in steps[child.name]]
+        names = {c.manifest_key: [self.name_of(s) for s in steps[c.name]] for c in kids}
+        optional = _optional_child(kids)
+        made, left_out = await self.post_tree(step, kind.collection_path(), body, name, TREE_FIELDS[kind.name],
+                                              optional.manifest_key, steps[optional.name], names)
+        self.index.add_tree(kind, {**{c.manifest_key: [] for c in kids}, **made, kind.identity: name})
         if left_out:
             raise PartlyDone(left_out)
 
@@ -203,25 +183,19 @@ class Writer(CollectionWrites):
         """The body of the object's own PUT: the changed plain fields, references resolved."""
         kind = kinds.get(step.kind)
         desired = self.resolved(step)
-        body: dict[str, Any] = {}
+        fields: dict[str, Any] = {}
         for name in changed_fields(step):
-            if name in COLLECTIONS.get(step.kind, ()) or name in SUBRESOURCES.get(step.kind, ()):
+            if name in kind.ops.collections or name in kind.ops.singletons:
                 continue
             if name in desired:
                 value = desired[name]
-                body[name] = full_nested(kind, name, value) if name in kind.nested else copy.deepcopy(value)
+                fields[name] = full_nested(kind, name, value) if name in kind.nested else copy.deepcopy(value)
             else:
-                body[name] = default_of(kind, name)
-        if step.kind == "endpoint":
-            self.bodies.endpoint_refs(body, service_name(step))
-        elif step.kind == "role" and body.get("organization") is not None:
-            body["organization"] = {"id": self.index.id(address("organization", body["organization"]))}
-        return body
+                fields[name] = default_of(kind, name)
+        return self.bodies.body(step, fields) if fields else {}
 
     async def update(self, step: Step) -> None:
         body = self.own_update(step)
-        if step.kind == "domain" and body:
-            body = {"domain": (step.desired or {}).get("domain", step.key)}
         if body:
             await self.client.put(self.item(step), body)
         await self.update_parts(step)
@@ -258,28 +232,27 @@ class Writer(CollectionWrites):
 
     async def update_parts(self, step: Step) -> None:
         """Sub-resources (singletons) and nested collections an update changes."""
+        ops = kinds.get(step.kind).ops
         fields_ = changed_fields(step)
-        for name in SUBRESOURCES.get(step.kind, ()):
+        for name in ops.singletons:
             if name in fields_:
                 await self.write_singleton(step, name)
-        for name in COLLECTIONS.get(step.kind, ()):
+        for name in ops.collections:
             if name in fields_:
                 await self.reconcile(step, name)
 
     async def write_singleton(self, step: Step, name: str) -> None:
+        """A singleton written through its own sub-resource: the nullable object at or under
+        ``name`` (``securityProfile.oauth``, ``systemDomainAuthentication``)."""
         kind = kinds.get(step.kind)
         desired = self.resolved(step)
         base = self.item(step)
-        if step.kind == "service" and name == "securityProfile":
-            oauth = (desired.get("securityProfile") or {}).get("oauth")
-            await self.put_or_post(f"{base}/securityProfile/oauth",
-                                   full_nested(kind, "securityProfile.oauth", oauth))
+        nullable = _nullable_under(kind, name)
+        if nullable is not None:
+            body = full_nested(kind, nullable, path_value(desired, nullable))
+            await self.put_or_post(f"{base}/{nullable.replace('.', '/')}", body)
             return
-        value = desired.get(name)
-        if name == "systemDomainAuthentication":
-            await self.put_or_post(f"{base}/{name}", full_nested(kind, name, value))
-            return
-        await self.client.put(f"{base}/{name}", full_nested(kind, name, value or {}))
+        await self.client.put(f"{base}/{name}", full_nested(kind, name, desired.get(name) or {}))
 
     async def put_or_post(self, path: str, body: dict[str, Any] | None) -> None:
         """A nullable singleton: ``None`` deletes it; otherwise update, or create when absent."""
@@ -297,3 +270,14 @@ class Writer(CollectionWrites):
         if not kinds.get(step.kind).deletable:
             raise StepError(f"a {step.kind} cannot be deleted through the management API; remove it by hand")
         await delete_quietly(self.client, self.item(step))
+
+
+def _nullable_under(kind: Kind, name: str) -> str | None:
+    """The nullable nested object at ``name`` or under it, if any."""
+    return next((p for p in sorted(kind.nullable) if p == name or p.startswith(name + ".")), None)
+
+
+def _optional_child(kids: Sequence[Kind]) -> Kind:
+    """The child kind a nested create may leave out items of: the one no sibling depends on
+    (a service's endpoints, not the error sets they use)."""
+    return [c for c in kids if not any(c.name in o.depends_on for o in kids)][-1]

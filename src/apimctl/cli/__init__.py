@@ -16,6 +16,7 @@ from apimctl import __version__
 from apimctl.cli import apply as apply_cmd
 from apimctl.cli import drift as drift_cmd
 from apimctl.cli import export as export_cmd
+from apimctl.cli import lint as lint_cmd
 from apimctl.cli import plan as plan_cmd
 from apimctl.cli import schema as schema_cmd
 from apimctl.cli import serve as serve_cmd
@@ -33,7 +34,7 @@ def cli() -> None:
     """
 
 
-for _module in (validate_cmd, plan_cmd, apply_cmd, drift_cmd, export_cmd, serve_cmd, schema_cmd):
+for _module in (validate_cmd, lint_cmd, plan_cmd, apply_cmd, drift_cmd, export_cmd, serve_cmd, schema_cmd):
     cli.add_command(_module.command)
 
 

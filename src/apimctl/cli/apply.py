@@ -1,48 +1,37 @@
 """`apimctl apply`: plan (or load a saved plan), confirm, execute, summarise.
 
-The adapter around :func:`apimctl.applying.run.apply_plan`: it parses the options, reads the
-manifests and plans (or loads ``--plan FILE``), shows the plan and asks for confirmation on a
-terminal (``--auto-approve`` otherwise), draws progress (a rich progress bar on a terminal,
-one plain line per step otherwise, both on stderr) and prints the summary in the chosen
-format. The exit code is the result's: 0 done, 3 partial, 1 nothing written or refused.
+The adapter around :func:`apimctl.applying.command.apply`: it parses the options, hands the
+core a way to open the client, the confirmation (the plan shown on a terminal and a question;
+``--auto-approve`` otherwise) and the progress display (a rich progress bar on a terminal, one
+plain line per step otherwise, both on stderr), and prints the summary in the chosen format.
+The exit code is the result's: 0 done, 3 partial, 1 nothing written, refused or cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from apimctl.api.client import ApiClient
-from apimctl.applying.run import (
-    ApplyOptions,
-    ApplyResult,
-    apply_plan,
-    check_deletes,
-    check_saved_plan,
-    check_secrets,
-)
+from apimctl.applying.command import ApplyRequest, apply
 from apimctl.applying.schedule import ProgressCallback, ProgressEvent
 from apimctl.cli.common import connection_options, envvar, manifest_options
+from apimctl.cli.lint import lint_gate, lint_options
 from apimctl.cli.target import connection_settings, open_client, target_label
-from apimctl.errors import ApimctlError, PlanError
-from apimctl.manifests import Manifest, load_manifests
-from apimctl.planning import build_plan, ignore_rules, parse_target
+from apimctl.errors import ApimctlError
 from apimctl.plans.model import Plan
+from apimctl.plans.result import ApplyResult
 from apimctl.render import json as render_json
 from apimctl.render import text as render_text
 from apimctl.render.style import Redactor
-from apimctl.state import live
 
 
 @click.command("apply")
@@ -62,6 +51,7 @@ from apimctl.state import live
 @click.option("--ignore", "ignores", multiple=True, metavar="KIND:NAME:PATH",
               help="Accept an out-of-band change to this field. Repeatable.")
 @click.option("--no-color", is_flag=True, envvar=envvar("no_color"), help="Plain output.")
+@lint_options
 @connection_options
 @click.pass_context
 def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, ...], plan_file: str | None,
@@ -78,124 +68,65 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     if plan_file and (prune or targets or ignores or overlays):
         raise click.UsageError("--prune, --target, --ignore and --overlay shape a new plan; "
                                "they cannot change a saved --plan")
+    lint_gate(ctx, paths, overlays)  # --lint: the policy rules first, refusing on failures
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
     if not auto_approve and not interactive:
         raise ApimctlError("apply needs confirmation and there is no terminal to ask on: "
                            "pass --auto-approve to apply without confirmation")
-    err = Console(stderr=True, no_color=no_color, highlight=False, emoji=False)
-    run = Run(paths=paths, overlays=overlays, plan_file=plan_file, auto_approve=auto_approve,
-              max_deletes=max_deletes, fmt=fmt, prune=prune, targets=targets, ignores=ignores,
-              color=not no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty(),
-              interactive=interactive, err=err,
-              settings=connection_settings(ctx))
-    return asyncio.run(run.main())
+    settings = connection_settings(ctx)
+    term = Terminal(Console(stderr=True, no_color=no_color, highlight=False, emoji=False),
+                    interactive=interactive,
+                    color=not no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty())
+    request = ApplyRequest(paths=paths, overlays=overlays, plan_file=plan_file, prune=prune,
+                           targets=targets, ignores=ignores, max_deletes=max_deletes,
+                           target=target_label(settings.get("url")),
+                           parallelism=int(settings.get("parallelism") or 8))
+    result = asyncio.run(apply(request, lambda: open_client(**settings, announce=term.say),
+                               confirm=None if auto_approve else term.confirm,
+                               progress=term.progress, notice=term.say,
+                               note=term.note if settings.get("verbose") else None))
+    if result.cancelled:
+        term.say("Apply cancelled; nothing was written.")
+    else:
+        click.echo(summary(result, fmt, color=term.color), nl=False)
+    return result.exit_code
 
 
-class Run:
-    """One invocation of the command: the parsed options and the steps of the run."""
+class Terminal:
+    """Where the run talks to the user: stderr, the question, the progress display. A server
+    may echo a value it refused: progress and log lines are scrubbed of the plan's resolved
+    secrets, so they never reach the terminal."""
 
-    def __init__(self, *, paths: Sequence[str], overlays: Sequence[str], plan_file: str | None,
-                 auto_approve: bool, max_deletes: int | None, fmt: str, prune: bool,
-                 targets: Sequence[str], ignores: Sequence[str], color: bool, interactive: bool,
-                 err: Console, settings: dict[str, Any]) -> None:
-        self.paths, self.overlays, self.plan_file = list(paths), list(overlays), plan_file
-        self.auto_approve, self.max_deletes, self.fmt = auto_approve, max_deletes, fmt
-        self.prune, self.targets, self.ignores = prune, list(targets), list(ignores)
-        self.color, self.interactive, self.err, self.settings = color, interactive, err, settings
+    def __init__(self, err: Console, *, interactive: bool, color: bool) -> None:
+        self.err, self.interactive, self.color = err, interactive, color
+        self.scrub: Callable[[str], str] = str
 
     def say(self, line: str) -> None:
         self.err.print(line, markup=False, highlight=False, emoji=False, soft_wrap=True)
 
-    async def main(self) -> int:
-        # bad input fails before any call, and before the embedded server's files are created
-        source = self.read_input()
-        async with open_client(**self.settings, announce=self.say) as client:
-            plan, raw = await self.get_plan(client, source)
-            if not plan.steps:
-                return self.finish(ApplyResult(), plan, "No changes. The area matches the configuration.")
-            check_deletes(plan, self.max_deletes)  # refusals come before the question
-            check_secrets(plan, None)
-            if self.plan_file is not None and not self.auto_approve:
-                await check_saved_plan(client, plan)
-            if not self.confirm(plan):
-                self.say("Apply cancelled; nothing was written.")
-                return 1
-            # a server may echo a value it refused: resolved secrets never reach the terminal
-            scrub = Redactor(plan).text
-            options = ApplyOptions(parallelism=int(self.settings.get("parallelism") or 8),
-                                   saved=self.plan_file is not None, max_deletes=self.max_deletes,
-                                   note=(lambda line: self.say(scrub(line))) if self.settings.get("verbose") else None)
-            with progress_display(self.err, self.interactive) as progress:
-                options.progress = scrubbed(progress, scrub)
-                result = await apply_plan(client, plan, options, raw=raw)
-            return self.finish(result, plan)
-
-    def read_input(self) -> Plan | Manifest:
-        """The saved plan, or the manifests (with the --target and --ignore rules checked)."""
-        if self.plan_file is not None:
-            return load_saved_plan(self.plan_file)
-        manifest = load_manifests(self.paths, self.overlays)
-        for warning in manifest.warnings:
-            self.say(f"Warning: {warning}")
-        for text in self.targets:
-            parse_target(text)
-        ignore_rules(manifest.doc.get("settings") or {}, self.ignores)
-        return manifest
-
-    async def get_plan(self, client: ApiClient, source: Plan | Manifest) -> tuple[Plan, RawState | None]:
-        """The plan to apply, and the live state it was made from (``None`` for a saved plan)."""
-        here = target_label(self.settings.get("url"))
-        if isinstance(source, Plan):
-            if source.target and source.target != here:
-                raise PlanError(f"the saved plan was made for {source.target}; this run targets {here}")
-            return source, None
-        manifest = source
-        raw = await live.read_raw(client)
-        plan = build_plan(manifest, live.from_raw(raw), prune=self.prune, targets=self.targets,
-                          ignores=self.ignores)
-        plan.target = here
-        return plan, raw
+    def note(self, line: str) -> None:
+        self.say(self.scrub(line))
 
     def confirm(self, plan: Plan) -> bool:
-        if self.auto_approve:
-            return True
         click.echo(render_text.render_plan(plan, color=self.color), err=True, nl=False)
         return click.confirm("Apply these changes?", default=False, err=True)
 
-    def finish(self, result: ApplyResult, plan: Plan, message: str | None = None) -> int:
-        if self.fmt == "json":
-            click.echo(render_json.render_apply_summary(result, plan=plan), nl=False)
-        elif message is not None:
-            click.echo(message)
-        else:
-            click.echo(render_text.render_apply_summary(result, plan=plan, color=self.color), nl=False)
-        return result.exit_code
+    @contextmanager
+    def progress(self, plan: Plan) -> Iterator[ProgressCallback]:
+        self.scrub = Redactor(plan).text
+        with progress_display(self.err, self.interactive) as update:
+            yield scrubbed(update, self.scrub)
 
 
-def load_saved_plan(path: str) -> Plan:
-    """A plan saved by ``plan --out``; a clear error when it cannot be read."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise PlanError(f"{path}: cannot read the saved plan: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise PlanError(f"{path}: not a saved plan (not UTF-8 text: byte {exc.object[exc.start]:#04x} "
-                        f"at offset {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise PlanError(f"{path}:{exc.lineno}:{exc.colno}: not a saved plan (invalid JSON: {exc.msg})") from None
-    except RecursionError:
-        raise PlanError(f"{path}: not a saved plan (JSON nested too deeply)") from None
-    if not isinstance(data, dict) or "steps" not in data:
-        raise PlanError(f"{path}: not a saved plan (no `steps`)")
-    try:
-        return Plan.from_json(data)
-    except PlanError as exc:
-        raise PlanError(f"{path}: {exc}") from None
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise PlanError(f"{path}: not a valid saved plan ({type(exc).__name__}: {exc})") from None
+def summary(result: ApplyResult, fmt: str, *, color: bool) -> str:
+    """The closing report in the chosen format."""
+    if fmt == "json":
+        return render_json.render_apply_summary(result, plan=result.plan)
+    if result.plan is not None and not result.plan.steps:
+        return "No changes. The area matches the configuration.\n"
+    return render_text.render_apply_summary(result, plan=result.plan, color=color)
 
 
-RawState = dict[str, list[dict[str, Any]]]
 SYMBOL = {"done": "ok", "failed": "FAILED", "skipped": "skipped"}
 
 

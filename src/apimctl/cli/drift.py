@@ -1,9 +1,9 @@
 """`apimctl drift`: report what was changed in the area outside git; exit 2 when anything was.
 
-The adapter around :func:`apimctl.drift.detect_drift`: it loads the manifests (before any
-call, so invalid input fails fast), opens the client (:func:`apimctl.cli.target.open_client`),
-and prints the report (:func:`apimctl.render.drift.render_drift`) as text, JSON or Markdown.
-Meant for a scheduled pipeline job.
+The adapter around :func:`apimctl.drift.drift`: it parses the options, hands the core a way to
+open the client (:func:`apimctl.cli.target.open_client`), and prints the report
+(:func:`apimctl.render.drift.render_drift`) as text, JSON or Markdown. Meant for a scheduled
+pipeline job.
 
 Exit codes: 0 the area matches the manifests, 2 drift (some object differs), 1 error.
 Unmanaged objects alone are not drift.
@@ -19,7 +19,8 @@ import click
 
 from apimctl.cli.common import EXIT_CHANGES, EXIT_OK, connection_options, envvar, manifest_options
 from apimctl.cli.target import connection_settings, open_client, target_label
-from apimctl.drift import DriftReport
+from apimctl.drift import DriftRequest, drift
+from apimctl.render.drift import render_drift
 
 
 @click.command("drift")
@@ -46,29 +47,13 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     """
     if not paths:
         raise click.UsageError("give at least one manifest PATH (a file or a directory)")
-    report = asyncio.run(_drift(paths, overlays, ignores, targets, prune, connection_settings(ctx)))
-    from apimctl.render.drift import render_drift
-
+    settings = connection_settings(ctx)
+    request = DriftRequest(paths=paths, overlays=overlays, ignores=ignores, targets=targets,
+                           prune=prune, target=target_label(settings.get("url")))
+    report = asyncio.run(drift(request, lambda: open_client(**settings, announce=_say), notice=_say))
     color = fmt == "text" and not no_color and sys.stdout.isatty()
     click.echo(render_drift(report, fmt, color=color), nl=False)
     return EXIT_CHANGES if report.drifted else EXIT_OK
-
-
-async def _drift(paths: tuple[str, ...], overlays: tuple[str, ...], ignores: tuple[str, ...],
-                 targets: tuple[str, ...], prune: bool, settings: dict[str, Any]) -> DriftReport:
-    from apimctl.drift import detect_drift
-    from apimctl.manifests import load_manifests
-    from apimctl.planning import ignore_rules, parse_target
-
-    manifest = load_manifests(list(paths), list(overlays))
-    for warning in manifest.warnings:
-        _say(f"Warning: {warning}")
-    for text in targets:
-        parse_target(text)
-    ignore_rules(manifest.doc.get("settings") or {}, ignores)  # bad rules fail before any call
-    async with open_client(**settings, announce=_say) as client:
-        return await detect_drift(client, manifest, ignores=list(ignores), targets=list(targets),
-                                  target=target_label(settings.get("url")), prune=prune)
 
 
 def _say(line: str) -> None:

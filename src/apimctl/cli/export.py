@@ -1,9 +1,9 @@
 """`apimctl export`: the live configuration of an area as manifests (bootstrap).
 
-The adapter around :func:`apimctl.export.export_area`: it opens the client
-(:func:`apimctl.cli.target.open_client`), exports, and either prints the single document on
-stdout or writes the files into ``--out DIR`` (:func:`apimctl.export.write_export`). What was
-written, and which environment variables the secret references need, goes to stderr.
+The adapter around :func:`apimctl.export.command.export`: it parses the options, hands the
+core a way to open the client (:func:`apimctl.cli.target.open_client`), and prints the single
+document on stdout unless the core wrote the files into ``--out DIR``. What was written, and
+which environment variables the secret references need, goes to stderr.
 
 Exit codes: 0 exported, 1 error.
 """
@@ -11,16 +11,14 @@ Exit codes: 0 exported, 1 error.
 from __future__ import annotations
 
 import asyncio
-import os
-from pathlib import Path
 from typing import Any
 
 import click
 
 from apimctl.cli.common import EXIT_OK, connection_options, envvar
 from apimctl.cli.target import connection_settings, open_client, target_label
-from apimctl.errors import ApimctlError
-from apimctl.export import LAYOUTS, Export, Layout, export_area, foreign_manifests, write_export
+from apimctl.export import LAYOUTS, Layout
+from apimctl.export.command import ExportRequest, export
 
 
 def _split_kinds(values: tuple[str, ...]) -> list[str]:
@@ -49,21 +47,21 @@ def command(ctx: click.Context, /, out_dir: str | None, kinds_: tuple[str, ...],
     """
     if layout == "per-service" and not out_dir:
         raise click.UsageError("--layout per-service writes several files: give --out DIR")
-    if out_dir is not None:
-        _check_out(out_dir)  # before any call
     settings = connection_settings(ctx)
     chosen: Layout = "per-service" if layout == "per-service" else "single"
-    result = asyncio.run(_export(_split_kinds(kinds_), with_ids, chosen, settings))
+    request = ExportRequest(kinds=tuple(_split_kinds(kinds_)), with_ids=with_ids, layout=chosen,
+                            out=out_dir, target=target_label(settings.get("url")))
+    done = asyncio.run(export(request, lambda: open_client(**settings, announce=_say), notice=_say))
+    result = done.export
     if out_dir is None:
         click.echo(result.files[0].text, nl=False)
     else:
-        written, removed = write_export(result, out_dir)
-        for path in removed:
+        for path in done.removed:
             _say(f"Removed {path} (written by an earlier export; no longer in the area)")
-        files = "1 file" if len(written) == 1 else f"{len(written)} files"
+        files = "1 file" if len(done.written) == 1 else f"{len(done.written)} files"
         _say(f"Wrote {files} to {out_dir} ("
              + ", ".join(f"{k}: {n}" for k, n in result.counts.items()) + ")")
-        for path in foreign_manifests(out_dir, result):
+        for path in done.foreign:
             _say(f"Warning: {path} was not written by this export and will be merged with it")
     for path in result.dropped:
         _say(f"Warning: {path} not exported: the area returned a field manifests do not hold")
@@ -71,29 +69,6 @@ def command(ctx: click.Context, /, out_dir: str | None, kinds_: tuple[str, ...],
         _say("Secrets are written as references; set these environment variables before "
              "plan/apply: " + ", ".join(result.variables))
     return EXIT_OK
-
-
-async def _export(kinds_: list[str], with_ids: bool, layout: Layout,
-                  settings: dict[str, Any]) -> Export:
-    from apimctl.export import resolve_kinds
-
-    _, added = resolve_kinds(kinds_)
-    if added:
-        _say(f"Also exporting {', '.join(added)}: the objects asked for refer to them.")
-    async with open_client(**settings, announce=_say) as client:
-        return await export_area(client, kinds_=kinds_ or None, with_ids=with_ids,
-                                 layout=layout, source=target_label(settings.get("url")))
-
-
-def _check_out(out_dir: str) -> None:
-    """Refuse an ``--out`` that could not be created or written: its nearest existing
-    ancestor must be a writable directory."""
-    folder = Path(out_dir).absolute()
-    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
-    if existing is None or not existing.is_dir():
-        raise ApimctlError(f"cannot write the export to {out_dir}: {existing} is not a directory")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise ApimctlError(f"cannot write the export to {out_dir}: {existing} is not writable")
 
 
 def _say(line: str) -> None:

@@ -2,18 +2,15 @@
 
 Offline: reads the manifests, checks them against the schema and the rules beyond it, prints
 every problem and a one-line summary on stderr. Exit 0 when valid (warnings allowed), 1 when
-not. The work is :func:`apimctl.manifests.validate`; this module only parses and renders.
+not. The work is :func:`apimctl.manifests.command.validate`; this module only parses and renders.
 """
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from apimctl.cli.common import EXIT_ERROR, EXIT_OK, manifest_options
-from apimctl.manifests import validate
-from apimctl.manifests.variables import LenientEnv
+from apimctl.manifests.command import ValidateRequest, validate
 from apimctl.render.problems import FORMATS, render, summary
 
 
@@ -32,8 +29,7 @@ def command(paths: tuple[str, ...], overlays: tuple[str, ...], fmt: str,
     """
     if not paths:
         raise click.UsageError("give at least one PATH (a manifest file or a directory)")
-    env = LenientEnv(os.environ) if allow_missing_vars else None
-    result = validate(paths, overlays, env)
+    result = validate(ValidateRequest(paths, overlays, allow_missing_vars))
     output = render(result.problems, fmt, files=len(result.files), objects=result.objects)
     if output:
         click.echo(output, nl=False)

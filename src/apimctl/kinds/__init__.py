@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from apimctl import platform
-from apimctl.kinds.base import Kind, Reference, SubResource
+from apimctl.kinds.base import NESTED_COMPUTED_FIELDS, Kind, Reference, SubResource
 from apimctl.kinds.domain import DOMAIN
 from apimctl.kinds.endpoint import (
     CORS_DEFAULTS,
@@ -61,8 +61,6 @@ ORDER: Mapping[str, int] = MappingProxyType({k.name: i for i, k in enumerate(KIN
 
 # Fields every pinnable kind's manifest entry may carry that are not object fields.
 META_FIELDS: frozenset[str] = frozenset({"id", "previousNames"})
-# Fields of nested items (methods, response filters, messages) that the server computes.
-NESTED_COMPUTED_FIELDS: frozenset[str] = frozenset({"id", "created", "updated", "code"})
 
 
 def get(name: str) -> Kind:

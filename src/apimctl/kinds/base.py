@@ -7,10 +7,11 @@ the rules that belong to it; :mod:`apimctl.kinds` lists them in :data:`~apimctl.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import copy
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 
 def frozen(mapping: dict[str, Any]) -> Mapping[str, Any]:
@@ -21,14 +22,30 @@ def frozen(mapping: dict[str, Any]) -> Mapping[str, Any]:
 class Reference:
     """A field of one kind that names an object of another kind.
 
-    ``field`` is the manifest field (dotted; ``[]`` marks a list of references); ``scope`` says
-    how the name is resolved: ``"parent"`` within the same parent (an endpoint's error set),
-    ``"global"`` by the referenced kind's key.
+    ``field`` is the manifest field (dotted; ``[]`` marks a list; a string item of a list
+    stands for its last field, the shorthand ``endpoints: [Forecast]``). ``scope`` says how the
+    referenced key is built from the name:
+
+    - ``"global"``: the name is the key (a role, a service);
+    - ``"parent"``: within the document's own parent, ``PARENT/NAME`` (an endpoint's error set);
+    - ``"host"``: a host name, covered by a domain equal to it or a parent domain of it.
+
+    ``within`` makes a compound reference: the field (sharing ``field``'s list prefix) that
+    names the referenced object's parent, so the key is ``PARENT/NAME`` (a plan's
+    ``services[].endpoints[].name`` within ``services[].name``; a maintenance event's
+    ``endpoints[].endpoint`` within ``endpoints[].service``). ``body``: what a write body
+    carries in place of the name (``("id", "name")``: ``{"id": ..., "name": ...}``; ``("id",)``:
+    ``{"id": ...}``, replacing the whole list item of a compound reference). ``unknown``: the
+    offline check's message for a name that resolves to nothing (``{label}``, ``{key}``,
+    ``{parent_label}``, ``{manifest_key}``); empty: the default of the scope.
     """
 
     field: str
     kind: str
     scope: str = "global"
+    within: str | None = None
+    body: tuple[str, ...] = ("id", "name")
+    unknown: str = ""
 
 
 @dataclass(frozen=True)
@@ -67,8 +84,19 @@ class Kind:
     - ``pinnable``: the manifest may carry ``id``/``previousNames``; ``deletable``: the API can
       delete it (domains cannot be deleted).
     - ``sub_resources``: the sub-collections apply writes to, relative to the object's path.
+    - ``ops``: what the kind does at each stage (:class:`KindOps`).
+    - ``reserved``: identities apimctl itself uses (the apply lease role): never read into
+      live state, so never planned, pruned or exported.
     - ``fold_case``: the identity is case-insensitive (domains: ``Example.COM`` is
       ``example.com``), for matching and comparing.
+    - ``label``: the human name of one object, for messages (``error set``); ``item_labels``:
+      the same for the items of keyed nested lists, by path (``methods``: ``method``).
+    - ``read_only``: read into live state and exported, never planned or written (a data
+      source: manifests may declare such objects, for references to them to be checked).
+    - ``batch_updates``: updates of several objects of this kind under one parent are one
+      call (``PUT /services/{id}/endpoints``).
+    - ``manifest_rank``: where a top-level kind's key comes among a manifest's keys (the order
+      validate lists them in); ties keep the order of ``KINDS``.
     """
 
     name: str
@@ -99,6 +127,13 @@ class Kind:
     deletable: bool = True
     sub_resources: Mapping[str, SubResource] = field(default_factory=lambda: frozen({}))
     fold_case: bool = False
+    label: str = ""
+    item_labels: Mapping[str, str] = field(default_factory=lambda: frozen({}))
+    read_only: bool = False
+    batch_updates: bool = False
+    manifest_rank: int = 0
+    reserved: frozenset[str] = frozenset()
+    ops: KindOps = field(default_factory=lambda: MissingOps(), compare=False, repr=False)
 
     def identity_of(self, name: str) -> str:
         """The form of an identity value that matching compares (folded when case-insensitive)."""
@@ -128,3 +163,191 @@ class Kind:
     def key_of(self, name: str, parent_key: str | None = None) -> str:
         """The object's key: its identity, prefixed with the parent's key for nested kinds."""
         return f"{parent_key}/{name}" if parent_key is not None else name
+
+
+# --- per-kind operations ----------------------------------------------------------------------
+#
+# What each kind does at the stages (read from the API, write bodies, compare, export), in the
+# kind's own module, on plain mappings: this layer imports no stage. The stages loop over
+# ``KINDS`` and call ``kind.ops``; none of them names a kind.
+
+Key = tuple[str, ...]
+
+# Fields of nested items (methods, response filters, messages) that the server computes.
+NESTED_COMPUTED_FIELDS: frozenset[str] = frozenset({"id", "created", "updated", "code"})
+
+
+def as_list(value: Any) -> list[Any]:
+    """An array field as a list: ``None`` → ``[]``, a lone scalar or object → ``[value]``."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return value
+    if isinstance(value, tuple):
+        return list(value)
+    return [value]
+
+
+@dataclass
+class Lookups:
+    """Id → key of the objects (and nested items) the API renders by id, per kind name or item
+    label (``role``: ``("Admin",)``; ``endpoint``: ``("Weather", "Forecast")``; ``method``:
+    ``("Weather", "Forecast", "get")``). Built from the raw lists before any object is read."""
+
+    keys: dict[str, dict[str, Key]] = field(default_factory=dict)
+
+    def add(self, label: str, obj_id: Any, key: Key) -> None:
+        self.keys.setdefault(label, {})[str(obj_id)] = key
+
+    def key(self, label: str, obj_id: Any) -> Key | None:
+        return self.keys.get(label, {}).get(str(obj_id))
+
+    def name(self, label: str, obj_id: Any) -> str | None:
+        """The object's own name (the last part of its key)."""
+        found = self.key(label, obj_id)
+        return found[-1] if found else None
+
+
+@dataclass(frozen=True)
+class Read:
+    """One object read from the API: its manifest-shaped ``doc`` and its fingerprint."""
+
+    doc: dict[str, Any]
+    updated: str | None = None
+    revision: int | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """Facts from outside the object that its normal form depends on.
+
+    ``default_error_set`` is the name of the service's first error set: an endpoint whose
+    ``errorSet`` is ``null`` uses it (SUPPLEMENT §2).
+    """
+
+    default_error_set: str | None = None
+
+
+class Resolver(Protocol):
+    """Names to ids for write bodies: live ids plus the ids created earlier in the apply."""
+
+    def id(self, label: str, key: str) -> str:
+        """The id of the object ``label:key``; raises when there is none."""
+        ...
+
+    def find(self, label: str, key: str) -> str | None:
+        """The id of the object ``label:key``, or ``None``."""
+        ...
+
+
+@runtime_checkable
+class KindOps(Protocol):
+    """The operations of one kind (``Kind.ops``); pure, no I/O.
+
+    - ``collections``: nested collections apply reconciles item by item when they changed
+      (left out of the object's own PUT); ``singletons``: nested singletons written through a
+      sub-resource of their own.
+    - :meth:`nested`: ``(label, id, name)`` of nested items other objects reference by id
+      (an endpoint's methods), for :class:`Lookups`.
+    - :meth:`read`: a raw API object (``parent``: its parent's raw object) in manifest shape.
+    - :meth:`context`: what comparing an object needs from outside it, given the names of the
+      objects under the same parent per kind name, in API order.
+    - :meth:`body`: the API body of a manifest-shaped ``desired`` object (or of some of its
+      fields, for an update): references resolved through ``refs``.
+
+    Export's per-kind code (``apimctl.export.objects``) is not yet an operation here.
+    """
+
+    collections: tuple[str, ...]
+    singletons: tuple[str, ...]
+
+    def nested(self, raw: Mapping[str, Any]) -> Iterable[tuple[str, Any, str]]: ...
+
+    def read(self, raw: Mapping[str, Any], lookups: Lookups,
+             parent: Mapping[str, Any] | None) -> Read: ...
+
+    def context(self, siblings: Mapping[str, Sequence[str]]) -> Context: ...
+
+    def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
+             parent: str | None) -> dict[str, Any]: ...
+
+
+def fingerprint(raw: Mapping[str, Any]) -> tuple[str | None, int | None]:
+    """``updated`` and ``revisionNumber`` of a raw object."""
+    updated = raw.get("updated")
+    revision = raw.get("revisionNumber")
+    return (str(updated) if updated is not None else None,
+            int(revision) if isinstance(revision, int | str) and str(revision).isdigit() else None)
+
+
+def names_of(items: Any, lookups: Lookups | None = None, label: str = "") -> list[str]:
+    """Role permissions, domains and plan methods (objects or strings) as a list of names."""
+    out: list[str] = []
+    for item in as_list(items):
+        if isinstance(item, Mapping):
+            found = lookups.name(label, item.get("id", "")) if lookups is not None else None
+            name = found or item.get("name") or item.get("address")
+            if name is not None:
+                out.append(str(name))
+        elif item is not None:
+            out.append(str(item))
+    return out
+
+
+class Ops:
+    """The operations most kinds share: copy the fields, no nested references.
+
+    A kind's own class overrides what differs; ``kind`` returns the kind's entry (looked up
+    when called: the entry is made with its operations).
+    """
+
+    collections: tuple[str, ...] = ()
+    singletons: tuple[str, ...] = ()
+    # fields never sent back (dropped from every body besides the meta fields)
+    meta: frozenset[str] = frozenset({"id", "previousNames"})
+
+    def __init__(self, kind: Callable[[], Kind]) -> None:
+        self._kind = kind
+
+    @property
+    def kind(self) -> Kind:
+        return self._kind()
+
+    def child_keys(self) -> tuple[str, ...]:
+        """The manifest keys of the kind's child kinds (their objects are read on their own)."""
+        return ()
+
+    def nested(self, raw: Mapping[str, Any]) -> Iterable[tuple[str, Any, str]]:
+        return ()
+
+    def strip(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """The raw object without server-computed fields and child collections."""
+        drop = self.kind.computed | set(self.child_keys())
+        return {k: v for k, v in raw.items() if k not in drop}
+
+    def read(self, raw: Mapping[str, Any], lookups: Lookups,
+             parent: Mapping[str, Any] | None) -> Read:
+        return Read(self.strip(raw), fingerprint(raw)[0])
+
+    def context(self, siblings: Mapping[str, Sequence[str]]) -> Context:
+        return Context()
+
+    def own_fields(self, desired: Mapping[str, Any]) -> dict[str, Any]:
+        """The object's own fields (not meta fields, child kinds or nested collections)."""
+        skip = self.meta | set(self.child_keys()) | set(self.collections)
+        return {k: copy.deepcopy(v) for k, v in desired.items() if k not in skip}
+
+    def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
+             parent: str | None) -> dict[str, Any]:
+        return self.own_fields(desired)
+
+
+class MissingOps(Ops):
+    """The operations of a kind whose module declares none: every call fails loudly."""
+
+    def __init__(self) -> None:
+        super().__init__(self._no_kind)
+
+    @staticmethod
+    def _no_kind() -> Kind:
+        raise NotImplementedError("this kind declares no operations (Kind.ops)")

@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
-from apimctl.kinds.base import Kind
+from collections.abc import Mapping
+from typing import Any
 
-DOMAIN = Kind(
-    name="domain", manifest_key="domains", path="/domains", body="domainWhitelist",
+from apimctl.kinds.base import Kind, Lookups, Ops, Read, Resolver
+
+
+class DomainOps(Ops):
+    """A domain reads as its name alone (its ``created`` stands for ``updated``) and is written
+    as ``{"domain": ...}``."""
+
+    def read(self, raw: Mapping[str, Any], lookups: Lookups,
+             parent: Mapping[str, Any] | None) -> Read:
+        return Read({DOMAIN.identity: raw.get(DOMAIN.identity)}, raw.get("created"))
+
+    def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
+             parent: str | None) -> dict[str, Any]:
+        return {DOMAIN.identity: desired.get(DOMAIN.identity, key)}
+
+
+DOMAIN: Kind = Kind(
+    name="domain", manifest_key="domains", label="domain", manifest_rank=3, path="/domains", body="domainWhitelist",
     identity="domain", computed=frozenset({"id", "created", "updated", "status"}),
     fields=("id", "domain", "status", "created"), pinnable=False, deletable=False,
-    fold_case=True,
+    fold_case=True, ops=DomainOps(lambda: DOMAIN),
 )

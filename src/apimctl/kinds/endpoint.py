@@ -2,11 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from apimctl.kinds.base import Kind, Reference, SubResource, frozen
+from apimctl.kinds.base import (
+    NESTED_COMPUTED_FIELDS,
+    Context,
+    Kind,
+    Lookups,
+    Ops,
+    Read,
+    Reference,
+    Resolver,
+    SubResource,
+    as_list,
+    fingerprint,
+    frozen,
+    names_of,
+)
+from apimctl.kinds.error_set import ERROR_SET
+
+# the label of an endpoint's methods in lookups and in apply's index of ids
+METHOD = "method"
+METHODS = "methods"
+RESPONSE_FILTERS = "responseFilters"
+# the field naming the endpoint's error set (``null``: the service's first one)
+ERROR_SET_FIELD = "errorSet"
+DOMAIN_FIELDS = ("publicDomains", "systemDomains")
 
 CORS_DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "allDomainsEnabled": True, "subDomainMatchingAllowed": False, "maxAge": 0,
@@ -64,12 +87,106 @@ ENDPOINT_READ_FIELDS: tuple[str, ...] = (
     "methods.*",
 )
 
-ENDPOINT = Kind(
-    name="endpoint", manifest_key="endpoints", path="/services/{service}/endpoints",
+
+def _methods(raw: Any) -> list[dict[str, Any]]:
+    out = []
+    for method in as_list(raw):
+        doc = {k: v for k, v in method.items() if k not in NESTED_COMPUTED_FIELDS}
+        if RESPONSE_FILTERS in method:
+            doc[RESPONSE_FILTERS] = [
+                {k: v for k, v in f.items() if k not in NESTED_COMPUTED_FIELDS}
+                for f in as_list(method.get(RESPONSE_FILTERS))
+            ]
+        out.append(doc)
+    return out
+
+
+# The error set the platform gives a service created without any (SUPPLEMENT §2).
+PLATFORM_ERROR_SET = "Default"
+
+
+def default_error_set(sets: Iterable[str]) -> str | None:
+    """The error set of an endpoint whose ``errorSet`` is ``null``: the service's first set
+    (``sets``: the names of the service's error sets, in API order), ``None`` without any."""
+    return next(iter(sets), None)
+
+
+def default_error_sets(sets: Iterable[tuple[str | None, str]]) -> dict[str, str]:
+    """Parent (id or key) -> :func:`default_error_set` of the sets under it, from
+    ``(parent, name)`` pairs in API order (sets without a parent are left out)."""
+    first: dict[str, str] = {}
+    for parent, name in sets:
+        if parent is not None:
+            first.setdefault(parent, name)
+    return first
+
+
+def domains_body(values: Iterable[Any]) -> list[dict[str, Any]]:
+    return [v if isinstance(v, dict) else {"address": v} for v in values or []]
+
+
+class EndpointOps(Ops):
+    """Endpoints name their error set and domains; methods are reconciled one by one and
+    system-domain authentication is a sub-resource of its own."""
+
+    collections: tuple[str, ...] = (METHODS,)
+    singletons: tuple[str, ...] = ("systemDomainAuthentication",)
+
+    def nested(self, raw: Mapping[str, Any]) -> Iterable[tuple[str, Any, str]]:
+        for method in as_list(raw.get(METHODS)):
+            if isinstance(method, Mapping) and method.get("id") is not None:
+                yield METHOD, method["id"], str(method.get("name"))
+
+    def read(self, raw: Mapping[str, Any], lookups: Lookups,
+             parent: Mapping[str, Any] | None) -> Read:
+        sets = [s for s in as_list((parent or {}).get(ERROR_SET.manifest_key)) if isinstance(s, Mapping)]
+        doc = self.strip(raw)
+        for name in DOMAIN_FIELDS:
+            if name in doc:
+                doc[name] = names_of(doc[name])
+        if isinstance(doc.get(ERROR_SET_FIELD), Mapping):
+            ref = doc[ERROR_SET_FIELD]  # {id, name}; some renderings carry the id alone
+            set_names = {str(s.get("id")): str(s.get("name")) for s in sets}
+            doc[ERROR_SET_FIELD] = ref.get("name") or set_names.get(str(ref.get("id")))
+        auth = doc.get("systemDomainAuthentication")
+        if isinstance(auth, Mapping):
+            doc["systemDomainAuthentication"] = {k: v for k, v in auth.items() if k != "password"}
+        if METHODS in doc:
+            doc[METHODS] = _methods(doc[METHODS])
+        if ERROR_SET_FIELD in doc and doc[ERROR_SET_FIELD] is None:
+            # null means the service's first error set
+            doc[ERROR_SET_FIELD] = default_error_set(str(s.get("name")) for s in sets)
+        return Read(doc, *fingerprint(parent if parent is not None else raw))
+
+    def context(self, siblings: Mapping[str, Sequence[str]]) -> Context:
+        return Context(default_error_set=default_error_set(siblings.get(ERROR_SET.name) or ()))
+
+    def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
+             parent: str | None) -> dict[str, Any]:
+        body = self.own_fields(desired)
+        for name in DOMAIN_FIELDS:
+            if name in body:
+                body[name] = domains_body(body[name])
+        if ERROR_SET_FIELD in body:
+            name = body[ERROR_SET_FIELD]
+            if name is not None:  # by name: the server resolves it within the service
+                found = refs.find(ERROR_SET.name, f"{parent}/{name}")
+                body[ERROR_SET_FIELD] = {"id": found, "name": name} if found else {"name": name}
+        methods = desired.get(METHODS)
+        if methods is not None:
+            body[METHODS] = [dict(m) for m in methods]
+        return body
+
+
+ENDPOINT: Kind = Kind(
+    name="endpoint", manifest_key="endpoints", label="endpoint",
+    item_labels=frozen({"methods": "method", "methods.responseFilters": "response filter"}),
+    batch_updates=True, path="/services/{service}/endpoints",
     body="endpoint", parent="service",
     depends_on=("domain", "errorSet"),
     references=(Reference("errorSet", "errorSet", scope="parent"),
-                Reference("publicDomains[]", "domain"), Reference("systemDomains[]", "domain")),
+                Reference("publicDomains[]", "domain", scope="host"),
+                Reference("systemDomains[]", "domain", scope="host")),
     computed=frozenset({"id", "created", "updated", "scheduledMaintenanceEvent"}),
     secret=frozenset({"systemDomainCredentialSecret", "systemDomainAuthentication.password"}),
     write_only=frozenset({"systemDomainAuthentication.password"}),
@@ -85,6 +202,7 @@ ENDPOINT = Kind(
     opaque=frozenset({"processor.preInputs", "processor.postInputs"}),
     left_alone=frozenset({"methods", "methods.responseFilters"}),
     fields=ENDPOINT_READ_FIELDS,
+    ops=EndpointOps(lambda: ENDPOINT),
     sub_resources=frozen({
         "cors": SubResource("cors", "cors", "singleton; PUT changes the fields sent"),
         "cache": SubResource("cache", "cache", "singleton; PUT changes the fields sent"),

@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
-from apimctl.kinds.base import Kind, SubResource, frozen
+from collections.abc import Mapping
+from typing import Any
+
+from apimctl.kinds.base import (
+    Kind,
+    Lookups,
+    Ops,
+    Read,
+    Resolver,
+    SubResource,
+    as_list,
+    fingerprint,
+    frozen,
+)
+
+MESSAGES = "errorMessages"
 
 ERROR_MESSAGE_FIELDS: tuple[str, ...] = ("status", "detailHeader", "responseBody")
 
@@ -10,14 +25,38 @@ ERROR_SET_READ_FIELDS: tuple[str, ...] = (
     "id", "name", "type", "jsonp", "jsonpType", "errorMessages",
 )
 
-ERROR_SET = Kind(
-    name="errorSet", manifest_key="errorSets", path="/services/{service}/errorSets",
+
+class ErrorSetOps(Ops):
+    """An error set's messages are written whole when created, one by one when they change."""
+
+    collections: tuple[str, ...] = (MESSAGES,)
+
+    def read(self, raw: Mapping[str, Any], lookups: Lookups,
+             parent: Mapping[str, Any] | None) -> Read:
+        doc = self.strip(raw)
+        if MESSAGES in doc:
+            doc[MESSAGES] = [{k: v for k, v in m.items() if k != "code"} for m in as_list(doc[MESSAGES])]
+        return Read(doc, *fingerprint(parent if parent is not None else raw))
+
+    def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
+             parent: str | None) -> dict[str, Any]:
+        body = self.own_fields(desired)
+        messages = desired.get(MESSAGES)
+        if messages is not None:
+            body[MESSAGES] = [dict(m) for m in messages]
+        return body
+
+
+ERROR_SET: Kind = Kind(
+    name="errorSet", manifest_key="errorSets", label="error set",
+    item_labels=frozen({"errorMessages": "error message"}), path="/services/{service}/errorSets",
     body="errorSet", parent="service", pinnable=True,
     computed=frozenset({"id", "created", "updated"}),
     defaults=frozen({"type": "application/json", "jsonp": False, "jsonpType": "", "errorMessages": []}),
     keyed=frozen({"errorMessages": "id"}),
     nested=frozen({"errorMessages": frozen({"status": "", "detailHeader": "", "responseBody": ""})}),
     fields=ERROR_SET_READ_FIELDS,
+    ops=ErrorSetOps(lambda: ERROR_SET),
     sub_resources=frozen({
         "errorMessages": SubResource("errorMessages", "errorMessage",
                                      "PUT errorMessages/{id} upserts one message"),

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from apimctl.kinds.base import Kind, frozen
-from apimctl.kinds.plan import PLAN_READ_FIELDS
+from apimctl.kinds.base import Kind, Ops, frozen
+from apimctl.kinds.plan import PLAN, PLAN_READ_FIELDS
 
-PACKAGE = Kind(
-    name="package", manifest_key="packages", path="/packages", body="package",
+
+class PackageOps(Ops):
+    """A package's plans are objects of their own."""
+
+    def child_keys(self) -> tuple[str, ...]:
+        return (PLAN.manifest_key,)
+
+
+PACKAGE: Kind = Kind(
+    name="package", manifest_key="packages", label="package", manifest_rank=1, path="/packages", body="package",
     computed=frozenset({"id", "created", "updated"}),
     defaults=frozen({
         "description": "", "notifyDeveloperPeriod": "hour", "notifyDeveloperNearQuota": False,
@@ -25,4 +33,5 @@ PACKAGE = Kind(
         "keyAdapter", "keyLength", "sharedSecretLength",
         *(f"plans.{f}" for f in PLAN_READ_FIELDS),
     ),
+    ops=PackageOps(lambda: PACKAGE),
 )

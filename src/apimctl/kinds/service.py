@@ -6,9 +6,23 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from apimctl.kinds.base import Kind, Reference, SubResource, frozen
-from apimctl.kinds.endpoint import ENDPOINT_READ_FIELDS
-from apimctl.kinds.error_set import ERROR_SET_READ_FIELDS
+from apimctl.kinds.base import (
+    Kind,
+    Lookups,
+    Ops,
+    Read,
+    Reference,
+    Resolver,
+    SubResource,
+    fingerprint,
+    frozen,
+    names_of,
+)
+from apimctl.kinds.endpoint import ENDPOINT, ENDPOINT_READ_FIELDS
+from apimctl.kinds.error_set import ERROR_SET, ERROR_SET_READ_FIELDS
+from apimctl.kinds.role import ROLE, permissions
+
+ROLES = "roles"
 
 OAUTH_DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "accessTokenTtlEnabled": False, "accessTokenTtl": 0, "authorizationCodeTtl": 0,
@@ -18,8 +32,34 @@ OAUTH_DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "rateLimitCeiling": 0, "forceSslRedirectUrlEnabled": False,
 })
 
-SERVICE = Kind(
-    name="service", manifest_key="services", path="/services", body="service",
+
+class ServiceOps(Ops):
+    """A service's role permissions are reconciled one by one; its OAuth profile is a
+    sub-resource of its own; its error sets and endpoints are objects of their own."""
+
+    collections: tuple[str, ...] = (ROLES,)
+    singletons: tuple[str, ...] = ("securityProfile",)
+
+    def child_keys(self) -> tuple[str, ...]:
+        return (ERROR_SET.manifest_key, ENDPOINT.manifest_key)
+
+    def read(self, raw: Mapping[str, Any], lookups: Lookups,
+             parent: Mapping[str, Any] | None) -> Read:
+        doc = self.strip(raw)
+        if ROLES in doc:
+            doc[ROLES] = names_of(doc[ROLES], lookups, ROLE.name)
+        return Read(doc, *fingerprint(raw))
+
+    def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
+             parent: str | None) -> dict[str, Any]:
+        body = self.own_fields(desired)
+        if desired.get(ROLES):
+            body[ROLES] = permissions(desired[ROLES], refs)
+        return body
+
+
+SERVICE: Kind = Kind(
+    name="service", manifest_key="services", label="service", manifest_rank=0, path="/services", body="service",
     depends_on=("role",),
     references=(Reference("roles[]", "role"),),
     computed=frozenset({"id", "created", "updated", "revisionNumber", "editorHandle",
@@ -47,4 +87,5 @@ SERVICE = Kind(
                              "securityProfile.oauth; DELETE sets it to null"),
         "roles": SubResource("roles", "role", "role permissions {id: role id, action: read}"),
     }),
+    ops=ServiceOps(lambda: SERVICE),
 )

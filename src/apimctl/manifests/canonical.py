@@ -10,24 +10,32 @@ from __future__ import annotations
 
 from typing import Any
 
+from apimctl import kinds
+from apimctl.kinds import ENDPOINT, PACKAGE, PLAN, SERVICE
+
+# the plan field listing entitled services (``services[].name`` references services)
+_ENTITLED = next(r.field for r in PLAN.references if r.kind == SERVICE.name).partition("[]")[0]
+_NAME = ENDPOINT.identity
+
 
 def expand(doc: dict[str, Any]) -> dict[str, Any]:
     """Expand the shorthands of ``doc`` in place and return it."""
-    if isinstance(doc.get("roles"), list):
-        doc["roles"] = [{"name": r} if isinstance(r, str) else r for r in doc["roles"]]
-    if isinstance(doc.get("domains"), list):
-        doc["domains"] = [{"domain": d} if isinstance(d, str) else d for d in doc["domains"]]
-    endpoints = {s["name"]: [{"name": e["name"]} for e in s.get("endpoints", [])]
-                 for s in doc.get("services", [])}
-    for package in doc.get("packages", []):
-        for plan in package.get("plans", []):
-            for entitled in plan.get("services", []):
+    for kind in kinds.TOP_LEVEL:  # a top-level entry written as its identity (roles, domains)
+        if isinstance(doc.get(kind.manifest_key), list):
+            doc[kind.manifest_key] = [{kind.identity: e} if isinstance(e, str) else e
+                                      for e in doc[kind.manifest_key]]
+    endpoints = {s[SERVICE.identity]: [{_NAME: e[_NAME]} for e in s.get(ENDPOINT.manifest_key, [])]
+                 for s in doc.get(SERVICE.manifest_key, [])}
+    for package in doc.get(PACKAGE.manifest_key, []):
+        for plan in package.get(PLAN.manifest_key, []):
+            for entitled in plan.get(_ENTITLED, []):
                 _expand_entitlement(entitled, endpoints)
     return doc
 
 
 def _expand_entitlement(entitled: dict[str, Any], endpoints: dict[str, list[dict[str, Any]]]) -> None:
-    if "endpoints" not in entitled:
-        entitled["endpoints"] = [dict(e) for e in endpoints.get(entitled["name"], [])]
+    if ENDPOINT.manifest_key not in entitled:
+        entitled[ENDPOINT.manifest_key] = [dict(e) for e in endpoints.get(entitled[_NAME], [])]
     else:
-        entitled["endpoints"] = [{"name": e} if isinstance(e, str) else e for e in entitled["endpoints"]]
+        entitled[ENDPOINT.manifest_key] = [{_NAME: e} if isinstance(e, str) else e
+                                           for e in entitled[ENDPOINT.manifest_key]]

@@ -21,15 +21,22 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from apimctl import kinds
+from apimctl.kinds import ENDPOINT, MAINTENANCE_EVENT, PLAN, Kind
+from apimctl.kinds import references as refs
 from apimctl.manifests.identity import KIND_LABEL, NESTED, TOP_LEVEL, identity
 from apimctl.manifests.model import JsonPath, Position, Problems
 
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})$")
 
-SECRET_FIELDS: tuple[tuple[str, ...], ...] = (
-    ("services", "*", "endpoints", "*", "systemDomainCredentialSecret"),
-    ("services", "*", "endpoints", "*", "systemDomainAuthentication", "password"),
-)
+def _manifest_path(kind: Kind) -> tuple[str, ...]:
+    """The path pattern of the kind's objects in a manifest (``services * endpoints *``)."""
+    parent = (*_manifest_path(kinds.get(kind.parent)),) if kind.parent else ()
+    return (*parent, kind.manifest_key, "*")
+
+
+SECRET_FIELDS: tuple[tuple[str, ...], ...] = tuple(
+    (*_manifest_path(k), *field.split(".")) for k in kinds.KINDS for field in sorted(k.secret))
 """Path patterns (``"*"`` = any index) of the fields that hold secrets."""
 
 
@@ -59,8 +66,8 @@ class Context:
 
 def run_checks(ctx: Context) -> None:
     """Run every check; problems go to ``ctx.problems``."""
-    for check in (_unique_identities, _unique_ids, _error_set_refs, _role_refs, _entitlements,
-                  _maintenance_events, _path_aliases, _domains, _authentication, _secrets):
+    for check in (_unique_identities, _unique_ids, _references, _entitled_methods,
+                  _maintenance_events, _path_aliases, _authentication, _secrets):
         check(ctx)
 
 
@@ -88,9 +95,9 @@ def _str(obj: dict[str, Any], key: str) -> str | None:
 
 def _endpoints(ctx: Context) -> Iterator[tuple[JsonPath, dict[str, Any], dict[str, Any]]]:
     """(path, endpoint, service) for every endpoint."""
-    for s, service in _dicts(ctx.doc.get("services")):
-        for e, endpoint in _dicts(service.get("endpoints")):
-            yield ("services", s, "endpoints", e), endpoint, service
+    for obj in refs.objects(ctx.doc):
+        if obj.kind is ENDPOINT and isinstance(obj.entry, dict) and isinstance(obj.parent, dict):
+            yield obj.path, obj.entry, obj.parent
 
 
 def _keyed_lists(ctx: Context) -> Iterator[tuple[JsonPath, list[Any], str]]:
@@ -148,6 +155,10 @@ def _report_duplicates(ctx: Context, seen: Mapping[Any, list[JsonPath]], describ
 # --- identities, ids, previous names ----------------------------------------------------------
 
 
+# identity fields compared case-insensitively (``Kind.fold_case``)
+_FOLDED = frozenset(k.identity for k in kinds.KINDS if k.fold_case)
+
+
 def _unique_identities(ctx: Context) -> None:
     for path, items, field in _keyed_lists(ctx):
         seen: dict[str, list[JsonPath]] = {}
@@ -156,7 +167,7 @@ def _unique_identities(ctx: Context) -> None:
             name = identity(item, field)
             if name is None:
                 continue
-            key = name.lower() if field == "domain" else name
+            key = name.lower() if field in _FOLDED else name
             seen.setdefault(key, []).append((*path, index) if isinstance(item, str) else (*path, index, field))
             if isinstance(item, dict):
                 _previous_names(ctx, (*path, index), item, previous)
@@ -197,27 +208,13 @@ def _unique_ids(ctx: Context) -> None:
 # --- references ------------------------------------------------------------------------------
 
 
-def _error_set_refs(ctx: Context) -> None:
-    for path, endpoint, service in _endpoints(ctx):
-        wanted = _str(endpoint, "errorSet")
-        if wanted is None or not isinstance(service.get("errorSets"), list):
-            continue
-        declared = _names(service.get("errorSets"))
-        if wanted not in declared:
-            listed = ", ".join(declared) or "none"
-            ctx.error((*path, "errorSet"), f"unknown error set '{wanted}' (this service declares: {listed})")
-
-
-def _role_refs(ctx: Context) -> None:
-    declared = _names(ctx.doc.get("roles"))
-    owners: list[JsonPath] = [("services", s) for s, _ in _dicts(ctx.doc.get("services"))]
-    for p, package in _dicts(ctx.doc.get("packages")):
-        owners += [("packages", p, "plans", n) for n, _ in _dicts(package.get("plans"))]
-    for owner in owners:
-        obj = _get(ctx.doc, owner)
-        for index, role in _strings(obj.get("roles") if isinstance(obj, dict) else None):
-            if role not in declared:
-                ctx.error((*owner, "roles", index), f"unknown role '{role}'; declare it under roles")
+def _references(ctx: Context) -> None:
+    """Every reference a kind declares (:mod:`apimctl.kinds.references`)."""
+    for finding in refs.check(ctx.doc):
+        if finding.severity == "warning":
+            ctx.warning(finding.path, finding.message)
+        else:
+            ctx.error(finding.path, finding.message)
 
 
 def _get(doc: Any, path: JsonPath) -> Any:
@@ -226,37 +223,25 @@ def _get(doc: Any, path: JsonPath) -> Any:
     return doc
 
 
-def _services(ctx: Context) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for _, service in _dicts(ctx.doc.get("services")):
-        name = _str(service, "name")
-        if name is not None:
-            out.setdefault(name, service)
-    return out
-
-
-def _endpoint_of(services: dict[str, dict[str, Any]], service: str, endpoint: str) -> dict[str, Any] | None:
-    for _, candidate in _dicts(services.get(service, {}).get("endpoints")):
-        if candidate.get("name") == endpoint:
-            return candidate
-    return None
-
-
-def _entitlements(ctx: Context) -> None:
-    services = _services(ctx)
-    for p, package in _dicts(ctx.doc.get("packages")):
-        for n, plan in _dicts(package.get("plans")):
-            for s, entitled in _dicts(plan.get("services")):
-                path = ("packages", p, "plans", n, "services", s)
-                name = _str(entitled, "name")
-                if name is None:
-                    continue
-                if name not in services:
-                    ctx.error((*path, "name"), f"unknown service '{name}'; declare it under services")
-                    continue
-                refs = entitled.get("endpoints")
-                for e, ref in enumerate(refs if isinstance(refs, list) else []):  # else: a schema error
-                    _entitled_endpoint(ctx, services, name, ref, (*path, "endpoints", e))
+def _entitled_methods(ctx: Context) -> None:
+    """Methods a plan entitles must be methods of the endpoint, when the endpoint lists them."""
+    endpoints: dict[tuple[str, str], dict[str, Any]] = {}
+    for obj in refs.objects(ctx.doc):
+        if obj.kind is ENDPOINT and obj.parent_key is not None and isinstance(obj.entry, dict):
+            endpoints.setdefault((obj.parent_key, obj.name or ""), obj.entry)
+    for obj in refs.objects(ctx.doc):
+        if obj.kind is not PLAN or not isinstance(obj.entry, dict):
+            continue
+        for ref in refs.refs_of(PLAN, obj.entry):
+            endpoint = endpoints.get((ref.parent or "", ref.name)) if ref.kind == ENDPOINT.name else None
+            if endpoint is None or ref.path == ref.item or not _manages(endpoint, "methods"):
+                continue
+            methods = _names(endpoint.get("methods"))
+            entitled = _get(obj.entry, ref.item)
+            for m, method in _strings(entitled.get("methods")):
+                if method not in methods:
+                    ctx.error((*obj.path, *ref.item, "methods", m),
+                              f"unknown method '{method}' of endpoint '{ref.key}'")
 
 
 def _manages(obj: dict[str, Any] | None, key: str) -> bool:
@@ -265,40 +250,15 @@ def _manages(obj: dict[str, Any] | None, key: str) -> bool:
     return obj is not None and isinstance(obj.get(key), list)
 
 
-def _entitled_endpoint(ctx: Context, services: dict[str, dict[str, Any]], service: str, ref: Any,
-                       path: JsonPath) -> None:
-    name = identity(ref, "name")
-    if name is None or not _manages(services.get(service), "endpoints"):
-        return
-    endpoint = _endpoint_of(services, service, name)
-    if endpoint is None:
-        ctx.error(path if isinstance(ref, str) else (*path, "name"),
-                  f"unknown endpoint '{service}/{name}'; declare it under the service's endpoints")
-        return
-    if not _manages(endpoint, "methods"):
-        return
-    methods = _names(endpoint.get("methods"))
-    for m, method in _strings(ref.get("methods") if isinstance(ref, dict) else None):
-        if method not in methods:
-            ctx.error((*path, "methods", m), f"unknown method '{method}' of endpoint '{service}/{name}'")
-
-
 def _maintenance_events(ctx: Context) -> None:
-    services = _services(ctx)
-    for i, event in _dicts(ctx.doc.get("scheduledMaintenanceEvents")):
-        path: JsonPath = ("scheduledMaintenanceEvents", i)
-        _window(ctx, path, event)
+    for obj in refs.objects(ctx.doc):
+        if obj.kind is not MAINTENANCE_EVENT or not isinstance(obj.entry, dict):
+            continue
+        _window(ctx, obj.path, obj.entry)
         seen: dict[tuple[str, str], list[JsonPath]] = {}
-        for e, ref in _dicts(event.get("endpoints")):
-            service, name = _str(ref, "service"), _str(ref, "endpoint")
-            if service is None or name is None:
-                continue
-            seen.setdefault((service, name), []).append((*path, "endpoints", e))
-            if service not in services:
-                ctx.error((*path, "endpoints", e, "service"), f"unknown service '{service}'; declare it under services")
-            elif _manages(services[service], "endpoints") and _endpoint_of(services, service, name) is None:
-                ctx.error((*path, "endpoints", e, "endpoint"), f"unknown endpoint '{service}/{name}'")
-        _report_duplicates(ctx, seen, lambda k: f"endpoint '{k[0]}/{k[1]}' is listed twice")
+        for ref in refs.refs_of(obj.kind, obj.entry):
+            seen.setdefault((ref.parent or "", ref.name), []).append((*obj.path, *ref.item))
+        _report_duplicates(ctx, seen, lambda k: f"{ENDPOINT.label} '{k[0]}/{k[1]}' is listed twice")
 
 
 def _window(ctx: Context, path: JsonPath, event: dict[str, Any]) -> None:
@@ -333,37 +293,6 @@ def _path_aliases(ctx: Context) -> None:
     _report_duplicates(ctx, seen, lambda k: f"requestPathAlias '{k[1]}' on {k[0]} is used by two endpoints")
 
 
-def _covered(host: str, domains: list[str]) -> bool:
-    host = host.lower().rstrip(".")
-    return any(host == d or host.endswith("." + d) for d in domains)
-
-
-def _domains(ctx: Context) -> None:
-    managed = "domains" in ctx.doc
-    declared = [d.lower().rstrip(".") for _, d in _domain_names(ctx.doc.get("domains"))]
-    warned: set[str] = set()
-    for path, endpoint, _ in _endpoints(ctx):
-        for key in ("publicDomains", "systemDomains"):
-            for index, host in _strings(endpoint.get(key)):
-                if _covered(host, declared):
-                    continue
-                if managed:
-                    listed = ", ".join(declared) or "none"
-                    ctx.error((*path, key, index), f"{host} is not under any declared domain (declared: {listed})")
-                elif host.lower() not in warned:
-                    warned.add(host.lower())
-                    ctx.warning((*path, key, index), f"domains are not managed in these manifests: {host} "
-                                "must be under an active domain of the area")
-
-
-def _domain_names(value: Any) -> Iterator[tuple[int, str]]:
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            name = identity(item, "domain")
-            if name is not None:
-                yield index, name
-
-
 def _authentication(ctx: Context) -> None:
     for path, endpoint, service in _endpoints(ctx):
         kind = endpoint.get("requestAuthenticationType", "apiKey")
@@ -395,14 +324,16 @@ def _oauth_profile(ctx: Context, path: JsonPath, endpoint: dict[str, Any], servi
 
 def secret_paths(doc: dict[str, Any]) -> Iterator[JsonPath]:
     """The paths of the secret fields present in ``doc``."""
-    for s, service in _dicts(doc.get("services")):
-        for e, endpoint in _dicts(service.get("endpoints")):
-            base: JsonPath = ("services", s, "endpoints", e)
-            if "systemDomainCredentialSecret" in endpoint:
-                yield (*base, "systemDomainCredentialSecret")
-            auth = endpoint.get("systemDomainAuthentication")
-            if isinstance(auth, dict) and "password" in auth:
-                yield (*base, "systemDomainAuthentication", "password")
+    for obj in refs.objects(doc):
+        if not isinstance(obj.entry, dict):
+            continue
+        for field in sorted(obj.kind.secret):
+            parts = field.split(".")
+            holder: Any = obj.entry
+            for part in parts[:-1]:
+                holder = holder.get(part) if isinstance(holder, dict) else None
+            if isinstance(holder, dict) and parts[-1] in holder:
+                yield (*obj.path, *parts)
 
 
 _LITERAL_DEFAULT = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:-[^}]")

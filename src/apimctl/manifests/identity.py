@@ -10,34 +10,33 @@ from __future__ import annotations
 
 from typing import Any
 
+from apimctl import kinds
+from apimctl.kinds import Kind
 from apimctl.manifests.model import JsonPath
 
-TOP_LEVEL: dict[str, str] = {
-    "services": "name",
-    "packages": "name",
-    "roles": "name",
-    "domains": "domain",
-    "scheduledMaintenanceEvents": "name",
-}
+TOP_LEVEL: dict[str, str] = {k.manifest_key: k.identity for k in kinds.TOP_LEVEL}
 """Top-level list -> identity field."""
 
+
+def _nested(kind: Kind, base: tuple[str, ...]) -> dict[tuple[str, ...], str]:
+    """The keyed lists under the kind's objects at ``base`` (its child kinds', recursively)."""
+    out: dict[tuple[str, ...], str] = {}
+    for dotted, field in kind.keyed.items():
+        out[(*base, *"/*/".join(dotted.split(".")).split("/"))] = field
+    for child in kinds.children_of(kind):
+        out[(*base, child.manifest_key)] = child.identity
+        out.update(_nested(child, (*base, child.manifest_key, "*")))
+    return out
+
+
 NESTED: dict[tuple[str, ...], str] = {
-    ("services", "*", "endpoints"): "name",
-    ("services", "*", "errorSets"): "name",
-    ("services", "*", "errorSets", "*", "errorMessages"): "id",
-    ("services", "*", "endpoints", "*", "methods"): "name",
-    ("services", "*", "endpoints", "*", "methods", "*", "responseFilters"): "name",
-    ("packages", "*", "plans"): "name",
-    ("packages", "*", "plans", "*", "services"): "name",
-    ("packages", "*", "plans", "*", "services", "*", "endpoints"): "name",
+    path: field for k in kinds.TOP_LEVEL for path, field in _nested(k, (k.manifest_key, "*")).items()
 }
 """Nested list (by path pattern) -> identity field of its items."""
 
 KIND_LABEL: dict[str, str] = {
-    "services": "service", "packages": "package", "roles": "role", "domains": "domain",
-    "scheduledMaintenanceEvents": "maintenance event", "endpoints": "endpoint",
-    "errorSets": "error set", "errorMessages": "error message", "methods": "method",
-    "responseFilters": "response filter", "plans": "plan",
+    **{k.manifest_key: k.label for k in kinds.KINDS},
+    **{path.rpartition(".")[2]: label for k in kinds.KINDS for path, label in k.item_labels.items()},
 }
 """Human names of the lists' objects, for messages."""
 

@@ -26,10 +26,11 @@ import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.resolver import Resolver
 
+from apimctl import kinds
 from apimctl.manifests.model import JsonPath, Position, Problems, format_path
 from apimctl.manifests.variables import substitute
 
-LIST_KINDS = ("services", "packages", "roles", "domains", "scheduledMaintenanceEvents")
+LIST_KINDS = tuple(k.manifest_key for k in sorted(kinds.TOP_LEVEL, key=lambda k: k.manifest_rank))
 TOP_LEVEL_KEYS = (*LIST_KINDS, "settings")
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_DEPTH = 64

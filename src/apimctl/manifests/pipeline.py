@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from apimctl import kinds
 from apimctl.errors import ManifestError, Problem
 from apimctl.manifests.canonical import expand
 from apimctl.manifests.checks import Context, run_checks, secret_paths
@@ -23,7 +24,8 @@ from apimctl.manifests.model import JsonPath, Manifest, Position, Problems, form
 from apimctl.manifests.overlay import apply_overlay
 from apimctl.manifests.schema import checker
 
-NESTED_OBJECTS: dict[str, tuple[str, ...]] = {"services": ("endpoints", "errorSets"), "packages": ("plans",)}
+NESTED_OBJECTS: dict[str, tuple[str, ...]] = {
+    k.manifest_key: tuple(c.manifest_key for c in kinds.children_of(k)) for k in kinds.TOP_LEVEL if k.children}
 
 
 @dataclass

@@ -12,37 +12,24 @@ from typing import Any
 
 from apimctl import kinds
 from apimctl.errors import PlanError
+from apimctl.kinds import references as refs
 from apimctl.planning.desired import Desired
 from apimctl.planning.references import references
 from apimctl.plans.model import Step
 
+# kinds other objects refer to by host name (domains)
+_HOST_KINDS = frozenset(r.kind for k in kinds.KINDS for r in k.references if r.scope == "host")
+
 
 def _adds_methods(step: Step) -> bool:
     """An endpoint update that creates methods: plans entitled to them must wait for it."""
-    return step.kind == "endpoint" and step.action == "update" and any(
+    return step.kind == kinds.ENDPOINT.name and step.action == "update" and any(
         c.path.startswith("methods[") and c.before is None for c in step.changes)
-
-
-def _hosts(doc: Mapping[str, Any]) -> list[str]:
-    hosts = []
-    for name in ("publicDomains", "systemDomains"):
-        for item in doc.get(name) or []:
-            host = item.get("address") if isinstance(item, Mapping) else item
-            if isinstance(host, str):
-                hosts.append(host.lower())
-    return hosts
 
 
 def _domain_steps(hosts: Iterable[str], domains: Mapping[str, str]) -> set[str]:
     """Domain steps whose domain covers one of ``hosts`` (equal, or a parent domain of it)."""
-    out = set()
-    for host in hosts:
-        parts = host.split(".")
-        for i in range(len(parts)):
-            found = domains.get(".".join(parts[i:]))
-            if found:
-                out.add(found)
-    return out
+    return {domains[d] for host in hosts for d in refs.parent_domains(host) if d in domains}
 
 
 def dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desired],
@@ -54,14 +41,14 @@ def dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desired],
     prerequisites = {a for a, s in steps.items() if s.action == "create"
                      or (s.action == "update" and any(c.path == "name" for c in s.changes))
                      or _adds_methods(s)}
-    domains = {s.key.lower(): a for a, s in steps.items() if s.kind == "domain" and a in prerequisites}
+    domains = {s.key.lower(): a for a, s in steps.items() if s.kind in _HOST_KINDS and a in prerequisites}
     deps: dict[str, set[str]] = {a: set() for a in steps}
     for addr, step in steps.items():
         if step.action == "delete":
             continue
         obj = desired_at[addr]
         parent_key = obj.parent.key if obj.parent else None
-        wanted = references(step.kind, obj.doc, parent_key) | _domain_steps(_hosts(obj.doc), domains)
+        wanted = references(step.kind, obj.doc, parent_key) | _domain_steps(refs.hosts(step.kind, obj.doc), domains)
         if step.parent:
             wanted.add(step.parent)
         deps[addr] |= {w for w in wanted if w in prerequisites and w != addr}
@@ -75,8 +62,8 @@ def dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desired],
         parent = step.parent or ""
         if step.action == "delete" and parent in steps and steps[parent].action == "delete":
             deps[parent].add(addr)
-        if step.action == "delete" and step.kind == "errorSet":
-            deps[addr] |= {a for a, s in steps.items() if s.kind == "errorSet"
+        if step.action == "delete" and step.kind == kinds.ERROR_SET.name:
+            deps[addr] |= {a for a, s in steps.items() if s.kind == kinds.ERROR_SET.name
                            and s.action == "create" and s.parent == step.parent}
     return {a: tuple(sorted(d)) for a, d in deps.items()}
 

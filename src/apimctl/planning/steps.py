@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from apimctl import kinds
-from apimctl.kinds import Kind
+from apimctl.kinds import ENDPOINT, ERROR_SET, SERVICE, Kind
+from apimctl.kinds.endpoint import PLATFORM_ERROR_SET, default_error_sets
 from apimctl.planning.desired import Desired, ManifestLike
 from apimctl.planning.diff import diff, flatten, ignored
 from apimctl.planning.matching import Match, written
@@ -43,7 +44,7 @@ class Builder:
         self.first_live_set = self._first_live_error_sets()
         self.declared_sets: dict[str, list[str]] = defaultdict(list)
         for obj, _ in match_.pairs:
-            if obj.kind.name == "errorSet" and obj.parent is not None:
+            if obj.kind is ERROR_SET and obj.parent is not None:
                 self.declared_sets[obj.parent.address].append(obj.name)
         self.desired_at = {obj.address: obj for obj, _ in match_.pairs}
         self.renames = {f"{live.kind}:{live.key}": obj.key for obj, live in match_.pairs
@@ -52,22 +53,19 @@ class Builder:
         self.live_at: dict[str, LiveObject] = {}
 
     def _first_live_error_sets(self) -> dict[str, str]:
-        first: dict[str, str] = {}
-        for es in self.live.of("errorSet"):
-            if es.parent_id is not None:
-                first.setdefault(es.parent_id, es.name)
-        return first
+        """Service id -> the error set its endpoints use when theirs is ``null``."""
+        return default_error_sets((es.parent_id, es.name) for es in self.live.of(ERROR_SET.name))
 
     def context(self, obj: Desired, live: LiveObject | None) -> tuple[Context, Context]:
         """Normalisation contexts (desired side, live side): an endpoint's default error set."""
-        if obj.kind.name != "endpoint" or obj.parent is None:
+        if obj.kind is not ENDPOINT or obj.parent is None:
             return Context(), Context()
         live_first = self.first_live_set.get(live.parent_id or "") if live else None
         declared = self.declared_sets.get(obj.parent.address)
         if declared:
             return Context(declared[0]), Context(live_first)
         parent_live = self.match.live_of.get(obj.parent.address)
-        desired_first = self.first_live_set.get(parent_live.id) if parent_live else "Default"
+        desired_first = self.first_live_set.get(parent_live.id) if parent_live else PLATFORM_ERROR_SET
         return Context(desired_first), Context(live_first)
 
     def live_doc(self, live: LiveObject) -> dict[str, Any]:
@@ -157,10 +155,10 @@ class Builder:
 
     def _touch(self, kind: Kind, key: str, live: LiveObject, parent: Desired | None) -> None:
         """Record the fingerprint covering a touched live object."""
-        if kind.parent == "service" and parent is not None:
+        if kind.parent == SERVICE.name and parent is not None:
             parent_live = self.match.live_of.get(parent.address)
             if parent_live is not None:
-                self._fingerprint("service", parent.key, parent_live)
+                self._fingerprint(SERVICE.name, parent.key, parent_live)
                 return
         self._fingerprint(kind.name, key, live)
 

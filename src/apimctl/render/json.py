@@ -11,9 +11,10 @@ The shape is documented in ``docs/plan-format.md`` and described by
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from apimctl.plans.model import Change, Plan, Step
+from apimctl.plans.result import ApplyResult
 from apimctl.render.style import (
     SENSITIVE_TEXT,
     Redactor,
@@ -22,9 +23,6 @@ from apimctl.render.style import (
     risks,
     safe_target,
 )
-
-if TYPE_CHECKING:
-    from apimctl.applying.run import ApplyResult
 
 
 def render_plan(plan: Plan) -> str:

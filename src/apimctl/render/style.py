@@ -38,13 +38,13 @@ MIN_SCRUB_LENGTH: Final = 4
 """Secret values at least this long are also scrubbed where they appear inside other text."""
 
 RISKY_FIELDS: Final[dict[str, frozenset[str]]] = {
-    "plan": frozenset(
+    kinds.PLAN.name: frozenset(
         {"rateLimitCeiling", "rateLimitPeriod", "qpsLimitCeiling", "maxNumKeysAllowed", "numKeysBeforeReview"}
     ),
-    "service": frozenset({"qpsLimitOverall", "securityProfile.oauth.qpsLimitCeiling",
+    kinds.SERVICE.name: frozenset({"qpsLimitOverall", "securityProfile.oauth.qpsLimitCeiling",
                           "securityProfile.oauth.rateLimitCeiling"}),
 }
-RISKY_SUFFIXES: Final[dict[str, tuple[str, ...]]] = {"plan": ("Exempt", "OverrideAllowed")}
+RISKY_SUFFIXES: Final[dict[str, tuple[str, ...]]] = {kinds.PLAN.name: ("Exempt", "OverrideAllowed")}
 
 
 class _Sensitive:

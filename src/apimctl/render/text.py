@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import click
 
 from apimctl.plans.model import Plan, Step
+from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.render.style import (
     SYMBOLS,
     FieldLine,
@@ -24,9 +24,6 @@ from apimctl.render.style import (
     format_value,
     safe_target,
 )
-
-if TYPE_CHECKING:
-    from apimctl.applying.run import ApplyResult, StepOutcome
 
 _COLORS = {"+": "green", "~": "yellow", "-": "red"}
 

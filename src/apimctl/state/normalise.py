@@ -24,22 +24,25 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from apimctl.kinds import BY_NAME, ERROR_CATALOG, META_FIELDS, NESTED_COMPUTED_FIELDS, Kind
+from apimctl.kinds import (
+    BY_NAME,
+    ENDPOINT,
+    ERROR_CATALOG,
+    ERROR_SET,
+    META_FIELDS,
+    NESTED_COMPUTED_FIELDS,
+    SERVICE,
+    Kind,
+)
+from apimctl.kinds.base import Context
+from apimctl.kinds.endpoint import ERROR_SET_FIELD
+from apimctl.kinds.error_set import MESSAGES
+from apimctl.kinds.maintenance_event import endpoint_key
 
-
-@dataclass(frozen=True)
-class Context:
-    """Facts from outside the object that its normal form depends on.
-
-    ``default_error_set`` is the name of the service's first error set: an endpoint whose
-    ``errorSet`` is ``null`` uses it (SUPPLEMENT §2).
-    """
-
-    default_error_set: str | None = None
+__all__ = ["Context", "canonical_datetime", "normalise", "secret_hash"]
 
 
 def secret_hash(value: str) -> str:
@@ -75,8 +78,8 @@ def canonical_datetime(value: Any) -> Any:
 def _set_item(item: Any) -> Any:
     """Members of sets: names as given; ``{service, endpoint}`` pairs as ``service/endpoint``."""
     if isinstance(item, Mapping):
-        if "service" in item and "endpoint" in item:
-            return f"{item['service']}/{item['endpoint']}"
+        if SERVICE.name in item and ENDPOINT.name in item:
+            return endpoint_key(item)
         if "name" in item:
             return item["name"]
         if "address" in item:
@@ -170,7 +173,7 @@ class _Compiled:
             return _OPAQUE
         if path in kind.nested:
             return _NESTED
-        if kind.name == "endpoint" and path == "errorSet":
+        if kind.name == ENDPOINT.name and path == ERROR_SET_FIELD:
             return _ERROR_SET
         return _SCALAR
 
@@ -252,14 +255,14 @@ class _Normaliser:
             body = {k: v for k, v in item.items() if k != key_field}
             item_defaults = self._item_defaults(path, key, defaults)
             items[key] = self.object(path, body, item_defaults)
-        if self.kind.name == "errorSet" and path == "errorMessages":
+        if self.kind.name == ERROR_SET.name and path == MESSAGES:
             for msg_id in ERROR_CATALOG:
                 if msg_id not in items:
                     items[msg_id] = self.object(path, {}, self._item_defaults(path, msg_id, defaults))
         return dict(sorted(items.items()))
 
     def _item_defaults(self, path: str, key: str, defaults: Mapping[str, Any]) -> Mapping[str, Any]:
-        if self.kind.name == "errorSet" and path == "errorMessages" and key in ERROR_CATALOG:
+        if self.kind.name == ERROR_SET.name and path == MESSAGES and key in ERROR_CATALOG:
             return {**defaults, "status": ERROR_CATALOG[key][1]}
         return defaults
 
@@ -275,7 +278,7 @@ def _defaults(kind: Kind, doc: Mapping[str, Any]) -> Mapping[str, Any]:
     """The defaults ``doc`` is compared with. An OAuth endpoint has no API-key locations
     (SUPPLEMENT §4 forbids them with ``requestAuthenticationType: oauth``), so the platform
     stores ``[]`` rather than the usual ``["request-parameters"]``."""
-    if kind.name == "endpoint" and doc.get("requestAuthenticationType") == "oauth":
+    if kind.name == ENDPOINT.name and doc.get("requestAuthenticationType") == "oauth":
         return {**kind.defaults, "apiKeyValueLocations": []}
     return kind.defaults
 

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 from render_plans import big_plan, mixed_plan, no_change_plan
 
-from apimctl.applying.run import ApplyResult, StepOutcome
 from apimctl.plans.model import Change, Plan, Step
+from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.render.text import render_apply_summary, render_plan
 
 Golden = Callable[[str, str], None]

@@ -1,0 +1,213 @@
+"""``apimctl apply`` as a function: plan the manifests (or load a saved plan), refuse what
+must be refused, ask, execute.
+
+The core of ``apimctl.cli.apply``. :func:`apply` makes every refusal, once, before anything is
+written:
+
+- before the client is opened (no call, no embedded server created): invalid manifests, a
+  malformed ``--target`` or ``--ignore``, an unreadable or invalid saved plan
+  (:func:`apimctl.plans.file.load_plan`);
+- a saved plan made for another area, and everything planning refuses
+  (:func:`apimctl.planning.build.build_plan`: no objects declared, an unknown target);
+- more deletes than ``max_deletes`` (:func:`check_deletes`);
+- a secret variable that is not set (:func:`check_secrets`);
+- a stale saved plan (:func:`check_fresh`): before asking, and against the read the writes
+  start from (the area may change while the question waits).
+
+Then :func:`apimctl.applying.run.apply_plan` executes the plan. Asking and drawing progress
+are the caller's, through callbacks; nothing here prints. A server may echo a value it
+refused: a caller showing progress messages scrubs them of ``plan.secret_values`` (filled
+by :func:`check_secrets` for a saved plan).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from apimctl.applying.bodies import (
+    SECRET_PATHS,
+    StepError,
+    env_mapping,
+    path_value,
+    resolve_secrets,
+)
+from apimctl.applying.calls import Client
+from apimctl.applying.run import ApplyOptions, apply_plan, by_address, read_state
+from apimctl.applying.schedule import ProgressCallback
+from apimctl.errors import PlanError
+from apimctl.manifests import Manifest
+from apimctl.planning import build_plan
+from apimctl.planning.command import Notice, quiet, read_manifests
+from apimctl.plans.file import load_plan
+from apimctl.plans.model import Plan
+from apimctl.plans.result import ApplyResult
+from apimctl.state import live
+from apimctl.state.live import LiveObject, LiveState
+from apimctl.state.normalise import canonical_datetime
+
+Connect = Callable[[], AbstractAsyncContextManager[Client]]
+Confirm = Callable[[Plan], bool]
+Display = Callable[[Plan], AbstractContextManager[ProgressCallback]]
+RawState = dict[str, list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class ApplyRequest:
+    """The inputs of one apply: manifest ``paths`` (shaped by ``overlays``, ``prune``,
+    ``targets``, ``ignores``) or a saved ``plan_file``. ``target`` names the area this run
+    targets (a saved plan made for another is refused); ``env`` supplies secret variables
+    (default: the process environment)."""
+
+    paths: tuple[str, ...] = ()
+    overlays: tuple[str, ...] = ()
+    plan_file: str | None = None
+    prune: bool = False
+    targets: tuple[str, ...] = ()
+    ignores: tuple[str, ...] = ()
+    max_deletes: int | None = None
+    target: str = ""
+    parallelism: int = 8
+    env: Mapping[str, str] | None = None
+
+
+async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | None = None,
+                progress: Display | None = None, notice: Notice = quiet,
+                note: Callable[[str], None] | None = None) -> ApplyResult:
+    """Apply ``request`` to the area ``connect()`` opens a client to.
+
+    ``confirm(plan)`` is asked after every refusal and before any write; without it the
+    plan is applied unasked (``--auto-approve``). ``progress(plan)`` opens the display of
+    the execution and gives its callback; ``notice`` gets manifest warnings, ``note`` the
+    verbose log of the writes. The result carries the plan; an empty plan gives an empty
+    result, a declined confirmation a ``cancelled`` one.
+    """
+    source = _read_input(request, notice)
+    async with connect() as client:
+        plan, raw = await _plan_of(source, client, request)
+        if not plan.steps:
+            return ApplyResult(plan=plan)
+        check_deletes(plan, request.max_deletes)
+        check_secrets(plan, request.env)
+        if raw is None and confirm is not None:  # do not ask about a plan that is stale already
+            check_fresh(plan, (await read_state(client))[1])
+        if confirm is not None and not confirm(plan):
+            return ApplyResult(cancelled=True, plan=plan)
+        with _display(progress, plan) as update:
+            options = ApplyOptions(
+                parallelism=request.parallelism, env=request.env, progress=update, note=note,
+                check=(lambda state: check_fresh(plan, state)) if raw is None else None)
+            return await apply_plan(client, plan, options, raw=raw)
+
+
+def _read_input(request: ApplyRequest, notice: Notice) -> Plan | Manifest:
+    """The saved plan, or the manifests (``--target`` and ``--ignore`` checked): everything
+    that can be refused before a call."""
+    if request.plan_file is not None:
+        return load_plan(request.plan_file)
+    return read_manifests(request.paths, request.overlays, request.targets, request.ignores,
+                          notice)
+
+
+async def _plan_of(source: Plan | Manifest, client: Client,
+                   request: ApplyRequest) -> tuple[Plan, RawState | None]:
+    """The plan to apply, and the live state it was made from (``None`` for a saved plan)."""
+    if isinstance(source, Plan):
+        if source.target and source.target != request.target:
+            raise PlanError(f"the saved plan was made for {source.target}; this run targets {request.target}")
+        return source, None
+    raw = await live.read_raw(client)
+    made = build_plan(source, live.from_raw(raw), prune=request.prune, targets=request.targets,
+                      ignores=request.ignores)
+    made.target = request.target
+    return made, raw
+
+
+@contextmanager
+def _display(progress: Display | None, plan: Plan) -> Iterator[ProgressCallback | None]:
+    if progress is None:
+        yield None
+        return
+    with progress(plan) as update:
+        yield update
+
+
+# --- refusals --------------------------------------------------------------------------------
+
+
+def check_deletes(plan: Plan, max_deletes: int | None) -> None:
+    """Refuse, before anything is written, a plan deleting more than ``max_deletes`` objects."""
+    if max_deletes is None:
+        return
+    deletes = [s.address for s in plan.steps if s.action == "delete"]
+    if len(deletes) > max_deletes:
+        shown = ", ".join(deletes[:10]) + (", ..." if len(deletes) > 10 else "")
+        raise PlanError(f"the plan deletes {len(deletes)} objects, more than --max-deletes {max_deletes}: "
+                        f"{shown}; nothing was written")
+
+
+def check_secrets(plan: Plan, env: Mapping[str, str] | None) -> None:
+    """Every secret reference resolves before anything is written. The values resolved for a
+    saved plan are kept in ``plan.secret_values`` (never serialised), so that output can be
+    scrubbed of them."""
+    problems: list[str] = []
+    environ = env_mapping(env)
+    for step in plan.steps:
+        if step.desired is None:
+            continue
+        try:
+            resolved = resolve_secrets(step, step.desired, plan.secret_values, environ)
+        except StepError as exc:
+            problems.append(str(exc))
+            continue
+        for path in SECRET_PATHS.get(step.kind, ()):
+            value = path_value(resolved, path)
+            if isinstance(value, str) and value:
+                plan.secret_values.setdefault(f"{step.address}#{path}", value)
+    if problems:
+        raise PlanError("\n".join(problems) + "\nnothing was written")
+
+
+def check_fresh(plan: Plan, state: LiveState) -> None:
+    """Refuse a saved plan when the area changed since it was made."""
+    reasons = stale_reasons(plan, state)
+    if reasons:
+        raise PlanError("the saved plan is stale; the area changed since it was made:\n  "
+                        + "\n  ".join(reasons) + "\nmake a new plan")
+
+
+def stale_reasons(plan: Plan, state: LiveState) -> list[str]:
+    """What changed in the area since ``plan`` was made (empty: the plan is fresh)."""
+    now = by_address(state)
+    ids = _by_id(state)
+    reasons: list[str] = []
+    for addr, fp in sorted(plan.fingerprints.items()):
+        # a renamed object (previousNames, a pinned id) is still listed under its old name
+        obj = ids.get((fp.kind, fp.id)) or now.get(addr)
+        if obj is None or obj.id != fp.id:
+            reasons.append(f"{addr}: no longer exists" if obj is None else f"{addr}: was replaced (new id)")
+        elif fp.revision is not None and obj.revision != fp.revision:
+            reasons.append(f"{addr}: changed (revision {fp.revision} -> {obj.revision})")
+        elif fp.updated is not None and not _same_instant(obj.updated, fp.updated):
+            reasons.append(f"{addr}: changed (updated {fp.updated} -> {obj.updated})")
+    for step in plan.steps:
+        obj = now.get(step.address)
+        if step.action == "create" and obj is not None:
+            reasons.append(f"{step.address}: now exists (created since the plan was made)")
+        elif step.action != "create" and step.address not in plan.fingerprints:
+            obj = (ids.get((step.kind, step.id)) if step.id else None) or obj
+            if obj is None:
+                reasons.append(f"{step.address}: no longer exists")
+            elif step.id and obj.id != step.id:
+                reasons.append(f"{step.address}: was replaced (new id)")
+    return reasons
+
+
+def _by_id(state: LiveState) -> dict[tuple[str, str], LiveObject]:
+    return {(o.kind, o.id): o for objs in state.objects.values() for o in objs if o.id}
+
+
+def _same_instant(a: str | None, b: str | None) -> bool:
+    return a == b or canonical_datetime(a) == canonical_datetime(b)

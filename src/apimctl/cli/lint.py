@@ -1,0 +1,125 @@
+"""``apimctl lint PATH... | --live [--ruleset FILE]... [--fail-severity S] [--format F]``.
+
+The adapter around :mod:`apimctl.lint`: it parses the options, lints the manifests
+(:func:`apimctl.lint.lint_paths`, offline) or the live area (:func:`apimctl.lint.lint_area`,
+through :func:`apimctl.cli.target.open_client`, the list calls ``plan`` makes), prints the
+findings (:mod:`apimctl.render.lint`) on stdout and a one-line summary on stderr.
+
+It also gives ``plan`` and ``apply`` their ``--lint`` option: :func:`lint_options` adds the
+options and :func:`lint_gate` runs the rules before anything else, printing the findings on
+stderr and refusing when one is at or above ``--fail-severity``.
+
+Exit codes: 0 no finding at or above ``--fail-severity`` (default ``error``), 1 such findings,
+or an error (a bad ruleset, invalid manifests, an API error).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, cast
+
+import click
+
+from apimctl.cli.common import EXIT_ERROR, EXIT_OK, F, connection_options, envvar, manifest_options
+from apimctl.cli.target import connection_settings, open_client, target_label
+from apimctl.errors import ApimctlError
+from apimctl.lint import (
+    RECOMMENDED,
+    SEVERITIES,
+    LintReport,
+    Severity,
+    lint_area,
+    lint_paths,
+    load_rulesets,
+)
+from apimctl.render.lint import FORMATS, render, summary
+
+_RULESET_HELP = (f"Ruleset file (Spectral-style YAML), or {RECOMMENDED}. Repeatable; later ones win. "
+                 f"Default: settings.lint.rulesets, else {RECOMMENDED}.")
+_SEVERITY_HELP = "Fail (exit 1) on findings of this severity or more severe."
+
+
+@click.command("lint")
+@manifest_options
+@click.option("--live", is_flag=True,
+              help="Lint the live area (read with the list calls plan uses) instead of manifests.")
+@click.option("--ruleset", "rulesets", multiple=True, metavar="FILE", envvar=envvar("ruleset"),
+              help=_RULESET_HELP)
+@click.option("--fail-severity", type=click.Choice(SEVERITIES), default="error", show_default=True,
+              envvar=envvar("fail_severity"), help=_SEVERITY_HELP)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="text: file:line:col: severity rule: message; json: for tools; github: "
+                   "Actions annotations; sarif: SARIF 2.1.0 for code scanning.")
+@connection_options
+@click.pass_context
+def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, ...], live: bool,
+            rulesets: tuple[str, ...], fail_severity: str, fmt: str, **_connection: Any) -> int:
+    """Check manifests in PATH... (or the live area, --live) against policy rules.
+
+    Rules come from Spectral-style rulesets (--ruleset), by default apimctl:recommended.
+    Exit codes: 0 no finding at or above --fail-severity, 1 such findings or an error.
+    """
+    if live and (paths or overlays):
+        raise click.UsageError("--live lints the area: give PATH... or --live, not both")
+    if not live and not paths:
+        raise click.UsageError("give at least one manifest PATH (a file or a directory), or --live")
+    threshold = cast(Severity, fail_severity)
+    if live:
+        report = asyncio.run(_lint_live(rulesets, connection_settings(ctx)))
+    else:
+        report = lint_paths(paths, overlays, rulesets=rulesets)
+    for warning in report.warnings:
+        _say(f"Warning: {warning}")
+    output = render(report, fmt, threshold)
+    if output:
+        click.echo(output, nl=False)
+    _say(summary(report, threshold))
+    return EXIT_ERROR if report.failures(threshold) else EXIT_OK
+
+
+async def _lint_live(rulesets: Sequence[str], settings: dict[str, Any]) -> LintReport:
+    ruleset = load_rulesets(list(rulesets) or [RECOMMENDED])  # a bad ruleset fails before any call
+    async with open_client(**settings, announce=_say) as client:
+        return await lint_area(client, ruleset, source=target_label(settings.get("url")))
+
+
+def lint_options(func: F) -> F:
+    """``--lint``, ``--ruleset`` and ``--fail-severity`` for ``plan`` and ``apply``."""
+    opts = [
+        click.option("--lint", "lint", is_flag=True, envvar=envvar("lint"),
+                     help="Run the lint rules on the manifests first; refuse on findings at or "
+                          "above --fail-severity."),
+        click.option("--ruleset", "rulesets", multiple=True, metavar="FILE", envvar=envvar("ruleset"),
+                     help="With --lint: " + _RULESET_HELP),
+        click.option("--fail-severity", type=click.Choice(SEVERITIES), default="error",
+                     show_default=True, envvar=envvar("fail_severity"), help="With --lint: " + _SEVERITY_HELP),
+    ]
+    for opt in reversed(opts):
+        func = opt(func)
+    return func
+
+
+def lint_gate(ctx: click.Context, paths: Sequence[str], overlays: Sequence[str]) -> None:
+    """With ``--lint``: lint the manifests, print the findings on stderr, and raise
+    :class:`ApimctlError` (exit 1) when any is at or above ``--fail-severity``."""
+    params = ctx.params
+    if not params.get("lint"):
+        return
+    if not paths:
+        raise click.UsageError("--lint checks manifests: give PATH... (a saved --plan was "
+                               "linted when it was made with plan --lint)")
+    threshold = cast(Severity, params.get("fail_severity") or "error")
+    report = lint_paths(paths, overlays, rulesets=params.get("rulesets") or ())
+    for warning in report.warnings:
+        _say(f"Warning: {warning}")
+    for finding in report.findings:
+        _say(str(finding))
+    verdict = summary(report, threshold)
+    if report.failures(threshold):
+        raise ApimctlError(f"lint: {verdict} Refusing to {ctx.info_name or 'continue'}.")
+    _say(f"lint: {verdict}")
+
+
+def _say(line: str) -> None:
+    click.echo(line, err=True)

@@ -1,0 +1,53 @@
+"""Policy rules as data: Spectral-style rulesets checked against manifests and live areas.
+
+``apimctl lint`` (``apimctl.cli.lint``) and ``plan``/``apply --lint`` call the entry points of
+:mod:`apimctl.lint.run`; the stages, one module each: ``yamldoc`` (ruleset YAML with
+positions), ``loading`` (ruleset files, ``extends``, ``overrides``, checking, with located
+errors), ``ruleset`` (the ruleset value: rules, overrides, the severity of a rule per file),
+``functions`` (the rule functions, one registry table), ``engine`` (running rules over a
+document, locating findings), ``run`` (manifests and live areas, inline disables,
+``settings.lint``), ``model`` (findings and the report). ``recommended.yaml`` is the built-in
+``apimctl:recommended`` ruleset. Rendering is :mod:`apimctl.render.lint`.
+
+Public interface::
+
+    load_rulesets(refs, base=".") -> Ruleset                  raises RulesetError (located)
+    lint_paths(paths, overlays=(), rulesets=(), now=None) -> LintReport
+    lint_area(client, ruleset, now=None, source="") -> LintReport      (async; reads the area)
+    lint_live(live_state, ruleset, now=None, source="") -> LintReport
+    LintReport(findings, rules, files, source, live).failures(threshold) -> [Finding]
+    Finding(rule, severity, message, path, address, field, file, line, col)
+    SEVERITIES = ("error", "warn", "info", "hint"); at_or_above(severity, threshold)
+"""
+
+from __future__ import annotations
+
+from apimctl.lint.loading import RECOMMENDED, load_rulesets
+from apimctl.lint.model import (
+    SEVERITIES,
+    Finding,
+    LintReport,
+    RuleInfo,
+    RulesetError,
+    Severity,
+    at_or_above,
+)
+from apimctl.lint.ruleset import Ruleset
+from apimctl.lint.run import lint_area, lint_live, lint_manifest, lint_paths
+
+__all__ = [
+    "RECOMMENDED",
+    "SEVERITIES",
+    "Finding",
+    "LintReport",
+    "RuleInfo",
+    "Ruleset",
+    "RulesetError",
+    "Severity",
+    "at_or_above",
+    "lint_area",
+    "lint_live",
+    "lint_manifest",
+    "lint_paths",
+    "load_rulesets",
+]

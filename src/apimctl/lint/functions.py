@@ -1,0 +1,419 @@
+"""The rule functions: what a rule's ``then.function`` names, as one registry table.
+
+The Spectral core functions, with Spectral's meaning: ``truthy``, ``falsy``, ``defined``,
+``undefined``, ``pattern`` (``match``/``notMatch``), ``enumeration`` (``values``),
+``length`` (``min``/``max``: characters of a string, items of a list, keys of an object,
+or the number itself), ``schema`` (a JSON Schema), ``alphabetical`` (``keyedBy``) and ``xor``
+(``properties``). Two more for this platform's datetimes: ``datetime`` (``after``/``before``:
+an ISO 8601 datetime or ``now``) and ``interval`` (``start``, ``end``, ``maxDuration``,
+``minDuration``: ISO 8601 durations such as ``PT12H``).
+
+:mod:`apimctl.lint.ruleset` checks each rule's ``functionOptions`` against the function's
+options schema and prepares them once (:attr:`Function.prepare` compiles patterns and
+schemas); :mod:`apimctl.lint.engine` calls :attr:`Function.check` for every target. A check
+gets the target's value (:data:`ABSENT` when the field is missing), the prepared options,
+a label naming the target, and the :class:`Context`; it returns ``(relative path, message)``
+pairs, empty when the value passes. Only the functions marked ``on_absent`` see missing
+values; the others pass them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from types import MappingProxyType
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import SchemaError
+
+from apimctl.manifests.model import JsonPath, format_path
+
+
+class _Absent:
+    """The value of a field that is not there (``undefined`` in Spectral)."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+
+Result = tuple[JsonPath, str]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a check may need beyond its value: the time "now" means (UTC)."""
+
+    now: datetime
+
+
+class OptionError(Exception):
+    """``functionOptions`` cannot be used; ``path`` is relative to ``functionOptions``."""
+
+    def __init__(self, path: JsonPath, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+Check = Callable[[Any, Any, str, Context], list[Result]]
+
+
+def _same(options: Any) -> Any:
+    return options
+
+
+@dataclass(frozen=True)
+class Function:
+    """One rule function: its check, the JSON Schema of its options, how they are prepared."""
+
+    name: str
+    check: Check
+    summary: str
+    options: Mapping[str, Any] | None = None  # None: the function takes no options
+    prepare: Callable[[Any], Any] = _same
+    on_absent: bool = False
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """A short JSON rendering of ``value`` for a message."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --- presence and truth ------------------------------------------------------------------------
+
+
+def truthy(value: Any, _: Any, label: str, ctx: Context) -> list[Result]:
+    if value is ABSENT:
+        return [((), f"{label} must be truthy (it is not set)")]
+    return [] if value else [((), f"{label} must be truthy (it is {show(value)})")]
+
+
+def falsy(value: Any, _: Any, label: str, ctx: Context) -> list[Result]:
+    if value is ABSENT or not value:
+        return []
+    return [((), f"{label} must be falsy (it is {show(value)})")]
+
+
+def defined(value: Any, _: Any, label: str, ctx: Context) -> list[Result]:
+    return [((), f"{label} must be defined")] if value is ABSENT else []
+
+
+def undefined(value: Any, _: Any, label: str, ctx: Context) -> list[Result]:
+    return [] if value is ABSENT else [((), f"{label} must not be defined")]
+
+
+# --- strings and values --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Patterns:
+    match: re.Pattern[str] | None
+    not_match: re.Pattern[str] | None
+
+
+def compile_regex(text: str) -> re.Pattern[str]:
+    """``text`` as a regular expression; Spectral's ``/body/flags`` form is accepted too
+    (flags ``i``, ``m``, ``s``). Raises ``re.error``."""
+    found = re.fullmatch(r"/(.*)/([a-z]*)", text, re.DOTALL)
+    if found is None:
+        return re.compile(text)
+    flags = 0
+    for letter in found.group(2):
+        if letter not in "ims":
+            raise re.error(f"unsupported flag {letter!r} (use i, m or s)")
+        flags |= {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}[letter]
+    return re.compile(found.group(1), flags)
+
+
+def _prepare_pattern(options: Mapping[str, Any]) -> _Patterns:
+    compiled: dict[str, re.Pattern[str] | None] = {}
+    for key in ("match", "notMatch"):
+        text = options.get(key)
+        try:
+            compiled[key] = compile_regex(text) if isinstance(text, str) else None
+        except re.error as exc:
+            raise OptionError((key,), f"invalid regular expression {text!r}: {exc}") from None
+    return _Patterns(compiled["match"], compiled["notMatch"])
+
+
+def pattern(value: Any, options: _Patterns, label: str, ctx: Context) -> list[Result]:
+    if value is ABSENT:
+        return []
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return [((), f"{label} must be a string (it is {show(value)})")]
+    text = value if isinstance(value, str) else str(value)
+    out: list[Result] = []
+    if options.match is not None and options.match.search(text) is None:
+        out.append(((), f"{label} must match the pattern {options.match.pattern!r}"))
+    if options.not_match is not None and options.not_match.search(text) is not None:
+        out.append(((), f"{label} must not match the pattern {options.not_match.pattern!r}"))
+    return out
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """JSON equality: ``true`` is not ``1``."""
+    return isinstance(a, bool) == isinstance(b, bool) and a == b
+
+
+def enumeration(value: Any, options: Mapping[str, Any], label: str, ctx: Context) -> list[Result]:
+    allowed = options["values"]
+    if value is ABSENT or any(_equal(value, v) for v in allowed):
+        return []
+    choices = ", ".join(show(v) for v in allowed)
+    return [((), f"{label} must be one of: {choices} (it is {show(value)})")]
+
+
+def length(value: Any, options: Mapping[str, Any], label: str, ctx: Context) -> list[Result]:
+    if value is ABSENT or isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, int | float):
+        size: float = value
+        unit, what = "", f"it is {show(value)}"
+    elif isinstance(value, str | list | dict):
+        size = len(value)
+        unit = {str: " characters", list: " items", dict: " keys"}[type(value)]
+        what = f"it has {size}"
+    else:
+        return []
+    low, high = options.get("min"), options.get("max")
+    if low is not None and size < low:
+        return [((), f"{label} must be at least {show(low)}{unit} ({what})")]
+    if high is not None and size > high:
+        return [((), f"{label} must be at most {show(high)}{unit} ({what})")]
+    return []
+
+
+# --- structure -----------------------------------------------------------------------------------
+
+
+_DIALECTS = {
+    "draft4": jsonschema.Draft4Validator,
+    "draft6": jsonschema.Draft6Validator,
+    "draft7": jsonschema.Draft7Validator,
+    "draft2019-09": jsonschema.Draft201909Validator,
+    "draft2020-12": jsonschema.Draft202012Validator,
+}
+
+
+def _prepare_schema(options: Mapping[str, Any]) -> Any:
+    schema = options["schema"]
+    dialect = options.get("dialect")
+    if dialect is not None:
+        cls = _DIALECTS[dialect]
+    else:
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        raise OptionError(("schema", *exc.absolute_path), f"not a valid JSON Schema: {exc.message}") from None
+    return cls(schema)
+
+
+def schema(value: Any, validator: Any, label: str, ctx: Context) -> list[Result]:
+    if value is ABSENT:
+        return [((), f"{label} must exist")]
+    out: list[Result] = []
+    errors = sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
+    for error in errors:
+        rel = tuple(error.absolute_path)
+        name = f"{label}{_suffix(rel)}"
+        out.append((rel, f"{name}: {error.message}"))
+    return out
+
+
+def _suffix(rel: JsonPath) -> str:
+    if not rel:
+        return ""
+    return format_path(("x", *rel))[1:]  # ".name" or "[1]", as a continuation of the label
+
+
+def _sort_key(item: Any) -> tuple[int, Any]:
+    if isinstance(item, bool) or not isinstance(item, int | float | str):
+        return (2, show(item))
+    return (0, item) if isinstance(item, int | float) else (1, item)
+
+
+def alphabetical(value: Any, options: Mapping[str, Any] | None, label: str, ctx: Context) -> list[Result]:
+    keyed_by = (options or {}).get("keyedBy")
+    if isinstance(value, dict):
+        items: list[Any] = list(value)
+        paths: list[JsonPath] = [(k,) for k in value]
+    elif isinstance(value, list):
+        items = [v.get(keyed_by) if keyed_by and isinstance(v, dict) else v for v in value]
+        paths = [(i,) for i in range(len(value))]
+    else:
+        return []
+    for i in range(1, len(items)):
+        if _sort_key(items[i]) < _sort_key(items[i - 1]):
+            by = f" by {keyed_by}" if keyed_by else ""
+            return [(paths[i], f"{label} must be sorted alphabetically{by}: "
+                               f"{show(items[i])} should come before {show(items[i - 1])}")]
+    return []
+
+
+def xor(value: Any, options: Mapping[str, Any], label: str, ctx: Context) -> list[Result]:
+    if not isinstance(value, dict):
+        return []
+    names: list[str] = options["properties"]
+    present = [n for n in names if n in value]
+    if len(present) == 1:
+        return []
+    found = "none is" if not present else f"{' and '.join(present)} are"
+    return [((), f"{label}: exactly one of {', '.join(names)} must be defined ({found})")]
+
+
+# --- datetimes -----------------------------------------------------------------------------------
+
+
+def parse_datetime(text: Any) -> datetime | None:
+    """An ISO 8601 datetime (UTC when it names no zone), or ``None``."""
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+_DURATION = re.compile(r"P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?")
+
+
+def parse_duration(text: Any) -> timedelta | None:
+    """An ISO 8601 duration of weeks, days, hours, minutes and seconds (``PT12H``, ``P1D``)."""
+    found = _DURATION.fullmatch(text) if isinstance(text, str) else None
+    if found is None or not any(found.groups()) or text.endswith("T"):
+        return None
+    weeks, days, hours, minutes, seconds = (float(g) if g else 0.0 for g in found.groups())
+    return timedelta(weeks=weeks, days=days, hours=hours, minutes=minutes, seconds=seconds)
+
+
+def human(span: timedelta) -> str:
+    """``timedelta(days=3, hours=2)`` -> ``3 days 2 hours``."""
+    seconds = int(span.total_seconds())
+    parts = []
+    for size, unit in ((86400, "day"), (3600, "hour"), (60, "minute"), (1, "second")):
+        count, seconds = divmod(seconds, size)
+        if count:
+            parts.append(f"{count} {unit}" + ("s" if count != 1 else ""))
+    return " ".join(parts) or "0 seconds"
+
+
+def _prepare_datetime(options: Mapping[str, Any]) -> dict[str, datetime | str]:
+    out: dict[str, datetime | str] = {}
+    for key in ("after", "before"):
+        text = options.get(key)
+        if text is None:
+            continue
+        moment = "now" if text == "now" else parse_datetime(text)
+        if moment is None:
+            raise OptionError((key,), f"expected now or an ISO 8601 datetime, got {show(text)}")
+        out[key] = moment
+    return out
+
+
+def datetime_check(value: Any, options: Mapping[str, datetime | str], label: str,
+                   ctx: Context) -> list[Result]:
+    if value is ABSENT:
+        return []
+    moment = parse_datetime(value)
+    if moment is None:
+        return [((), f"{label} must be an ISO 8601 datetime (it is {show(value)})")]
+    out: list[Result] = []
+    after, before = options.get("after"), options.get("before")
+    if after is not None:
+        bound = ctx.now if after == "now" else after
+        if isinstance(bound, datetime) and moment <= bound:
+            what = "in the future" if after == "now" else f"after {bound.isoformat()}"
+            out.append(((), f"{label} must be {what} (it is {value})"))
+    if before is not None:
+        bound = ctx.now if before == "now" else before
+        if isinstance(bound, datetime) and moment >= bound:
+            what = "in the past" if before == "now" else f"before {bound.isoformat()}"
+            out.append(((), f"{label} must be {what} (it is {value})"))
+    return out
+
+
+def _prepare_interval(options: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(options)
+    for key in ("maxDuration", "minDuration"):
+        if key in options:
+            span = parse_duration(options[key])
+            if span is None:
+                raise OptionError((key,), f"expected an ISO 8601 duration such as PT12H or P1D, "
+                                          f"got {show(options[key])}")
+            out[key] = span
+    return out
+
+
+def interval(value: Any, options: Mapping[str, Any], label: str, ctx: Context) -> list[Result]:
+    if not isinstance(value, dict):
+        return []
+    start_key, end_key = options["start"], options["end"]
+    start, end = parse_datetime(value.get(start_key)), parse_datetime(value.get(end_key))
+    if start is None or end is None:
+        return []
+    span = end - start
+    if span <= timedelta(0):
+        return [((end_key,), f"{label}: {end_key} must be after {start_key}")]
+    longest, shortest = options.get("maxDuration"), options.get("minDuration")
+    if longest is not None and span > longest:
+        return [((end_key,), f"{label} lasts {human(span)}, longer than {human(longest)}")]
+    if shortest is not None and span < shortest:
+        return [((end_key,), f"{label} lasts {human(span)}, shorter than {human(shortest)}")]
+    return []
+
+
+# --- the registry --------------------------------------------------------------------------------
+
+_DATETIME = {"type": "string", "minLength": 1}
+
+
+def _options(properties: dict[str, Any], *, required: list[str] | None = None,
+             any_of: list[str] | None = None) -> dict[str, Any]:
+    schema_: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema_["required"] = required
+    if any_of:
+        schema_["anyOf"] = [{"required": [name]} for name in any_of]
+    return schema_
+
+
+FUNCTIONS: Mapping[str, Function] = MappingProxyType({f.name: f for f in (
+    Function("truthy", truthy, "the value is set and truthy (not false, 0, empty or null)", on_absent=True),
+    Function("falsy", falsy, "the value is missing or falsy", on_absent=True),
+    Function("defined", defined, "the field is present", on_absent=True),
+    Function("undefined", undefined, "the field is absent", on_absent=True),
+    Function("pattern", pattern, "a string matches `match` and does not match `notMatch` (regular expressions)",
+             _options({"match": {"type": "string"}, "notMatch": {"type": "string"}}, any_of=["match", "notMatch"]),
+             _prepare_pattern),
+    Function("enumeration", enumeration, "the value is one of `values`",
+             _options({"values": {"type": "array", "minItems": 1}}, required=["values"])),
+    Function("length", length, "characters, items, keys or the number itself within `min`..`max`",
+             _options({"min": {"type": "number"}, "max": {"type": "number"}}, any_of=["min", "max"])),
+    Function("schema", schema, "the value satisfies the JSON Schema `schema` (`dialect`: draft4 ... draft2020-12)",
+             _options({"schema": {"type": ["object", "boolean"]}, "dialect": {"enum": list(_DIALECTS)}},
+                      required=["schema"]),
+             _prepare_schema, on_absent=True),
+    Function("alphabetical", alphabetical, "a list (by `keyedBy` for objects) or an object's keys are sorted",
+             _options({"keyedBy": {"type": "string", "minLength": 1}})),
+    Function("xor", xor, "exactly one of `properties` is defined on the object",
+             _options({"properties": {"type": "array", "items": {"type": "string"}, "minItems": 2}},
+                      required=["properties"])),
+    Function("datetime", datetime_check, "an ISO 8601 datetime after `after` / before `before` (`now` or a datetime)",
+             _options({"after": _DATETIME, "before": _DATETIME}, any_of=["after", "before"]),
+             _prepare_datetime),
+    Function("interval", interval, "the object's `start`..`end` datetimes span at most `maxDuration` "
+                                   "(at least `minDuration`)",
+             _options({"start": {"type": "string", "minLength": 1}, "end": {"type": "string", "minLength": 1},
+                       "maxDuration": {"type": "string"}, "minDuration": {"type": "string"}},
+                      required=["start", "end"]),
+             _prepare_interval),
+)})

@@ -1,0 +1,95 @@
+"""``apimctl plan`` as a function: read the manifests and the area, return the plan, save it.
+
+The core of ``apimctl.cli.plan`` (the CLI parses, opens nothing itself, renders the returned
+:class:`~apimctl.plans.model.Plan`). Every refusal is made here, and those that need no area
+before the client is opened, so invalid input makes no call (and creates no embedded
+server):
+
+- an ``out`` file the plan could not be saved to;
+- invalid manifests, a malformed ``--target`` or ``--ignore`` (:func:`read_manifests`, which
+  ``apply`` and ``drift`` share);
+- manifests that declare no objects, a target naming no object, more deletes than
+  ``max_deletes`` (:func:`apimctl.planning.build.build_plan`);
+- a plan to save whose secrets are literal values rather than ``${VAR}`` references.
+
+Nothing here prints: lines for the user (manifest warnings) go to the ``notice`` callback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+
+from apimctl.errors import PlanError
+from apimctl.manifests import Manifest, load_manifests
+from apimctl.planning.build import make_plan
+from apimctl.planning.rules import ignore_rules, parse_target
+from apimctl.planning.steps import literal_secrets
+from apimctl.plans.file import check_destination, save_plan
+from apimctl.plans.model import Plan
+from apimctl.state.live import Lister
+
+Connect = Callable[[], AbstractAsyncContextManager[Lister]]
+Notice = Callable[[str], None]
+
+
+def quiet(line: str) -> None:
+    """The default ``notice``: tell nobody."""
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """The inputs of one plan. ``target`` names the area in the plan (``Plan.target``);
+    ``out`` is the file to save the plan to, if any."""
+
+    paths: tuple[str, ...]
+    overlays: tuple[str, ...] = ()
+    prune: bool = False
+    targets: tuple[str, ...] = ()
+    ignores: tuple[str, ...] = ()
+    max_deletes: int | None = None
+    out: str | None = None
+    target: str = ""
+
+
+async def plan(request: PlanRequest, connect: Connect, *, notice: Notice = quiet) -> Plan:
+    """The plan of ``request``'s manifests against the area ``connect()`` opens a client to,
+    saved to ``request.out`` when given. Raises before opening the client when the input is
+    bad, and before saving when the plan may not be saved."""
+    if request.out:
+        check_destination(request.out)
+    manifest = read_manifests(request.paths, request.overlays, request.targets, request.ignores,
+                              notice)
+    async with connect() as client:
+        made = await make_plan(client, manifest, prune=request.prune, targets=request.targets,
+                               ignores=request.ignores, max_deletes=request.max_deletes)
+    made.target = request.target
+    if request.out:
+        check_saveable(made)
+        save_plan(made, request.out)
+    return made
+
+
+def read_manifests(paths: tuple[str, ...], overlays: tuple[str, ...], targets: tuple[str, ...],
+                   ignores: tuple[str, ...], notice: Notice) -> Manifest:
+    """The manifests at ``paths``, with the ``--target`` and ``--ignore`` texts checked too:
+    everything that can be refused before a call. Warnings go to ``notice``."""
+    manifest = load_manifests(list(paths), list(overlays))
+    for warning in manifest.warnings:
+        notice(f"Warning: {warning}")
+    for text in targets:
+        parse_target(text)
+    ignore_rules(manifest.doc.get("settings") or {}, ignores)
+    return manifest
+
+
+def check_saveable(made: Plan) -> None:
+    """Refuse to save a plan with literal secret values: a saved plan never holds secret
+    values, so ``apply --plan`` could not write them."""
+    literals = literal_secrets(made)
+    if literals:
+        raise PlanError(
+            "cannot save the plan: a saved plan never holds secret values, and these secrets "
+            "are written as literal values rather than ${ENV_VAR} references, so `apply --plan` "
+            "could not write them: " + ", ".join(literals))
