@@ -4,7 +4,8 @@
 and a user for the token exchange, domains auto-approved), ``app`` (the Starlette app),
 ``client`` (an in-process HTTP client on the server root), ``auth_headers`` (the bearer
 header of area ``a``), and :func:`run_uvicorn`, a context manager running a real uvicorn
-server on 127.0.0.1 with a free port in a thread and yielding its base URL; for the suite written
+server on 127.0.0.1 with a free port in a thread (with the server's ``UVICORN_OPTIONS``, as
+``apimctl serve`` runs it) and yielding its base URL; for the suite written
 from the specification, ``http`` (its in-process server) and ``api`` (a client of area A).
 """
 
@@ -21,7 +22,7 @@ import pytest
 from receiver import PROCEED, Receiver, serve_in_thread
 from spec_helpers import TOKEN_A, Api, serve, with_domains
 
-from apimctl.server import ServerConfig, create_app
+from apimctl.server import UVICORN_OPTIONS, ServerConfig, create_app
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -64,7 +65,7 @@ def auth_headers() -> dict[str, str]:
 @contextmanager
 def run_uvicorn(config: ServerConfig) -> Iterator[str]:
     """A real uvicorn server on 127.0.0.1 in a thread; yields ``http://127.0.0.1:PORT``."""
-    with serve_in_thread(create_app(config)) as base_url:
+    with serve_in_thread(create_app(config), **UVICORN_OPTIONS) as base_url:
         yield base_url
 
 

@@ -3,7 +3,8 @@
 ``Receiver`` is a small Starlette app served by uvicorn on 127.0.0.1 (a free port) in a
 background thread. It records every request it gets (method, path, query, headers, raw body)
 and answers with whatever the test scripted for that event: ``proceed``, ``proceed_with_changes``,
-``stop``, an error status, a malformed body, or a reply slower than the caller's timeout.
+``stop``, an error status, a malformed body, a reply slower than the caller's timeout, or a
+very large reply (sent piece by piece, with or without ``Content-Length``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ from urllib.parse import parse_qsl
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
@@ -54,15 +55,33 @@ class Received:
 
 @dataclass(frozen=True)
 class Reply:
-    """What the receiver answers: a JSON body (or raw bytes), a status, an optional delay."""
+    """What the receiver answers: a JSON body (or raw bytes), a status, an optional delay.
+
+    ``repeat`` sends the content that many times over, streamed one copy at a time (a large
+    reply the receiver never holds whole); ``chunked`` leaves out ``Content-Length``.
+    """
 
     status: int = 200
     body: Any = field(default_factory=lambda: {"type": "proceed"})
     raw: bytes | None = None
     delay: float = 0.0
+    repeat: int = 1
+    chunked: bool = False
 
     def content(self) -> bytes:
         return self.raw if self.raw is not None else json.dumps(self.body).encode()
+
+    def response(self) -> Response:
+        content = self.content()
+        if self.repeat == 1 and not self.chunked:
+            return Response(content, status_code=self.status, media_type="application/json")
+
+        async def pieces() -> AsyncIterator[bytes]:
+            for _ in range(self.repeat):
+                yield content
+
+        headers = {} if self.chunked else {"content-length": str(len(content) * self.repeat)}
+        return StreamingResponse(pieces(), status_code=self.status, headers=headers, media_type="application/json")
 
 
 PROCEED = Reply()
@@ -111,7 +130,7 @@ class Receiver:
         reply = self.replies.get(f"{obj}:{received.event}") or self.replies.get(received.event, self.default)
         if reply.delay:
             await asyncio.sleep(reply.delay)
-        return Response(reply.content(), status_code=reply.status, media_type="application/json")
+        return reply.response()
 
     def wait_for(self, count: int, timeout: float = 5.0) -> list[Received]:
         """The calls once at least ``count`` have arrived (post events may come a bit later)."""
@@ -136,13 +155,15 @@ class Receiver:
 
 
 @contextmanager
-def serve_in_thread(app: ASGIApp) -> Iterator[str]:
-    """Run ``app`` under uvicorn on 127.0.0.1 (a free port); yields ``http://127.0.0.1:PORT``."""
+def serve_in_thread(app: ASGIApp, **options: Any) -> Iterator[str]:
+    """Run ``app`` under uvicorn on 127.0.0.1 (a free port); yields ``http://127.0.0.1:PORT``.
+
+    ``options`` go to ``uvicorn.Config`` (the reference server's ``UVICORN_OPTIONS``)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="critical", lifespan="off", timeout_graceful_shutdown=1)
+    config = uvicorn.Config(app, log_level="critical", lifespan="off", timeout_graceful_shutdown=1, **options)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

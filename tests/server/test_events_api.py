@@ -153,6 +153,15 @@ def test_member_create_refused_on_failure(api: Api, receiver: Receiver, reply: R
     assert [c.event for c in receiver.wait_for(1)] == ["pre-create"]
 
 
+def test_member_create_refused_on_a_huge_reply(api: Api, receiver: Receiver, http: httpx.Client) -> None:
+    receiver.answer("pre-create", Reply(raw=b" " * 65536, repeat=256, chunked=True))  # 16 MiB
+    [item] = validation_items(api.post("/members", member_body("dev1")))
+    assert "event trigger" in item["message"] and "reply larger than" in item["message"]
+    assert api.list("/members") == []
+    [entry] = event_log(http)
+    assert entry["outcome"] == "failed" and entry["reply"] is None
+
+
 def test_member_create_refused_on_timeout(tmp_path: Path, receiver: Receiver) -> None:
     receiver.answer("pre-create", Reply(delay=1.5))
     with serve(tmp_path, events_config=events_config(receiver.url, timeout=0.3)) as http:

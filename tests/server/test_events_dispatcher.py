@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,11 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from apimctl.errors import ApimctlError
+from apimctl.server.errors import ServerConfigError
 from apimctl.server.events import (
     AGENT,
     DEFAULT_TIMEOUT,
+    MAX_REPLY_BYTES,
     EventDispatcher,
     EventVeto,
     application_payload,
@@ -97,7 +99,7 @@ def test_config_defaults() -> None:
 def test_config_reports_every_problem() -> None:
     raw = {"areas": {"a": {"url": "ftp://x", "encoding": "xml", "timeout": -1,
                            "events": {"member": ["pre-create", "pre-explode"], "robot": []}}}}
-    with pytest.raises(ApimctlError) as info:
+    with pytest.raises(ServerConfigError) as info:
         parse_events_config(raw, source="events.yaml")
     text = str(info.value)
     for fragment in ("areas.a.url", "areas.a.encoding", "areas.a.timeout", "areas.a.events.member.1", "robot"):
@@ -106,7 +108,7 @@ def test_config_reports_every_problem() -> None:
 
 
 def test_config_missing_url() -> None:
-    with pytest.raises(ApimctlError, match=r"areas\.a: 'url' is a required property"):
+    with pytest.raises(ServerConfigError, match=r"areas\.a: 'url' is a required property"):
         parse_events_config({"areas": {"a": {"encoding": "json"}}})
 
 
@@ -123,9 +125,9 @@ def test_load_config_file(tmp_path: Path) -> None:
 def test_load_config_bad_yaml_and_missing_file(tmp_path: Path) -> None:
     path = tmp_path / "events.yaml"
     path.write_text("areas:\n  a: [unclosed\n")
-    with pytest.raises(ApimctlError, match=r"events\.yaml:\d+:\d+: invalid YAML"):
+    with pytest.raises(ServerConfigError, match=r"events\.yaml:\d+:\d+: invalid YAML"):
         load_events_config(str(path))
-    with pytest.raises(ApimctlError, match="cannot read events config"):
+    with pytest.raises(ServerConfigError, match="cannot read events config"):
         load_events_config(str(tmp_path / "missing.yaml"))
 
 
@@ -307,6 +309,46 @@ def test_anything_else_refuses(receiver: Receiver, dispatcher: EventDispatcher, 
     assert dispatcher.log()[-1]["outcome"] == "failed"
 
 
+PIECE = b" " * 65536  # 64 KiB of JSON whitespace
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+def test_reply_over_a_megabyte_is_a_failed_delivery(receiver: Receiver, dispatcher: EventDispatcher,
+                                                     chunked: bool) -> None:
+    receiver.answer("pre-create", Reply(raw=PIECE, repeat=64, chunked=chunked))  # 4 MiB
+    with pytest.raises(EventVeto) as info:
+        dispatcher.pre("area-1", "member", "pre-create", member_payload(MEMBER), None, dispatcher.new_txn())
+    [item] = info.value.items
+    assert "event trigger pre-create for member failed" in item["message"]
+    assert f"reply larger than {MAX_REPLY_BYTES} bytes" in item["message"]
+    entry = dispatcher.log()[-1]
+    assert entry["outcome"] == "failed" and entry["status"] == 200 and entry["reply"] is None
+    receiver.answer("post-create", Reply(raw=PIECE, repeat=64, chunked=chunked))
+    dispatcher.post("area-1", "member", "post-create", member_payload(MEMBER), "jane", dispatcher.new_txn())
+    entry = dispatcher.log()[-1]
+    assert entry["outcome"] == "failed" and "larger than" in entry["error"]
+
+
+def test_reply_up_to_a_megabyte_is_read(receiver: Receiver, dispatcher: EventDispatcher) -> None:
+    proceed = b'{"type": "proceed"}'
+    padded = proceed + b" " * (MAX_REPLY_BYTES - len(proceed))
+    receiver.answer("pre-create", Reply(raw=padded, chunked=True))
+    assert dispatcher.pre("area-1", "member", "pre-create", member_payload(MEMBER), None, dispatcher.new_txn()) == {}
+    assert dispatcher.log()[-1]["outcome"] == "proceed"
+
+
+def test_huge_reply_is_never_held_in_memory(receiver: Receiver, dispatcher: EventDispatcher) -> None:
+    receiver.answer("pre-create", Reply(raw=PIECE, repeat=1024, chunked=True))  # 64 MiB, streamed
+    tracemalloc.start()
+    try:
+        with pytest.raises(EventVeto, match="larger than"):
+            dispatcher.pre("area-1", "member", "pre-create", member_payload(MEMBER), None, dispatcher.new_txn())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * MAX_REPLY_BYTES, peak
+
+
 def test_slow_reply_times_out(receiver: Receiver) -> None:
     d = EventDispatcher(config(receiver.url, timeout=0.3))
     receiver.answer("pre-create", Reply(delay=1.5))
@@ -385,7 +427,7 @@ def test_event_log_endpoint(receiver: Receiver, dispatcher: EventDispatcher) -> 
 def test_load_config_names_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "events.yaml"
     path.write_text("areas:\n  a1:\n    url: ftp://x\n    events:\n      member: [pre-create, pre-explode]\n")
-    with pytest.raises(ApimctlError) as info:
+    with pytest.raises(ServerConfigError) as info:
         load_events_config(str(path))
     lines = str(info.value).splitlines()
     assert any(line.startswith(f"{path}:3:10: areas.a1.url:") for line in lines), lines

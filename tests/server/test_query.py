@@ -228,6 +228,28 @@ def test_bad_paging_values_are_400(api: Api, services: list[str], params: dict[s
     assert "Traceback" not in resp.text
 
 
+BEYOND_64_BITS = "99999999999999999999999"
+
+
+@pytest.mark.parametrize("param", ["offset", "limit"])
+@pytest.mark.parametrize("path", ["/services", "/members", "/roles", "/packageKeys"])
+def test_paging_values_beyond_64_bits_are_400(api: Api, services: list[str], path: str, param: str) -> None:
+    for value in (BEYOND_64_BITS, str(2**63)):
+        resp = api.get(path, {param: value})
+        items = assert_invalid(resp, param)
+        assert [i["property"] for i in items] == [param], describe(resp)
+
+
+def test_largest_paging_values_are_empty_pages(api: Api, services: list[str]) -> None:
+    biggest = str(2**63 - 1)
+    for path in ("/services", "/members", "/roles"):  # item index; page index (x limit)
+        resp = api.get(path, {"offset": biggest})
+        assert resp.status_code == 200, describe(resp)
+        assert resp.json() == []
+    assert api.get("/services", {"offset": biggest, "sort": "name"}).json() == []
+    assert len(api.list("/services", {"limit": biggest})) == 3  # clamped to the maximum
+
+
 # indent, HEAD ----------------------------------------------------------------------------------
 
 

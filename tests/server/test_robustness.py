@@ -6,6 +6,7 @@ Property-based with hypothesis; each property keeps to a small number of example
 from __future__ import annotations
 
 import json
+import socket
 from typing import Any
 
 import httpx
@@ -292,3 +293,56 @@ def test_query_values_are_data_not_code(api: Api, params: dict[str, str]) -> Non
     if resp.status_code == 200 and "filter" in params:
         assert resp.json() == [], describe(resp)
     assert sorted(s["name"] for s in api.list("/services")) == ["Maps", "Weather"]
+
+
+# --- over-long request targets: 414, in-process and under a real uvicorn ----------------------
+
+MAX_TARGET = 16 * 1024  # the server's limit on path + query
+
+
+def _target(size: int) -> str:
+    """``/v3/rest/services?x=...`` of exactly ``size`` bytes."""
+    head = BASE + "/services?x="
+    return head + "a" * (size - len(head))
+
+
+def assert_414(status: int, headers: dict[str, str], body: bytes) -> None:
+    assert status == 414, (status, body[:200])
+    assert headers.get("content-type", "").startswith("application/json"), headers
+    error = json.loads(body)
+    assert error["errorCode"] == 414 and "URI" in error["errorMessage"], error
+    assert headers.get("x-svc-error-code") == "ERR_414_REQUEST_URI_TOO_LONG", headers
+
+
+def test_long_request_target_is_414(http: httpx.Client) -> None:
+    auth = {"Authorization": f"Bearer {TOKEN_A}"}
+    assert http.get(_target(MAX_TARGET), headers=auth).status_code == 200
+    resp = http.get(_target(MAX_TARGET + 1), headers=auth)
+    assert_414(resp.status_code, dict(resp.headers), resp.content)
+    resp = http.get("/" + "p" * 40_000)  # outside the API too, before any routing
+    assert_414(resp.status_code, dict(resp.headers), resp.content)
+
+
+def raw_get(base: str, target: str, token: str) -> tuple[int, dict[str, str], bytes]:
+    """One GET over a plain socket (httpx refuses URLs over 64 KiB); status, headers, body."""
+    port = int(base.rsplit(":", 1)[1])
+    request = (f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
+               "Connection: close\r\n\r\n").encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(request)
+        data = b""
+        while chunk := sock.recv(65536):  # a reset connection raises here
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+    return int(status_line.split()[1]), headers, body
+
+
+def test_long_request_target_is_414_under_uvicorn(server_config: Any, uvicorn_runner: Any) -> None:
+    token = next(iter(server_config.tokens))
+    with uvicorn_runner(server_config) as base:
+        status, _, body = raw_get(base, _target(MAX_TARGET), token)
+        assert status == 200 and json.loads(body) == [], body[:200]
+        for size in (MAX_TARGET + 1, 70_000, 1024 * 1024, 4 * 1024 * 1024):
+            assert_414(*raw_get(base, _target(size), token))

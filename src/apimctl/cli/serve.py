@@ -15,7 +15,8 @@ from typing import Any
 import click
 
 from apimctl.errors import ApimctlError
-from apimctl.server import ServerConfig, create_app
+from apimctl.server import UVICORN_OPTIONS, ServerConfig, create_app
+from apimctl.server.errors import ServerConfigError
 
 DEV_TOKEN, DEV_AREA = "dev", "default"
 DEFAULT_DB = str(Path(".apimctl") / "server.db")
@@ -66,6 +67,8 @@ def _events_config(path: str | None) -> dict[str, Any] | None:
 
     try:
         return load_events_config(path)
+    except ServerConfigError as exc:  # already says where
+        raise ApimctlError(str(exc)) from None
     except (OSError, ValueError) as exc:
         raise ApimctlError(f"{path}: {exc}") from None
 
@@ -130,7 +133,7 @@ def _run(app: Any, host: str, port: int, sock: socket.socket) -> None:
     """Serve until interrupted; a server that cannot start is an error (exit 1), not uvicorn's exit 3."""
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", **UVICORN_OPTIONS))
     with contextlib.suppress(SystemExit):  # uvicorn exits with 3 when it cannot start
         server.run(sockets=[sock])
     if not server.started:

@@ -1,13 +1,20 @@
 """The reference server: a faithful local implementation of the management API v3.
 
-The only names the rest of apimctl imports from here: :class:`ServerConfig` and
-:func:`create_app`. ``apimctl serve`` runs the app under uvicorn; the reconciler's embedded
-default target and the tests run it in-process through ``httpx.ASGITransport``.
+The only names the rest of apimctl imports from here: :class:`ServerConfig`,
+:func:`create_app` and :data:`UVICORN_OPTIONS` (keyword arguments for ``uvicorn.Config``).
+``apimctl serve`` runs the app under uvicorn; the reconciler's embedded default target and the
+tests run it in-process through ``httpx.ASGITransport``. The server imports nothing of the
+reconciler but :mod:`apimctl.platform` (facts of the specification both sides rely on); its
+errors are its own (:mod:`~apimctl.server.errors`).
 
-Layout: ``catalog`` (the field tables as data) -> ``validation`` (bodies -> stored objects)
-and ``query`` (fields / filter / sort / paging, projection) -> ``tree`` (path templates) ->
-``engine`` (generic operations) + ``rules`` (what tables cannot say) -> ``store`` (SQLite)
--> ``auth`` and ``app`` (HTTP); ``events`` and ``controls`` plug in around it.
+Layout: ``fields`` (rows, resources, rule slots) -> ``tables`` (the specification's field
+tables as data) -> ``catalog`` (each table with the rule hooks it names, from the rule modules
+``shapes``, ``services``, ``packages``, ``roles``, ``domains``, ``members``, ``keys``,
+``maintenance``, ``triggers``) -> ``validation`` (bodies -> stored objects) and ``query``
+(fields / filter / sort / paging, projection) -> ``tree`` (path templates) -> ``engine``
+(generic operations: ``reads``, ``writes``, ``nested``, ``eventful``) -> ``store`` (SQLite)
+-> ``auth`` and ``app`` (HTTP); ``events`` (with ``events_config`` and ``payloads``),
+``controls`` and ``uri_limit`` plug in around it.
 
 Decisions where the specification and SUPPLEMENT leave room (clients may rely on them):
 
@@ -49,11 +56,18 @@ Decisions where the specification and SUPPLEMENT leave room (clients may rely on
 - ``search`` accepts ``isPackaged`` (an application is packaged when it holds package keys).
 - A top-level list without ``filter``, ``search`` or ``sort`` reads only the requested page
   from the store.
+- ``offset`` and ``limit`` above 2^63 - 1 are a 400 naming the parameter; a page index whose
+  offset would exceed that answers an empty page.
+- A request target (path and query) longer than 16 KiB is a 414 with the JSON error body
+  (under uvicorn with :data:`UVICORN_OPTIONS`, for request heads up to 8 MiB).
+- An event receiver's reply is read in chunks and at most 1 MiB of it; a longer reply is a
+  failed delivery (a pre event's failure refuses the write).
 """
 
 from __future__ import annotations
 
 from apimctl.server.app import create_app
 from apimctl.server.config import ServerConfig
+from apimctl.server.uri_limit import UVICORN_OPTIONS
 
-__all__ = ["ServerConfig", "create_app"]
+__all__ = ["UVICORN_OPTIONS", "ServerConfig", "create_app"]

@@ -5,8 +5,10 @@ dispatcher and the server-side controls. Routes are generated from the resource 
 per path template, so call counters see ``/v3/rest/services/{serviceId}``), all served by
 one adapter that reads the body (size-capped, JSON), authenticates, runs the engine in the
 thread pool and renders the answer; every failure becomes a clean JSON error
-(SUPPLEMENT §6), never a stack trace. Works in-process through ``httpx.ASGITransport``
-(nothing depends on lifespan events) and under uvicorn.
+(SUPPLEMENT §6), never a stack trace. Outermost, :class:`~apimctl.server.uri_limit.UriLimit`
+answers over-long request targets 414. Works in-process through ``httpx.ASGITransport``
+(nothing depends on lifespan events) and under uvicorn (with
+:data:`~apimctl.server.uri_limit.UVICORN_OPTIONS`).
 """
 
 from __future__ import annotations
@@ -24,14 +26,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from apimctl.errors import ApiError, AuthError, Invalid, NotFound
 from apimctl.server.auth import Authenticator
 from apimctl.server.config import ServerConfig
 from apimctl.server.controls import install_controls
-from apimctl.server.engine import MISSING, ApiRequest, ApiResponse, Engine, dumps
-from apimctl.server.events import EventDispatcher, EventVeto, event_log_endpoint
+from apimctl.server.engine import Engine
+from apimctl.server.errors import HttpProblem, Invalid, NotFound, PayloadTooLarge, Unauthorized
+from apimctl.server.events import EventDispatcher, event_log_endpoint
+from apimctl.server.fields import MISSING
+from apimctl.server.messages import ApiRequest, ApiResponse, dumps
 from apimctl.server.store import Store
 from apimctl.server.tree import _PARAM_NAMES, ROOT, Node
+from apimctl.server.uri_limit import UriLimit
 
 log = logging.getLogger("apimctl.server")
 
@@ -45,13 +50,8 @@ def _error(status: int, message: str) -> Response:
 
 def error_response(exc: BaseException) -> Response:
     """The JSON answer of a failure (SUPPLEMENT §6)."""
-    if isinstance(exc, EventVeto):
-        return JSONResponse(list(exc.items), status_code=400)
-    if isinstance(exc, Invalid):
-        items = exc.items or [{"property": "", "message": exc.message}]
-        return JSONResponse(items, status_code=400)
-    if isinstance(exc, ApiError):
-        return _error(exc.status or 500, exc.message)
+    if isinstance(exc, HttpProblem):
+        return JSONResponse(exc.body(), status_code=exc.status)
     if isinstance(exc, HTTPException):
         return _error(exc.status_code, str(exc.detail))
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
@@ -90,13 +90,13 @@ class ServerApp:
         limit = self.config.max_body_bytes
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > limit:
-            raise ApiError(f"request body larger than {limit} bytes", 413)
+            raise PayloadTooLarge(f"request body larger than {limit} bytes")
         chunks: list[bytes] = []
         size = 0
         async for chunk in request.stream():
             size += len(chunk)
             if size > limit:
-                raise ApiError(f"request body larger than {limit} bytes", 413)
+                raise PayloadTooLarge(f"request body larger than {limit} bytes")
             chunks.append(chunk)
         raw = b"".join(chunks)
         if not raw.strip():
@@ -104,11 +104,9 @@ class ServerApp:
         try:
             return msgspec.json.decode(raw)  # strict JSON: no NaN, no trailing garbage
         except msgspec.DecodeError as exc:
-            raise Invalid("malformed JSON body", 400,
-                          items=[{"property": "", "message": f"malformed JSON body: {exc}"}]) from None
+            raise Invalid.at("", f"malformed JSON body: {exc}") from None
         except RecursionError:
-            raise Invalid("JSON body nested too deeply", 400,
-                          items=[{"property": "", "message": "JSON body nested too deeply"}]) from None
+            raise Invalid.at("", "JSON body nested too deeply") from None
 
     async def api(self, request: Request) -> Response:
         try:
@@ -117,7 +115,7 @@ class ServerApp:
             path = str(request.scope["path"])[len(API):]
             segments = [s for s in path.split("/") if s]
             if any(not s.isprintable() or s.strip() != s for s in segments):
-                raise NotFound(f"no such resource: {path!r}", 404)
+                raise NotFound(f"no such resource: {path!r}")
             req = ApiRequest(request.method, segments, request.query_params, body, caller.area, caller.user)
             resp = await run_in_threadpool(self.engine.handle, req)
         except Exception as exc:
@@ -170,7 +168,7 @@ class ServerApp:
         with self.store.write() as txn:
             doc = txn.get(area, "domain", domain_id)
             if doc is None:
-                raise NotFound(f"no domain with id {domain_id!r} in area {area!r}", 404)
+                raise NotFound(f"no domain with id {domain_id!r} in area {area!r}")
             doc["status"] = "active"
             txn.put(area, "domain", domain_id, doc)
         return {k: doc.get(k) for k in ("id", "created", "updated", "domain", "status")}
@@ -187,7 +185,7 @@ class ServerApp:
         if request.url.path.startswith(API):
             try:
                 self.auth.caller(request.headers.get("authorization"))
-            except AuthError as exc:
+            except Unauthorized as exc:
                 return error_response(exc)
         return _error(404, f"no such resource: {request.url.path}")
 
@@ -213,5 +211,6 @@ def create_app(config: ServerConfig) -> Starlette:
 
     app = Starlette(routes=server.routes(), exception_handlers={Exception: on_error, HTTPException: on_error})
     app.state.server = server
-    app.state.controls = install_controls(app, config)  # outermost, around Starlette's own middleware
+    app.state.controls = install_controls(app, config)  # around Starlette's own middleware
+    app.middleware_stack = UriLimit(app.middleware_stack or app.build_middleware_stack())  # outermost
     return app

@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from apimctl.errors import AuthError
 from apimctl.server.config import ServerConfig
+from apimctl.server.errors import Unauthorized
 from apimctl.server.store import Store
 
 TOKEN_TTL = 3600
@@ -42,18 +42,18 @@ class Authenticator:
         self.store = store
 
     def caller(self, authorization: str | None) -> Caller:
-        """The caller of a management request; :class:`AuthError` (401) if not valid."""
+        """The caller of a management request; :class:`Unauthorized` (401) if not valid."""
         scheme, _, token = (authorization or "").partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
-            raise AuthError("missing bearer token", 401)
+            raise Unauthorized("missing bearer token")
         for known, area in self.config.tokens.items():
             if hmac.compare_digest(known.encode(), token.encode()):
                 return Caller(area, None)
         with self.store.read() as txn:
             found = txn.get_token(token, "access")
         if found is None or found[2] < time.time():
-            raise AuthError("invalid or expired token", 401)
+            raise Unauthorized("invalid or expired token")
         return Caller(found[0], found[1])
 
     def token(self, authorization: str | None, form: dict[str, str]) -> TokenReply:

@@ -1,469 +1,94 @@
-"""The specification's field tables, as data.
+"""The catalog: every resource of the management API, its field table and its rules.
 
-Every resource of the management API is described once here: its fields with type, the
-Create / Update rules (``Req``, ``Opt``, ``Ign``, ``ReqCtx``), the Fetch rule (``Imp`` /
-``Exp``), enum values, the defaults of SUPPLEMENT §3, write-only fields, nested resource
-types, the id style and the timestamp style. :mod:`apimctl.server.validation` builds and
-merges stored objects from request bodies with it, and :mod:`apimctl.server.query` projects
-stored objects onto ``fields`` selections with it; no route carries its own field list.
+One entry per resource: the field table of the specification (:mod:`apimctl.server.tables`,
+with the defaults of SUPPLEMENT §3) and, in :data:`RULES`, the hooks for what a table cannot
+say (:class:`~apimctl.server.fields.Rules`), as references to the functions of the small rule
+modules. :data:`CATALOG` pairs them and links every resource to the others, so that
+:mod:`~apimctl.server.validation` and :mod:`~apimctl.server.query` follow nested fields to
+their resources and the engine calls ``resource.rules.<hook>`` instead of asking which
+resource it holds. Adding a resource means one table and, if it has rules, one entry here.
 
-Deliberate extensions of the specification's tables (documented for clients):
-
-- Service ``cache`` (``{cacheTtl}``), ``securityProfile`` (``{oauth: {...} | null}``) and
-  ``roles`` (``[{id, name, action}]``) are Exp fields of the Service, so that one list call
-  with ``fields`` reads a whole area.
-- Endpoint ``errorSet`` (``{id, name}`` or null), Method ``responseFilters``.
-- The endpoints of a scheduled maintenance event are ``{id, name, serviceId}``.
-- Member ``passwdNew`` and SystemDomainAuthentication ``password`` are write-only.
-- Application and PackageKey ``isPackaged`` (Exp, computed): the specification names it as a
-  ``search`` property; an application is packaged when it holds package keys, a package key
-  always is.
+The rule modules never import this module (it imports them); they reach other resources
+through :meth:`apimctl.server.context.Env.resource`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import dataclasses
+from collections.abc import Mapping
+from types import MappingProxyType
 
-from apimctl import platform
-
-SHORT_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
-
-MISSING: Any = object()
-
-# Field types.
-STRING, INTEGER, BOOLEAN, DATETIME = "string", "integer", "boolean", "datetime"
-OBJECT, ANY = "object", "any"  # free-form JSON object; any JSON value
-ENUM, INT_ENUM, ENUM_LIST, STRING_LIST = "enum", "int_enum", "enum_list", "string_list"
-ONE, MANY = "one", "many"  # nested resource / array of nested resources
-REF = "ref"  # reference to another object, ``{id}`` or ``{name}`` on the wire, ``{id, name}`` stored
-
-
-@dataclass(frozen=True)
-class Field:
-    """One row of a field table."""
-
-    name: str
-    type: str = STRING
-    create: str = "Opt"
-    update: str = "Opt"
-    fetch: str = "Exp"
-    values: tuple[Any, ...] = ()
-    default: Any = MISSING
-    write_only: bool = False
-    nested: str | None = None
-    nullable: bool = False
-    computed: str | None = None  # name of a hook computing the value at read time
-    autobuild: bool = False  # ONE field built from ``{}`` (its defaults) when absent
-    replace: bool = False  # MANY field whose update replaces the whole list
-
-    def default_value(self) -> Any:
-        """The value a created object gets when the field is not sent."""
-        if self.default is not MISSING:
-            d = self.default
-            return list(d) if isinstance(d, list) else dict(d) if isinstance(d, dict) else d
-        if self.type == BOOLEAN:
-            return False
-        if self.type in (STRING,):
-            return ""
-        if self.type in (ENUM_LIST, STRING_LIST, MANY):
-            return []
-        if self.type == OBJECT:
-            return {}
-        return None
-
-
-@dataclass
-class Resource:
-    """One resource: its fields and how its ids and timestamps look."""
-
-    name: str
-    fields: tuple[Field, ...]
-    id_style: str = "uuid"  # short | uuid | catalog | ref | none
-    ts_style: str | None = "ms"  # ms (.mmm+0000) | z (Z) | None (no timestamps)
-    internal: tuple[str, ...] = ()  # stored keys that are not fields (links to parents)
-    view: str | None = None  # hook turning the stored object into the one read (a live view)
-    by_name: dict[str, Field] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.by_name = {f.name: f for f in self.fields}
-
-
-def std(ts: bool = True, id_create: str = "Ign") -> tuple[Field, ...]:
-    """``id`` (+ ``created``/``updated``) per the rules that hold for every resource."""
-    out = [Field("id", STRING, id_create, "ReqCtx", "Imp")]
-    if ts:
-        out += [Field("created", DATETIME, "Ign", "Ign", "Imp"), Field("updated", DATETIME, "Ign", "Ign", "Imp")]
-    return tuple(out)
-
-
-def imp(name: str, type_: str = STRING, **kw: Any) -> Field:
-    return Field(name, type_, fetch="Imp", **kw)
-
-
-def exp(name: str, type_: str = STRING, **kw: Any) -> Field:
-    return Field(name, type_, fetch="Exp", **kw)
-
-
-LOCATIONS = ("request-parameters", "request-path", "request-body", "request-header", "custom")
-TIMEOUTS_REQUEST = (2, 5, 10, 20, 30, 45, 60)
-TIMEOUTS_RESPONSE = (2, 5, 10, 20, 30, 45, 60, 120, 300, 600, 900, 1200)
-PERIODS = ("minute", "hour", "day", "week", "month")
-
-# SUPPLEMENT §5: id -> (code, status), shared with the reconciler.
-ERROR_CATALOG = platform.ERROR_CATALOG
-
-CROSSDOMAIN_POLICY = (
-    '<?xml version="1.0"?>\n<!DOCTYPE cross-domain-policy SYSTEM '
-    '"http://www.adobe.com/xml/dtds/cross-domain-policy.dtd">\n'
-    "<cross-domain-policy>\n</cross-domain-policy>"
+from apimctl.platform import ERROR_CATALOG
+from apimctl.server import (
+    domains,
+    keys,
+    maintenance,
+    members,
+    packages,
+    roles,
+    services,
+    shapes,
+    triggers,
 )
+from apimctl.server.fields import NO_RULES, SHORT_ID_ALPHABET, Resource, Rules
+from apimctl.server.shapes import catalog_message
+from apimctl.server.tables import TABLES
 
-_RESOURCES: list[Resource] = [
-    Resource("Domain", (imp("address", create="Req"),), id_style="none", ts_style=None),
-    Resource("Cors", (
-        imp("allDomainsEnabled", BOOLEAN, default=True),
-        imp("subDomainMatchingAllowed", BOOLEAN),
-        imp("maxAge", INTEGER, default=0),
-        imp("cookiesAllowed", BOOLEAN),
-        imp("domainsAllowed", STRING_LIST),
-        imp("headersAllowed", STRING_LIST),
-        imp("headersExposed", STRING_LIST),
-    ), id_style="none", ts_style=None),
-    Resource("EndpointCache", (
-        imp("clientSurrogateControlEnabled", BOOLEAN),
-        imp("contentCacheKeyHeaders", ENUM_LIST,
-            values=("accept", "accept-charset", "accept-encoding", "accept-language")),
-        imp("cacheTtlOverride", INTEGER, default=0),
-        imp("includeApiKeyInContentCacheKey", BOOLEAN),
-        imp("respondFromStaleCacheEnabled", BOOLEAN),
-        imp("responseCacheControlEnabled", BOOLEAN),
-        imp("varyHeaderEnabled", BOOLEAN),
-    ), id_style="none", ts_style=None),
-    Resource("Processor", (
-        imp("adapter"),
-        imp("preProcessEnabled", BOOLEAN),
-        imp("postProcessEnabled", BOOLEAN),
-        imp("preInputs", OBJECT),
-        imp("postInputs", OBJECT),
-    ), id_style="none", ts_style=None),
-    Resource("SystemDomainAuthentication", (
-        imp("type", ENUM, create="Req", values=("httpBasic", "clientSslCert")),
-        imp("username"),
-        imp("certificate"),
-        imp("password", write_only=True),
-    ), id_style="none", ts_style=None),
-    Resource("ResponseFilter", (
-        *std(),
-        imp("name", create="Req"),
-        imp("notes"),
-        exp("xmlFilterFields", ANY, default=""),
-        exp("jsonFilterFields", ANY, default=""),
-    )),
-    Resource("Method", (
-        *std(),
-        imp("name", create="Req"),
-        exp("sampleJsonResponse"),
-        exp("sampleXmlResponse"),
-        exp("responseFilters", MANY, nested="ResponseFilter"),
-    )),
-    Resource("ScheduledMaintenanceEvent", (
-        imp("id", create="Ign", update="Ign"),
-        imp("created", DATETIME, create="Ign", update="Ign"),
-        imp("updated", DATETIME, create="Ign", update="Ign"),
-        imp("name", create="Req"),
-        imp("startDateTime", DATETIME, create="Req"),
-        imp("endDateTime", DATETIME, create="Req"),
-        imp("endpoints", MANY, nested="ScheduledMaintenanceEventEndpoint", replace=True),
-    )),
-    Resource("Endpoint", (
-        *std(),
-        imp("name", create="Req"),
-        exp("trafficManagerDomain", create="Req"),
-        exp("requestPathAlias", create="Req"),
-        exp("allowMissingApiKey", BOOLEAN),
-        exp("apiKeyValueLocationKey", default="api_key"),
-        exp("apiKeyValueLocations", ENUM_LIST, values=LOCATIONS, default=["request-parameters"]),
-        exp("apiMethodDetectionKey"),
-        exp("apiMethodDetectionLocations", ENUM_LIST, values=LOCATIONS, default=["request-path"]),
-        exp("cache", ONE, nested="EndpointCache", autobuild=True),
-        exp("cors", ONE, nested="Cors", autobuild=True),
-        exp("connectionTimeoutForSystemDomainRequest", INT_ENUM, values=TIMEOUTS_REQUEST, default=2),
-        exp("connectionTimeoutForSystemDomainResponse", INT_ENUM, values=TIMEOUTS_RESPONSE, default=5),
-        exp("cookiesDuringHttpRedirectsEnabled", BOOLEAN),
-        exp("customRequestAuthenticationAdapter", default=None, nullable=True),
-        exp("dropApiKeyFromIncomingCall", BOOLEAN),
-        exp("forceGzipOfBackendCall", BOOLEAN),
-        exp("gzipPassthroughSupportEnabled", BOOLEAN),
-        exp("headersToExcludeFromIncomingCall", STRING_LIST),
-        exp("highSecurity", BOOLEAN),
-        exp("hostPassthroughIncludedInBackendCallHeader", BOOLEAN),
-        exp("inboundSslRequired", BOOLEAN),
-        exp("jsonpCallbackParameter"),
-        exp("jsonpCallbackParameterValue"),
-        exp("scheduledMaintenanceEvent", ONE, nested="ScheduledMaintenanceEvent",
-            computed="endpoint_event", nullable=True),
-        exp("forwardedHeaders", ENUM_LIST, values=("svc-host", "svc-message-id", "svc-service-id")),
-        exp("returnedHeaders", ENUM_LIST, values=("svc-message-id", "svc-responder")),
-        exp("methods", MANY, nested="Method"),
-        exp("numberOfHttpRedirectsToFollow", INTEGER, default=0),
-        exp("outboundRequestTargetPath"),
-        exp("outboundRequestTargetQueryParameters"),
-        exp("outboundTransportProtocol", ENUM, values=("use-inbound", "http", "https"), default="https"),
-        exp("processor", ONE, nested="Processor", autobuild=True),
-        exp("publicDomains", MANY, nested="Domain"),
-        exp("requestAuthenticationType", default="apiKey"),
-        exp("requestProtocol", ENUM, values=("rest", "soap", "xml-rpc", "json-rpc", "other"), default="rest"),
-        exp("oauthGrantTypes", ENUM_LIST,
-            values=("authorization-code", "implicit", "password", "client-credentials")),
-        exp("supportedHttpMethods", ENUM_LIST,
-            values=("get", "post", "put", "delete", "head", "options", "patch"), default=["get"]),
-        exp("systemDomainAuthentication", ONE, nested="SystemDomainAuthentication", nullable=True),
-        exp("systemDomains", MANY, nested="Domain"),
-        exp("useSystemDomainCredentials", BOOLEAN),
-        exp("systemDomainCredentialKey"),
-        exp("systemDomainCredentialSecret"),
-        exp("errorSet", REF, nested="ErrorSetRef", nullable=True),
-    ), id_style="short"),
-    Resource("ErrorSetRef", (imp("id"), imp("name")), id_style="ref", ts_style=None),
-    Resource("ErrorMessage", (
-        imp("id", create="Req", update="ReqCtx"),
-        imp("code", INTEGER, create="Ign", update="Ign"),
-        imp("status"),
-        imp("detailHeader"),
-        imp("responseBody"),
-    ), id_style="catalog", ts_style=None),
-    Resource("ErrorSet", (
-        imp("id", create="Ign", update="ReqCtx"),
-        imp("name", default="Default"),
-        imp("type", default="application/json"),
-        imp("jsonp", BOOLEAN),
-        imp("jsonpType"),
-        exp("errorMessages", MANY, nested="ErrorMessage"),
-    ), ts_style=None),
-    Resource("ServiceCache", (imp("cacheTtl", INTEGER, default=0),), id_style="none", ts_style=None),
-    Resource("OAuth", (
-        imp("accessTokenTtlEnabled", BOOLEAN),
-        imp("accessTokenTtl", INTEGER, default=0),
-        imp("authorizationCodeTtl", INTEGER, default=0),
-        imp("refreshTokenEnabled", BOOLEAN),
-        imp("refreshTokenTtl", INTEGER, default=0),
-        imp("accessTokenType", ENUM, values=("bearer", "mac"), default="bearer"),
-        imp("allowMultipleToken", BOOLEAN),
-        imp("secureTokensEnabled", BOOLEAN),
-        imp("forwardedHeaders", ENUM_LIST, values=("access-token", "client-id", "scope", "user-context")),
-        imp("grantTypes", ENUM_LIST,
-            values=("authorization-code", "implicit", "password", "client-credentials")),
-        imp("tokenBasedRateLimitsEnabled", BOOLEAN),
-        imp("qpsLimitCeiling", INTEGER, default=0),
-        imp("rateLimitCeiling", INTEGER, default=0),
-        imp("forceSslRedirectUrlEnabled", BOOLEAN),
-    ), id_style="none", ts_style=None),
-    Resource("SecurityProfile", (
-        imp("oauth", ONE, nested="OAuth", nullable=True),
-    ), id_style="none", ts_style=None),
-    Resource("ServiceRole", (
-        imp("id", create="Req", update="ReqCtx"),
-        imp("name", create="Ign", update="Ign"),
-        imp("action", ENUM, values=("read",), default="read"),
-    ), id_style="ref", ts_style=None),
-    Resource("PlanRole", (
-        imp("id", create="Req", update="ReqCtx"),
-        imp("name", create="Ign", update="Ign"),
-        imp("action", ENUM, values=("register_keys",), default="register_keys"),
-    ), id_style="ref", ts_style=None),
-    Resource("MemberRole", (
-        imp("id", create="Req", update="ReqCtx"),
-        imp("name", create="Ign", update="Ign"),
-    ), id_style="ref", ts_style=None),
-    Resource("Service", (
-        *std(),
-        imp("name", create="Req"),
-        imp("version"),
-        exp("description"),
-        exp("editorHandle", create="Ign", update="Ign", nullable=True, default=None),
-        exp("revisionNumber", INTEGER, create="Ign", update="Ign", default=1),
-        exp("robotsPolicy", create="Ign", update="Ign"),
-        exp("crossdomainPolicy", create="Ign", update="Ign", default=CROSSDOMAIN_POLICY),
-        exp("qpsLimitOverall", INTEGER, default=0),
-        exp("rfc3986Encode", BOOLEAN),
-        exp("errorSets", MANY, nested="ErrorSet"),
-        exp("endpoints", MANY, nested="Endpoint"),
-        exp("cache", ONE, nested="ServiceCache", autobuild=True),
-        exp("securityProfile", ONE, nested="SecurityProfile", autobuild=True),
-        exp("roles", MANY, nested="ServiceRole"),
-    ), id_style="short"),
-    Resource("PlanMethod", (
-        imp("id", create="Req", update="ReqCtx"),
-        imp("name", create="Ign", update="Ign"),
-    ), id_style="ref", ts_style=None),
-    Resource("PlanEndpoint", (
-        imp("id", create="Req", update="ReqCtx"),
-        imp("name", create="Ign", update="Ign"),
-        # entitling an endpoint without naming methods lets every method through
-        imp("undefinedMethodsAllowed", BOOLEAN, default=True),
-        imp("methods", MANY, nested="PlanMethod"),
-    ), id_style="ref", ts_style=None),
-    Resource("PlanService", (
-        imp("id", create="Req", update="ReqCtx"),
-        imp("name", create="Ign", update="Ign"),
-        imp("endpoints", MANY, nested="PlanEndpoint"),
-    ), id_style="ref", ts_style=None),
-    Resource("Plan", (
-        *std(),
-        imp("name", create="Req"),
-        imp("description"),
-        exp("eav", OBJECT),
-        imp("selfServiceKeyProvisioningEnabled", BOOLEAN, create="Ign", update="Ign"),
-        imp("adminKeyProvisioningEnabled", BOOLEAN),
-        exp("notes"),
-        imp("maxNumKeysAllowed", INTEGER, default=5),
-        imp("numKeysBeforeReview", INTEGER, default=1),
-        imp("qpsLimitCeiling", INTEGER, default=0),
-        imp("qpsLimitExempt", BOOLEAN),
-        imp("qpsLimitKeyOverrideAllowed", BOOLEAN),
-        imp("rateLimitCeiling", INTEGER, default=0),
-        imp("rateLimitExempt", BOOLEAN),
-        imp("rateLimitKeyOverrideAllowed", BOOLEAN),
-        imp("rateLimitPeriod", ENUM, values=("minute", "hour", "day", "month"), default="day"),
-        imp("responseFilterOverrideAllowed", BOOLEAN),
-        imp("status", ENUM, create="Ign", update="Ign", values=("active", "inactive"), default="active"),
-        exp("emailTemplateSetId", INTEGER, nullable=True, default=None),
-        exp("services", MANY, nested="PlanService"),
-        exp("roles", MANY, nested="PlanRole"),
-    )),
-    Resource("Package", (
-        *std(),
-        imp("name", create="Req"),
-        imp("description"),
-        imp("notifyDeveloperPeriod", ENUM, values=PERIODS, default="hour"),
-        exp("notifyDeveloperNearQuota", BOOLEAN),
-        exp("notifyDeveloperOverQuota", BOOLEAN),
-        exp("notifyDeveloperOverThrottle", BOOLEAN),
-        imp("notifyAdminPeriod", ENUM, values=PERIODS, default="hour"),
-        exp("notifyAdminNearQuota", BOOLEAN),
-        exp("notifyAdminOverQuota", BOOLEAN),
-        exp("notifyAdminOverThrottle", BOOLEAN),
-        imp("notifyAdminEmails"),
-        imp("nearQuotaThreshold", INTEGER, default=80),
-        exp("eav", OBJECT),
-        imp("keyAdapter"),
-        imp("keyLength", INTEGER, default=24),
-        imp("sharedSecretLength", INTEGER, default=10),
-        exp("plans", MANY, nested="Plan"),
-    )),
-    Resource("Organization", (
-        *std(id_create="Req"),
-        imp("name"),
-        imp("description"),
-        imp("parent", nullable=True, default=None),
-        imp("isActive", BOOLEAN, default=True),
-        exp("suborganizations", ANY, default=[]),
-    )),
-    Resource("Role", (
-        *std(),
-        imp("name", create="Req"),
-        imp("description"),
-        imp("isPredefined", BOOLEAN, create="Ign", update="Ign"),
-        imp("isOrgrole", BOOLEAN, create="Ign", update="Ign"),
-        imp("isAssignable", BOOLEAN, create="Ign", update="Ign", default=True),
-        exp("group", REF, nested="Organization", nullable=True, default=None),
-        exp("organization", REF, nested="Organization", nullable=True, default=None),
-    )),
-    Resource("DomainWhitelist", (
-        imp("id", create="Ign", update="ReqCtx"),
-        imp("created", DATETIME, create="Ign", update="Ign"),
-        imp("updated", DATETIME, create="Ign", update="Ign"),
-        imp("domain", create="Req", update="Req"),
-        imp("status", ENUM, create="Ign", update="Ign", values=("active", "waiting"), default="waiting"),
-    )),
-    Resource("Limit", (imp("source"), imp("ceiling", INTEGER), imp("period")), id_style="none", ts_style=None),
-    Resource("PackageRef", (imp("id", create="Req"), imp("name", create="Ign")), id_style="ref", ts_style=None),
-    Resource("PackageKey", (
-        *std(),
-        imp("apikey", update="Ign"),
-        imp("secret"),
-        imp("rateLimitCeiling", INTEGER, nullable=True, default=None),
-        imp("rateLimitExempt", BOOLEAN),
-        imp("qpsLimitCeiling", INTEGER, nullable=True, default=None),
-        imp("qpsLimitExempt", BOOLEAN),
-        imp("status", default="active"),
-        exp("limits", MANY, create="Ign", update="Ign", nested="Limit", computed="key_limits"),
-        imp("package", REF, nested="PackageRef", computed="key_package"),
-        imp("plan", REF, nested="PackageRef", computed="key_plan"),
-        exp("isPackaged", BOOLEAN, create="Ign", update="Ign", computed="key_packaged"),
-    ), ts_style="z", internal=("_applicationId", "_packageId", "_planId")),
-    Resource("Application", (
-        *std(),
-        imp("name", create="Req"),
-        imp("username", create="Req"),
-        *(imp(n) for n in ("description", "type", "adsSystem", "usageModel", "tags", "notes",
-                           "howDidYouHear", "preferredProtocol", "preferredOutput", "externalId",
-                           "uri", "oauthRedirectUri")),
-        imp("commercial", BOOLEAN),
-        imp("ads", BOOLEAN),
-        exp("packageKeys", MANY, create="Opt", update="Ign", nested="PackageKey",
-            computed="application_keys"),
-        exp("isPackaged", BOOLEAN, create="Ign", update="Ign", computed="application_packaged"),
-    ), ts_style="z", internal=("_memberId",)),
-    Resource("Member", (
-        *std(),
-        imp("username", create="Req"),
-        imp("email", create="Req"),
-        imp("displayName", create="Req"),
-        imp("externalId", create="Req"),
-        imp("passwdNew", create="Req", update="Ign", write_only=True),
-        *(imp(n) for n in ("uri", "blog", "im", "imsvc", "phone", "company", "address1",
-                           "address2", "locality", "region", "postalCode", "countryCode",
-                           "firstName", "lastName")),
-        imp("areaStatus", default="active"),
-        exp("applications", MANY, create="Opt", update="Ign", nested="Application",
-            computed="member_applications"),
-        exp("packageKeys", MANY, create="Ign", update="Ign", nested="PackageKey",
-            computed="member_keys"),
-        exp("roles", MANY, nested="MemberRole"),
-    ), ts_style="z"),
-    Resource("EmailTemplate", (
-        *std(),
-        imp("from", create="Req"),
-        imp("subject"),
-        imp("body"),
-        imp("type"),
-    )),
-    Resource("EmailTemplateSet", (
-        *std(),
-        imp("name", create="Req"),
-        exp("emailTemplates", MANY, nested="EmailTemplate"),
-    )),
-    Resource("Hostname", (imp("address"),), id_style="none", ts_style=None),
-]
+__all__ = ["CATALOG", "ERROR_CATALOG", "RULES", "SHORT_ID_ALPHABET", "catalog_message", "resource"]
+
+RULES: Mapping[str, Rules] = MappingProxyType({
+    "Service": Rules(
+        prepare=services.prepare, finalize=services.finalize,
+        after_write=services.after_write, keeps_old=True, on_delete=services.on_delete,
+    ),
+    "Endpoint": Rules(
+        after_build=shapes.endpoint_auth,
+        write_computed={"scheduledMaintenanceEvent": maintenance.set_endpoint_event},
+    ),
+    "ErrorSet": Rules(after_build=shapes.fill_error_set, on_delete_item=services.delete_error_set),
+    "ErrorMessage": Rules(after_build=shapes.error_message_code),
+    "Package": Rules(finalize=packages.finalize, on_delete=packages.on_delete),
+    "Plan": Rules(on_delete_item=packages.delete_plan),
+    "Role": Rules(
+        prepare=roles.prepare, finalize=roles.finalize,
+        after_write=roles.after_write, keeps_old=True, on_delete=roles.on_delete,
+    ),
+    "DomainWhitelist": Rules(prepare=domains.prepare, finalize=domains.finalize),
+    "ScheduledMaintenanceEvent": Rules(finalize=maintenance.finalize_event),
+    "Member": Rules(
+        finalize=members.finalize, on_delete=members.on_delete,
+        write_computed={"applications": members.create_applications},
+        events="member", event_payload=triggers.member_object,
+        event_nested=triggers.member_nested, event_cascade=triggers.member_cascade,
+    ),
+    "Application": Rules(
+        on_delete=members.delete_application,
+        write_computed={"packageKeys": members.create_keys},
+        events="application", event_payload=triggers.application_object,
+        event_nested=triggers.application_nested, event_cascade=triggers.application_cascade,
+    ),
+    "PackageKey": Rules(
+        before_merge=keys.before_merge, prepare=keys.prepare, finalize=keys.finalize_key,
+        keeps_old=True, on_delete=keys.on_delete,
+        events="key", event_payload=triggers.key_object,
+    ),
+})
 
 
-
-def _event_endpoint() -> Resource:
-    """The endpoints of a maintenance event: the Endpoint field set, read from the live
-    endpoint (a view), plus ``stringsToTrimFromApiKey`` (stored with the link) and the
-    ``serviceId`` of the endpoint (an extension, so that clients find the endpoint)."""
-    endpoint = next(r for r in _RESOURCES if r.name == "Endpoint")
-    fields = [Field("id", STRING, "Req", "Ign", "Imp")]
-    fields += [Field(f.name, f.type, "Ign", "Ign", f.fetch, f.values, f.default, f.write_only, f.nested,
-                     f.nullable, f.computed) for f in endpoint.fields
-               if f.name not in ("id", "scheduledMaintenanceEvent")]
-    fields += [exp("stringsToTrimFromApiKey"), imp("serviceId", create="Ign", update="Ign")]
-    return Resource("ScheduledMaintenanceEventEndpoint", tuple(fields), id_style="ref", ts_style=None,
-                    view="event_endpoint")
+def _assemble() -> Mapping[str, Resource]:
+    """Each table with its rules, every resource linked to the whole catalog."""
+    names = {t.name for t in TABLES}
+    assert set(RULES) <= names, set(RULES) - names
+    catalog = {t.name: dataclasses.replace(t, rules=RULES.get(t.name, NO_RULES)) for t in TABLES}
+    view = MappingProxyType(catalog)
+    for res in catalog.values():
+        res.catalog = view
+    return view
 
 
-_RESOURCES.append(_event_endpoint())
-CATALOG: dict[str, Resource] = {r.name: r for r in _RESOURCES}
+CATALOG: Mapping[str, Resource] = _assemble()
 
 
 def resource(name: str) -> Resource:
     """The resource called ``name`` (a programming error if unknown)."""
     return CATALOG[name]
-
-
-def catalog_message(message_id: str) -> dict[str, Any]:
-    """The stored default of an error message of the catalog (SUPPLEMENT §5)."""
-    code, status = ERROR_CATALOG[message_id]
-    return {"id": message_id, "code": code, "status": status, "detailHeader": "", "responseBody": ""}

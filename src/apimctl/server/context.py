@@ -1,19 +1,21 @@
 """What the resource rules of one request work with.
 
-:class:`Env` (the transaction, the area, the settings, the user, per-request caches of
-documents) is created by :mod:`apimctl.server.engine` for every request and handed to
-:mod:`apimctl.server.rules` and its helpers (:mod:`~apimctl.server.keys`,
-:mod:`~apimctl.server.maintenance`, :mod:`~apimctl.server.triggers`), together with small
-helpers they share: unique-key claims, endpoint look-up through the index, 400 errors.
+:class:`Env` (the transaction, the area, the settings, the user, the catalog, per-request
+caches of documents) is created by the engine for every request and handed to the rule
+hooks of the catalog (:mod:`~apimctl.server.services`, :mod:`~apimctl.server.packages`,
+:mod:`~apimctl.server.keys`, :mod:`~apimctl.server.maintenance`, ...), together with small
+helpers they share: unique-key claims and endpoint look-up through the index. Rule modules
+find other resources through :meth:`Env.resource`, never by importing the catalog (which
+imports them).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from apimctl.errors import Invalid
 from apimctl.server.config import ServerConfig
+from apimctl.server.fields import Resource
 from apimctl.server.store import Txn
 from apimctl.server.validation import WriteCtx
 
@@ -21,16 +23,22 @@ from apimctl.server.validation import WriteCtx
 class Env:
     """What the rules of one request may look at: the transaction, the area, the settings."""
 
-    def __init__(self, txn: Txn, area: str, config: ServerConfig, user: str | None) -> None:
+    def __init__(self, txn: Txn, area: str, config: ServerConfig, user: str | None,
+                 catalog: Mapping[str, Resource]) -> None:
         self.txn = txn
         self.area = area
         self.config = config
         self.user = user
+        self.catalog = catalog
         self.old: dict[str, Any] | None = None  # the document before this write (updates)
         self._cache: dict[str, Any] = {}
         # documents created inside this write besides the one addressed (nested members'
-        # applications and applications' keys): (kind, document, body path), for events
-        self.created: list[tuple[str, dict[str, Any], str]] = []
+        # applications and applications' keys): (resource, document, body path), for events
+        self.created: list[tuple[Resource, dict[str, Any], str]] = []
+
+    def resource(self, name: str) -> Resource:
+        """The catalog resource called ``name``."""
+        return self.catalog[name]
 
     def docs(self, kind: str) -> list[dict[str, Any]]:
         key = "list:" + kind
@@ -72,11 +80,6 @@ class Env:
 
 def ref_of(obj: dict[str, Any] | None) -> dict[str, Any] | None:
     return None if obj is None else {"id": obj.get("id"), "name": obj.get("name")}
-
-
-def invalid(path: str, message: str) -> Invalid:
-    where = f"{path}: " if path else ""
-    return Invalid(f"{where}{message}", 400, items=[{"property": path, "message": message}])
 
 
 def claim(env: Env, ctx: WriteCtx, scope: str, owner: str, values: dict[str, str], what: str,

@@ -4,17 +4,16 @@ The management-API resources for members, applications and package keys call an
 ``EventDispatcher`` around every create, update and delete: ``pre`` inside the request before
 the write (its reply may enrich or veto the write), ``post`` after the commit (its failures are
 only recorded). The configuration is the ``--events-config`` YAML of ``apimctl serve``
-(spec/SUPPLEMENT.md section 8), parsed by ``load_events_config`` / ``parse_events_config``.
-The operator reads the log of recent calls through ``GET /operator/events``
-(``event_log_endpoint``).
+(spec/SUPPLEMENT.md section 8), parsed by :mod:`apimctl.server.events_config`. The operator
+reads the log of recent calls through ``GET /operator/events`` (``event_log_endpoint``).
 
 Wire format (the specification's "Events" section): ``POST {url}/v1/<object>`` for pre-create,
 ``PUT {url}/v1/<object>/<id>`` for post-create and both update events, ``DELETE`` with no body
 for the delete events; query ``event=<name>&txn=<32 hex digits>``; headers ``Accept``,
-``Content-Type`` and the object's agent header. Bodies are the snake_case payloads built by
-``member_payload``, ``application_payload`` and ``key_payload``. With ``encoding: form`` nested
-objects and arrays are sent as JSON text in their form field, booleans as ``true``/``false``
-and nulls as empty strings.
+``Content-Type`` and the object's agent header. Bodies are the snake_case payloads of
+:mod:`apimctl.server.payloads`. With ``encoding: form`` nested objects and arrays are sent as
+JSON text in their form field, booleans as ``true``/``false`` and nulls as empty strings.
+A reply is read in chunks; one larger than :data:`MAX_REPLY_BYTES` is a failed delivery.
 
 Secrets (a key's ``secret``) travel to the configured receiver, which is part of the protocol,
 but never appear in the event log.
@@ -27,297 +26,51 @@ import secrets
 import threading
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
 import httpx
-import jsonschema  # type: ignore[import-untyped]
-import yaml
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from apimctl.errors import ApimctlError
-from apimctl.server.keys import limits_of
+from apimctl.server.errors import Invalid
+from apimctl.server.events_config import (
+    CONTENT_TYPES,
+    DEFAULT_TIMEOUT,
+    METHODS,
+    OBJECTS,
+    AreaEvents,
+    load_events_config,
+    parse_events_config,
+)
+from apimctl.server.payloads import (
+    WRITABLE,
+    application_payload,
+    apply_changes,
+    key_payload,
+    member_payload,
+    redact,
+    snake_to_camel,
+)
+
+__all__ = [
+    "AGENT", "DEFAULT_TIMEOUT", "MAX_REPLY_BYTES", "AreaEvents", "EventDispatcher", "EventVeto",
+    "application_payload", "apply_changes", "event_log_endpoint", "key_payload",
+    "load_events_config", "member_payload", "parse_events_config",
+]
 
 AGENT = "Svc Event Trigger 1.0"
-DEFAULT_TIMEOUT = 10.0
 LOG_SIZE = 1000
-SENSITIVE = "(sensitive)"
-
-OBJECTS: dict[str, str] = {"member": "User-Agent", "application": "Application-Agent", "key": "Key-Agent"}
-METHODS: dict[str, str] = {
-    "pre-create": "POST",
-    "post-create": "PUT",
-    "pre-update": "PUT",
-    "post-update": "PUT",
-    "pre-delete": "DELETE",
-    "post-delete": "DELETE",
-}
-CONTENT_TYPES = {"json": "application/json", "form": "application/x-www-form-urlencoded"}
-
-# Payload fields a pre event may change with ``proceed_with_changes`` (snake_case).
-WRITABLE: dict[str, frozenset[str]] = {
-    "member": frozenset({
-        "username", "email", "display_name", "external_id", "uri", "blog", "im", "imsvc",
-        "phone", "company", "address1", "address2", "locality", "region", "postal_code",
-        "country_code", "first_name", "last_name", "area_status",
-    }),
-    "application": frozenset({
-        "name", "description", "type", "ads_system", "usage_model", "tags", "notes",
-        "how_did_you_hear", "preferred_protocol", "preferred_output", "external_id", "uri",
-        "commercial", "ads",
-    }),
-    "key": frozenset({
-        "apikey", "secret", "status", "qps_limit_ceiling", "qps_limit_exempt",
-        "rate_limit_ceiling", "rate_limit_exempt",
-    }),
-}
-_SECRET_FIELDS = frozenset({"secret", "password", "passwd_new", "passwdNew"})
-
-_AREA_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["url"],
-    "additionalProperties": False,
-    "properties": {
-        "url": {"type": "string", "pattern": "^https?://[^/?#]+"},
-        "encoding": {"enum": list(CONTENT_TYPES)},
-        "timeout": {"type": "number", "exclusiveMinimum": 0},
-        "events": {
-            "type": ["object", "null"],
-            "additionalProperties": False,
-            "properties": {
-                obj: {"type": ["array", "null"], "items": {"enum": list(METHODS)}}
-                for obj in OBJECTS
-            },
-        },
-    },
-}
-CONFIG_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["areas"],
-    "additionalProperties": False,
-    "properties": {"areas": {"type": ["object", "null"], "additionalProperties": _AREA_SCHEMA}},
-}
+MAX_REPLY_BYTES = 1024 * 1024  # a receiver's reply beyond this is a failed delivery
 
 
-class EventVeto(Exception):
+class EventVeto(Invalid):
     """A pre event refused the write: ``items`` is the body of the 400 answer."""
 
     def __init__(self, items: list[dict[str, str]]) -> None:
-        self.items = items
-        super().__init__("; ".join(f"{i['property'] or '-'}: {i['message']}" for i in items))
-
-
-@dataclass(frozen=True)
-class AreaEvents:
-    """The event-trigger settings of one area."""
-
-    url: str
-    encoding: str = "json"
-    timeout: float = DEFAULT_TIMEOUT
-    events: frozenset[tuple[str, str]] = frozenset()
-
-
-# --- configuration -------------------------------------------------------------------------
-
-
-def load_events_config(path: str) -> dict[str, Any]:
-    """Read and check an ``--events-config`` file; every problem is reported with where it is."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-        raw = yaml.safe_load(text)
-        tree = yaml.compose(text)
-    except OSError as exc:
-        raise ApimctlError(f"{path}: cannot read events config: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise ApimctlError(f"{path}: cannot read events config: not UTF-8 text ({exc.reason})") from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
-        raise ApimctlError(f"{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from exc
-    if raw is None:  # an empty file: no area has event triggers
-        return {"areas": {}}
-    parse_events_config(raw, source=path, tree=tree)
-    return raw if isinstance(raw, dict) else {}
-
-
-def parse_events_config(raw: Any, source: str = "events config", tree: yaml.Node | None = None
-                        ) -> dict[str, AreaEvents]:
-    """Validate the parsed YAML against ``CONFIG_SCHEMA`` and return the settings per area.
-
-    With ``tree`` (the composed YAML of the file) every problem names its line and column.
-    """
-    if raw is None:
-        return {}
-    validator = jsonschema.Draft202012Validator(CONFIG_SCHEMA)
-    errors = sorted(validator.iter_errors(raw), key=lambda e: [str(p) for p in e.absolute_path])
-    if errors:
-        lines = [f"{_where(source, tree, e.absolute_path)}: {_dotted(e.absolute_path) or '(top)'}: {_message(e)}"
-                 for e in errors]
-        raise ApimctlError("\n".join(lines))
-    return {str(name): _area(spec) for name, spec in (raw.get("areas") or {}).items()}
-
-
-def _where(source: str, tree: yaml.Node | None, path: Any) -> str:
-    """``file:line:col`` of the YAML node at ``path`` (the file alone without a tree)."""
-    node = tree
-    for step in path:
-        if isinstance(node, yaml.MappingNode):
-            node = next((v for k, v in node.value if k.value == str(step)), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
-            node = node.value[step]
-        else:
-            node = None
-    if node is None:
-        return source
-    return f"{source}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
-
-
-def _area(spec: Mapping[str, Any]) -> AreaEvents:
-    enabled = frozenset(
-        (obj, event) for obj, events in (spec.get("events") or {}).items() for event in events or ()
-    )
-    return AreaEvents(
-        url=str(spec["url"]).rstrip("/"),
-        encoding=str(spec.get("encoding", "json")),
-        timeout=float(spec.get("timeout", DEFAULT_TIMEOUT)),
-        events=enabled,
-    )
-
-
-def _message(error: jsonschema.ValidationError) -> str:
-    if error.validator == "pattern":
-        return f"{error.instance!r} is not an http:// or https:// URL"
-    return str(error.message)
-
-
-def _dotted(path: Any) -> str:
-    return ".".join(str(p) for p in path)
-
-
-# --- payloads ------------------------------------------------------------------------------
-
-
-def snake_to_camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
-
-
-_MEMBER_STRINGS = (
-    "region", "external_id", "phone", "address1", "address2", "area_status", "blog", "im",
-    "country_code", "uri", "first_name", "display_name", "username", "email", "postal_code",
-    "company", "last_name", "locality", "imsvc",
-)
-_APPLICATION_STRINGS = (
-    "preferred_protocol", "tags", "external_id", "ads_system", "type", "uri", "username",
-    "preferred_output", "how_did_you_hear", "description", "usage_model", "name", "notes",
-)
-
-
-def _strings(obj: Mapping[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name in names:
-        value = obj.get(snake_to_camel(name))
-        out[name] = "" if value is None else value
-    return out
-
-
-def member_payload(member: Mapping[str, Any]) -> dict[str, Any]:
-    """A stored (camelCase) member as the snake_case member object of the callbacks."""
-    payload = _strings(member, _MEMBER_STRINGS)
-    payload.update(
-        registration_ipaddr=member.get("registrationIpaddr") or "",
-        object_type="member",
-        created=member.get("created"),
-        updated=member.get("updated"),
-    )
-    return payload
-
-
-def application_payload(app: Mapping[str, Any], member: Mapping[str, Any]) -> dict[str, Any]:
-    """An application and its owner as the callbacks' application object (no ``id`` before it has one)."""
-    payload: dict[str, Any] = {"member": member_payload(member)}
-    payload.update(_strings(app, _APPLICATION_STRINGS))
-    payload["username"] = app.get("username") or member.get("username") or ""
-    payload.update(
-        status=app.get("status") or "active",
-        object_type="application",
-        created=app.get("created"),
-        updated=app.get("updated"),
-        ads=bool(app.get("ads", False)),
-        commercial=bool(app.get("commercial", False)),
-    )
-    if app.get("id") is not None:
-        payload["id"] = app["id"]
-    return payload
-
-
-def key_payload(
-    key: Mapping[str, Any],
-    app: Mapping[str, Any],
-    member: Mapping[str, Any],
-    package: Mapping[str, Any],
-    plan: Mapping[str, Any],
-) -> dict[str, Any]:
-    """A package key as the callbacks' key object.
-
-    The platform's ``service`` of a key is the plan it is issued under: ``service_key`` is the
-    plan id. ``limits`` lists the effective per-period and per-second ceilings, each with its
-    source (``key`` when the key sets it, else ``plan``); exempt limits are left out.
-    """
-    limits = limits_of(key, plan)
-    return {
-        "member": member_payload(member),
-        "application": application_payload(app, member),
-        "service": {
-            "service_key": plan.get("id"),
-            "name": plan.get("name") or package.get("name") or "",
-            "created": plan.get("created"),
-            "updated": plan.get("updated"),
-            "limits": limits,
-        },
-        "limits": limits,
-        "oauth_rate_limit_ceiling": 0,
-        "oauth_rate_limit_exempt": False,
-        "oauth_qps_limit_ceiling": 0,
-        "oauth_qps_limit_exempt": False,
-        "oauth_user_limits": [],
-        "qps_limit_ceiling": key.get("qpsLimitCeiling"),
-        "qps_limit_exempt": bool(key.get("qpsLimitExempt", False)),
-        "rate_limit_ceiling": key.get("rateLimitCeiling"),
-        "rate_limit_exempt": bool(key.get("rateLimitExempt", False)),
-        "status": key.get("status") or "active",
-        "group_id": None,
-        "apikey": key.get("apikey"),
-        "secret": key.get("secret"),
-        "service_key": plan.get("id"),
-        "object_type": "key",
-        "username": member.get("username") or "",
-        "protected_methods": False,
-        "required_referer": "",
-        "created": key.get("created"),
-        "updated": key.get("updated"),
-    }
-
-
-def apply_changes(obj: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of a stored (camelCase) object with snake_case ``changes`` applied."""
-    out = dict(obj)
-    for name, value in changes.items():
-        out[snake_to_camel(name)] = value
-    return out
-
-
-def redact(value: Any) -> Any:
-    """A copy with every secret field replaced by ``(sensitive)``, for logs."""
-    if isinstance(value, dict):
-        return {k: SENSITIVE if k in _SECRET_FIELDS and v else redact(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v) for v in value]
-    return value
+        super().__init__("; ".join(f"{i['property'] or '-'}: {i['message']}" for i in items), items)
 
 
 # --- the dispatcher ------------------------------------------------------------------------
@@ -425,7 +178,9 @@ class EventDispatcher:
         with self._lock:
             if self._client is None:
                 # trust_env off: callbacks go straight to the configured URL, never via a proxy
-                self._client = httpx.Client(headers={"User-Agent": "apimctl-reference-server"}, trust_env=False)
+                # identity: a reply is read as sent, so its size bounds what is held in memory
+                self._client = httpx.Client(headers={"User-Agent": "apimctl-reference-server",
+                                                     "Accept-Encoding": "identity"}, trust_env=False)
             return self._client
 
     def _send(
@@ -441,17 +196,21 @@ class EventDispatcher:
         call = _build_call(settings, area, obj, event, payload, obj_id, txn)
         started = time.perf_counter()
         try:
-            response = self._http().request(
+            with self._http().stream(
                 METHODS[event], call.url, headers=call.headers, content=call.body or None,
                 timeout=settings.timeout,
-            )
+            ) as response:
+                raw = _read_reply(response)
         except httpx.TimeoutException:
             call.outcome, call.error = "timeout", f"no reply within {settings.timeout:g} s"
         except httpx.HTTPError as exc:
             call.outcome, call.error = "failed", f"cannot reach the receiver: {type(exc).__name__}"
         else:
             call.status = response.status_code
-            call.reply = _reply_body(response)
+            if raw is None:
+                call.outcome, call.error = "failed", f"reply larger than {MAX_REPLY_BYTES} bytes"
+            else:
+                call.reply = _reply_body(raw, response)
         call.duration_ms = round((time.perf_counter() - started) * 1000, 1)
         if call.status is not None and call.duration_ms > settings.timeout * 1000:
             call.outcome, call.error = "timeout", f"no reply within {settings.timeout:g} s"
@@ -523,11 +282,34 @@ def _form_value(value: Any) -> str:
     return str(value)
 
 
-def _reply_body(response: httpx.Response) -> Any:
+def _read_reply(response: httpx.Response) -> bytes | None:
+    """The reply body, read in chunks; ``None`` (unread beyond the limit) when it is larger
+    than :data:`MAX_REPLY_BYTES`."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_REPLY_BYTES:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_raw():
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _reply_body(raw: bytes, response: httpx.Response) -> Any:
     try:
-        return response.json()
-    except ValueError:
-        return response.text[:2000]
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return _text(raw, response.charset_encoding)[:2000]
+
+
+def _text(raw: bytes, charset: str | None) -> str:
+    try:
+        return raw.decode(charset or "utf-8", errors="replace")
+    except LookupError:  # an unknown charset: read it as UTF-8
+        return raw.decode("utf-8", errors="replace")
 
 
 # --- reading a pre event's reply -----------------------------------------------------------
@@ -538,7 +320,7 @@ def _pre_outcome(call: _Call) -> dict[str, Any]:
     what = f"event trigger {call.event} for {call.obj}"
     if call.outcome == "timeout":
         raise EventVeto([{"property": "", "message": f"{what} timed out ({call.error})"}])
-    if call.status is None:
+    if call.status is None or call.outcome == "failed":
         raise EventVeto([{"property": "", "message": f"{what} failed: {call.error}"}])
     reply = call.reply if isinstance(call.reply, dict) else {}
     kind = reply.get("type")

@@ -1,7 +1,9 @@
 """Rules of package keys: creation under a plan, generated values, ceilings, moves, limits.
 
-Called by :mod:`apimctl.server.rules` (write points), :mod:`apimctl.server.triggers` (event
-payloads) and through the computed field ``limits`` at read time.
+The catalog names :func:`before_merge`, :func:`prepare`, :func:`finalize_key` and
+:func:`on_delete` as the PackageKey's hooks; :mod:`apimctl.server.members` (keys created
+with an application), :mod:`apimctl.server.triggers` (event payloads) and the computed field
+``limits`` (:mod:`apimctl.server.rules`) use the rest.
 """
 
 from __future__ import annotations
@@ -19,6 +21,23 @@ _KEY_ALPHABET = string.ascii_lowercase + string.digits
 
 def _random(length: int) -> str:
     return "".join(secrets.choice(_KEY_ALPHABET) for _ in range(max(1, length)))
+
+
+def prepare(doc: dict[str, Any], body: Any, env: Env, ctx: WriteCtx,
+            parent: dict[str, Any] | None, created: bool) -> None:
+    """A new key is placed under its plan and gets its generated values."""
+    if created:
+        create_key(doc, body if isinstance(body, dict) else {}, env, ctx, parent)
+
+
+def before_merge(doc: dict[str, Any], body: Any, env: Env, ctx: WriteCtx) -> None:
+    """An update may move the key to another plan of its package."""
+    if isinstance(body, dict):
+        move_key(doc, body, env, ctx)
+
+
+def on_delete(doc: dict[str, Any], env: Env) -> None:
+    env.txn.release(env.area, "key.apikey", doc["id"])
 
 
 def create_key(doc: dict[str, Any], body: dict[str, Any], env: Env, ctx: WriteCtx, parent: dict[str, Any] | None) -> None:

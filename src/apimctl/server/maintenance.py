@@ -2,16 +2,18 @@
 
 The event documents hold the links (``{id, name, serviceId, stringsToTrimFromApiKey}``);
 an endpoint's ``scheduledMaintenanceEvent`` and an event's endpoint objects are views
-computed from them. Called by :mod:`apimctl.server.rules` and :mod:`apimctl.server.engine`.
+computed from them. The catalog names :func:`finalize_event` as the event's ``finalize``
+and :func:`set_endpoint_event` as the Endpoint's writer of ``scheduledMaintenanceEvent``;
+the engine's nested writes call :func:`write_endpoint_event` for
+``/services/{id}/endpoints/{id}/scheduledMaintenanceEvent`` and the reads :func:`endpoint_event`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from apimctl.errors import NotFound
-from apimctl.server import catalog as c
-from apimctl.server.context import Env, find_endpoint, invalid
+from apimctl.server.context import Env, find_endpoint
+from apimctl.server.errors import Invalid, NotFound
 from apimctl.server.validation import WriteCtx, build, merge
 
 
@@ -66,40 +68,49 @@ def write_endpoint_event(env: Env, ctx: WriteCtx, service: dict[str, Any], endpo
                          op: str, body: Any) -> dict[str, Any] | None:
     """POST assigns (``{id}``) or creates an event for the endpoint; PUT updates its event;
     DELETE takes the endpoint out of its event. The event documents hold the links."""
-    res = c.resource("ScheduledMaintenanceEvent")
     current = endpoint_event(env, endpoint)
-    ref = {"id": endpoint["id"], "name": endpoint.get("name", ""), "serviceId": service["id"]}
     if op == "delete":
         if current is None:
-            raise NotFound("this endpoint has no scheduled maintenance event", 404)
-        current["endpoints"] = [r for r in current.get("endpoints", []) if r.get("id") != endpoint["id"]]
-        env.txn.put(env.area, "event", current["id"], current)
+            raise NotFound("this endpoint has no scheduled maintenance event")
+        _take_out(env, current, endpoint)
         env.forget("event")
         return None
-    target_id = body.get("id") if isinstance(body, dict) else None
-    if target_id is not None:
-        target = env.doc("event", target_id)
-        if target is None:
-            raise invalid("id", f"no scheduled maintenance event with id {target_id!r}")
-        if op == "put":
-            merge(res, target, body, "", ctx)
-    elif op == "put" and current is not None:
-        target = merge(res, current, body, "", ctx)
-    else:
-        target = build(res, body, "", ctx)
-        target["endpoints"] = []
+    target = _target_event(env, ctx, current, op, body)
     if ctx.problems:
         return target
     if current is not None and current["id"] != target["id"]:
-        current["endpoints"] = [r for r in current.get("endpoints", []) if r.get("id") != endpoint["id"]]
-        env.txn.put(env.area, "event", current["id"], current)
+        _take_out(env, current, endpoint)
     if not any(r.get("id") == endpoint["id"] for r in target.get("endpoints", [])):
+        ref = {"id": endpoint["id"], "name": endpoint.get("name", ""), "serviceId": service["id"]}
         target.setdefault("endpoints", []).append(ref)
     finalize_event(target, ctx, env, created=False)
     if not ctx.problems:
         env.txn.put(env.area, "event", target["id"], target)
     env.forget("event")
     return target
+
+
+def _target_event(env: Env, ctx: WriteCtx, current: dict[str, Any] | None, op: str, body: Any) -> dict[str, Any]:
+    """The event named by ``{id}`` (updated by PUT), the current one (PUT), or a new one."""
+    res = env.resource("ScheduledMaintenanceEvent")
+    target_id = body.get("id") if isinstance(body, dict) else None
+    if target_id is not None:
+        target = env.doc("event", target_id)
+        if target is None:
+            raise Invalid.at("id", f"no scheduled maintenance event with id {target_id!r}")
+        if op == "put":
+            merge(res, target, body, "", ctx)
+        return target
+    if op == "put" and current is not None:
+        return merge(res, current, body, "", ctx)
+    target = build(res, body, "", ctx)
+    target["endpoints"] = []
+    return target
+
+
+def _take_out(env: Env, event: dict[str, Any], endpoint: dict[str, Any]) -> None:
+    event["endpoints"] = [r for r in event.get("endpoints", []) if r.get("id") != endpoint["id"]]
+    env.txn.put(env.area, "event", event["id"], event)
 
 
 def set_endpoint_event(service: dict[str, Any], endpoint: dict[str, Any], value: Any, path: str,

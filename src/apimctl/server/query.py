@@ -20,15 +20,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from apimctl.errors import Invalid
-from apimctl.server import catalog as c
-from apimctl.server.catalog import Resource
+from apimctl.server import fields as c
+from apimctl.server.errors import Invalid
+from apimctl.server.fields import Resource
 
 Selection = dict[str, "Selection | None"]
 STAR: Selection = {"*": None}
 Hook = Callable[[dict[str, Any]], Any]
 
 MAX_LIMIT, DEFAULT_LIMIT = 1000, 100
+MAX_OFFSET = 2**63 - 1  # what SQLite's OFFSET (a signed 64-bit integer) can hold
 
 
 def parse_fields(values: list[str]) -> Selection | None:
@@ -105,7 +106,7 @@ class Projector:
             if not chosen or (f.computed and hook is None):
                 complete = complete and bool(f.computed)
                 continue
-            sub = self.compile(c.resource(f.nested), sub_sel) if f.nested else None
+            sub = self.compile(res.nested(f), sub_sel) if f.nested else None
             entries.append((f.name, hook, sub, f.type == c.MANY))
         view = self.hooks.get(res.view) if res.view else None
         if not complete:
@@ -164,9 +165,11 @@ def _int_param(name: str, raw: str | None, default: int) -> int:
     try:
         value = int(raw)
     except ValueError:
-        raise Invalid(f"{name} must be an integer", 400, items=[{"property": name, "message": "must be an integer"}]) from None
+        raise Invalid.at(name, "must be an integer") from None
     if value < 0:
-        raise Invalid(f"{name} must not be negative", 400, items=[{"property": name, "message": "must not be negative"}])
+        raise Invalid.at(name, "must not be negative")
+    if value > MAX_OFFSET:
+        raise Invalid.at(name, f"must not be larger than {MAX_OFFSET}")
     return value
 
 
@@ -175,21 +178,16 @@ def _check_path(res: Resource, path: list[str], param: str) -> None:
     for i, part in enumerate(path):
         f = current.by_name.get(part) if current else None
         if f is None or f.write_only:
-            dotted = ".".join(path)
-            raise Invalid(f"unknown {param} property {dotted!r}", 400,
-                          items=[{"property": dotted, "message": f"unknown {param} property"}])
-        current = c.resource(f.nested) if f.nested else None
+            raise Invalid.at(".".join(path), f"unknown {param} property")
+        current = current.nested(f) if current and f.nested else None
         if current is None and i < len(path) - 1:
-            dotted = ".".join(path)
-            raise Invalid(f"unknown {param} property {dotted!r}", 400,
-                          items=[{"property": dotted, "message": f"unknown {param} property"}])
+            raise Invalid.at(".".join(path), f"unknown {param} property")
 
 
 def _parse_filter(res: Resource, raw: str, param: str) -> Filter:
     name, sep, value = raw.partition(":")
     if not sep or not name.strip():
-        raise Invalid(f"{param} must look like property:value", 400,
-                      items=[{"property": param, "message": "must look like property:value"}])
+        raise Invalid.at(param, "must look like property:value")
     path = name.strip().split(".")
     _check_path(res, path, param)
     return Filter(path, value.split("|"))
@@ -210,13 +208,13 @@ def parse_list_query(res: Resource, params: Any, page_offsets: bool = False) -> 
                 continue
             name, _, direction = part.strip().partition(":")
             if direction not in ("", "asc", "desc"):
-                raise Invalid("sort direction must be asc or desc", 400,
-                              items=[{"property": "sort", "message": "direction must be asc or desc"}])
+                raise Invalid.at("sort", "direction must be asc or desc")
             _check_path(res, [name], "sort")
             q.sort.append((name, direction == "desc"))
     q.limit = min(_int_param("limit", params.get("limit"), DEFAULT_LIMIT), MAX_LIMIT)
     offset = _int_param("offset", params.get("offset"), 0)
-    q.offset = offset * q.limit if page_offsets else offset
+    # a page index beyond any store is an empty page, not an offset SQLite cannot hold
+    q.offset = min(offset * q.limit, MAX_OFFSET) if page_offsets else offset
     return q
 
 
@@ -226,7 +224,7 @@ def _values(obj: Any, path: list[str], hooks: dict[str, Callable[[dict[str, Any]
     items = obj if isinstance(obj, list) else [obj]
     out: list[Any] = []
     f = res.by_name.get(path[0]) if res else None
-    nested = c.resource(f.nested) if f and f.nested else None
+    nested = res.nested(f) if res and f and f.nested else None
     for item in items:
         if not isinstance(item, dict):
             continue

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from apimctl.errors import ApiError, NotFound
+from apimctl.server.errors import MethodNotAllowed, NotFound
 
 COLLECTION_OPS = frozenset({"list", "create", "fetch", "update", "delete"})
 READ_OPS = frozenset({"list", "fetch"})
@@ -31,6 +31,7 @@ class Node:
     children: dict[str, Node] = dataclasses.field(default_factory=dict)
     special: str | None = None  # a handler of the engine replacing the generic one
     page_offsets: bool = False  # offset is a page index (members, applications, keys, roles)
+    exact_filters: bool = False  # list filters match values exactly (an application's keys)
     parent_resource: str = ""  # resource of the parent node ("" at the top)
 
     def add(self, *children: Node) -> Node:
@@ -61,7 +62,7 @@ ROOT = Node("", "").add(
             nested("methods", "Method").add(nested("responseFilters", "ResponseFilter")),
         ),
         nested("errorSets", "ErrorSet").add(
-            nested("errorMessages", "ErrorMessage", special="error_messages"),
+            nested("errorMessages", "ErrorMessage"),
         ),
         single("cache", "ServiceCache"),
         single("securityProfile", "SecurityProfile", ops=frozenset({"get"})).add(single("oauth", "OAuth")),
@@ -89,7 +90,8 @@ ROOT = Node("", "").add(
     ),
     Node("applications", "Application", kind="application", page_offsets=True,
          ops=frozenset({"list", "fetch", "update", "delete"})).add(
-        Node("packageKeys", "PackageKey", kind="key", link="_applicationId", page_offsets=True),
+        Node("packageKeys", "PackageKey", kind="key", link="_applicationId", page_offsets=True,
+             exact_filters=True),
     ),
     Node("packageKeys", "PackageKey", kind="key", page_offsets=True,
          ops=frozenset({"list", "fetch", "update", "delete"})),
@@ -125,7 +127,7 @@ def resolve(segments: list[str]) -> tuple[list[Step], str]:
         seg = segments[i]
         node = current.children.get(seg)
         if node is None:
-            raise NotFound(f"no such resource: /{'/'.join(segments)}", 404)
+            raise NotFound(f"no such resource: /{'/'.join(segments)}")
         template.append(seg)
         if node.single or i + 1 >= len(segments):
             steps.append(Step(node))
@@ -136,9 +138,9 @@ def resolve(segments: list[str]) -> tuple[list[Step], str]:
             i += 2
         current = node
     if not steps:
-        raise NotFound("no such resource: /", 404)
+        raise NotFound("no such resource: /")
     return steps, "/" + "/".join(template)
 
 
-def method_not_allowed(method: str, template: str) -> ApiError:
-    return ApiError(f"{method} is not supported on {template}", 405)
+def method_not_allowed(method: str, template: str) -> MethodNotAllowed:
+    return MethodNotAllowed(f"{method} is not supported on {template}")

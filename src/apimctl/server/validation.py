@@ -6,8 +6,9 @@ recursively); :func:`merge` applies an update body to a stored object (Update ru
 collections: listed children with an id are updated, those without one are created,
 unlisted ones are left alone). Both collect every problem with the property path of the
 request body (``endpoints[0].requestPathAlias``) in a :class:`WriteCtx`; the engine turns
-them into one 400. Resource-specific steps (error-message catalog, ...) are registered in
-:data:`POST_BUILD` by :mod:`apimctl.server.rules`.
+them into one 400. Resource-specific steps (the error-message catalog, ...) are each
+resource's ``after_build`` rule (:class:`~apimctl.server.fields.Rules`), run after every
+build and merge of an object of that resource.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from apimctl.server import catalog as c
-from apimctl.server.catalog import MISSING, Field, Resource
+from apimctl.server import fields as c
+from apimctl.server.errors import Invalid
+from apimctl.server.fields import MISSING, Field, Resource
 
 
 def short_id() -> str:
@@ -67,12 +69,19 @@ class WriteCtx:
     def problem(self, path: str, message: str) -> None:
         self.problems.append({"property": path, "message": message})
 
+    def check(self) -> None:
+        """Raise the problems found so far as one 400 (nothing when there are none)."""
+        if self.problems:
+            first = self.problems[0]
+            where = f"{first['property']}: " if first["property"] else ""
+            raise Invalid(f"{where}{first['message']}", list(self.problems))
+
     def touched_of(self, resource_name: str) -> list[tuple[dict[str, Any], str]]:
         return [(obj, path) for name, obj, path in self.touched if name == resource_name]
 
-
-# resource name -> hook(obj, body, ctx, path) run after build and after merge
-POST_BUILD: dict[str, Callable[[dict[str, Any], dict[str, Any], WriteCtx, str, bool], None]] = {}
+    def paths(self) -> dict[int, str]:
+        """The body path of every object built or merged so far, by ``id()`` of the object."""
+        return {id(obj): path for _, obj, path in self.touched}
 
 
 def join(path: str, name: str) -> str:
@@ -96,8 +105,8 @@ def build(res: Resource, body: Any, path: str, ctx: WriteCtx) -> dict[str, Any]:
                 ctx.problem(join(path, f.name), "is required")
             obj[f.name] = _initial(res, f, ctx)
         else:
-            obj[f.name] = _coerce(f, value, join(path, f.name), ctx, MISSING)
-    hook = POST_BUILD.get(res.name)
+            obj[f.name] = _coerce(res, f, value, join(path, f.name), ctx, MISSING)
+    hook = res.rules.after_build
     if hook:
         hook(obj, body, ctx, path, True)
     ctx.touched.append((res.name, obj, path))
@@ -110,7 +119,7 @@ def _initial(res: Resource, f: Field, ctx: WriteCtx) -> Any:
     if f.name in ("created", "updated") and f.type == c.DATETIME:
         return ctx.ts(res.ts_style)
     if f.autobuild and f.nested:
-        return build(c.resource(f.nested), {}, "", ctx)
+        return build(res.nested(f), {}, "", ctx)
     return f.default_value()
 
 
@@ -129,24 +138,28 @@ def merge(res: Resource, obj: dict[str, Any], body: Any, path: str, ctx: WriteCt
             if f.update == "Req":
                 ctx.problem(join(path, f.name), "is required")
             continue
-        obj[f.name] = _coerce(f, value, join(path, f.name), ctx, obj.get(f.name, MISSING))
+        obj[f.name] = _coerce(res, f, value, join(path, f.name), ctx, obj.get(f.name, MISSING))
     if "updated" in res.by_name and res.by_name["updated"].type == c.DATETIME:
         obj["updated"] = ctx.ts(res.ts_style)
-    hook = POST_BUILD.get(res.name)
+    hook = res.rules.after_build
     if hook:
         hook(obj, body, ctx, path, False)
     ctx.touched.append((res.name, obj, path))
     return obj
 
 
-def _coerce(f: Field, value: Any, path: str, ctx: WriteCtx, existing: Any) -> Any:
+def _coerce(owner: Resource, f: Field, value: Any, path: str, ctx: WriteCtx, existing: Any) -> Any:
     if value is None:
         if f.nullable:
             return None
         if f.type == c.ONE and f.autobuild and f.nested:
-            return build(c.resource(f.nested), {}, path, ctx)
+            return build(owner.nested(f), {}, path, ctx)
         ctx.problem(path, "must not be null")
         return f.default_value()
+    if f.type == c.ONE:
+        return _one(owner.nested(f), value, path, ctx, existing)
+    if f.type == c.MANY:
+        return _many(owner.nested(f), f, value, path, ctx, existing)
     checker = _CHECKERS.get(f.type)
     if checker is not None:
         return checker(f, value, path, ctx, existing)
@@ -226,17 +239,13 @@ def _string_list(f: Field, v: Any, path: str, ctx: WriteCtx, existing: Any) -> A
     return v
 
 
-def _one(f: Field, v: Any, path: str, ctx: WriteCtx, existing: Any) -> Any:
-    assert f.nested
-    res = c.resource(f.nested)
+def _one(res: Resource, v: Any, path: str, ctx: WriteCtx, existing: Any) -> Any:
     if isinstance(existing, dict) and isinstance(v, dict):
         return merge(res, existing, v, path, ctx)
     return build(res, v, path, ctx)
 
 
-def _many(f: Field, v: Any, path: str, ctx: WriteCtx, existing: Any) -> Any:
-    assert f.nested
-    res = c.resource(f.nested)
+def _many(res: Resource, f: Field, v: Any, path: str, ctx: WriteCtx, existing: Any) -> Any:
     if not isinstance(v, list):
         ctx.problem(path, "must be an array")
         return existing if isinstance(existing, list) else []
@@ -279,7 +288,5 @@ _CHECKERS: dict[str, Callable[[Field, Any, str, WriteCtx, Any], Any]] = {
     c.INT_ENUM: _int_enum,
     c.ENUM_LIST: _enum_list,
     c.STRING_LIST: _string_list,
-    c.ONE: _one,
-    c.MANY: _many,
     c.REF: _ref,
 }
