@@ -37,6 +37,7 @@ RESOURCES = {
     "package": "Package",
     "plan": "Plan",
     "maintenanceEvent": "ScheduledMaintenanceEvent",
+    "organization": "Organization",
 }
 
 # (kind, dotted field path) -> why the server's default differs from the reconciler's

@@ -16,6 +16,7 @@ import click
 
 from apimctl.errors import ApimctlError
 from apimctl.server import UVICORN_OPTIONS, ServerConfig, create_app
+from apimctl.server.dialects import NAMES as DIALECT_NAMES
 from apimctl.server.errors import ServerConfigError
 
 DEV_TOKEN, DEV_AREA = "dev", "default"
@@ -100,22 +101,26 @@ def build_config(db: str, tokens: tuple[str, ...], clients: tuple[str, ...], use
 @click.option("--fault-rate", type=click.FloatRange(0.0, 1.0), default=0.0, help="Share of management calls that fail on purpose.")
 @click.option("--fault-seed", type=int, default=None, help="Seed of the fault injector.")
 @click.option("--events-config", type=click.Path(exists=True, dir_okay=False), default=None, help="YAML file of event triggers.")
+@click.option("--dialect", type=click.Choice(DIALECT_NAMES), default="spec", show_default=True,
+              envvar="APIMCTL_SERVE_DIALECT",
+              help="spec: the specification; mashery: as real deployments answer (SUPPLEMENT §10).")
 def command(host: str, port: int, db: str, tokens: tuple[str, ...], clients: tuple[str, ...],
             users: tuple[str, ...], auto_approve_domains: bool, object_responses: bool,
             operator_token: str | None, qps: float | None, daily_quota: int | None,
-            fault_rate: float, fault_seed: int | None, events_config: str | None) -> None:
+            fault_rate: float, fault_seed: int | None, events_config: str | None, dialect: str) -> None:
     """Run the reference server (management API under /v3/rest)."""
     _check_db(db)
     config, dev = build_config(
         db, tokens, clients, users,
         auto_approve_domains=auto_approve_domains, object_responses=object_responses,
         operator_token=operator_token, qps=qps, daily_quota=daily_quota, fault_rate=fault_rate,
-        fault_seed=fault_seed, events_config=_events_config(events_config),
+        fault_seed=fault_seed, events_config=_events_config(events_config), dialect=dialect,
     )
     sock = _bind(host, port)
     app = _app(config)
     port = sock.getsockname()[1]
-    click.echo(f"apimctl reference server on http://{host}:{port}/v3/rest (database {db})", err=True)
+    shown = "" if dialect == "spec" else f", dialect {dialect}"
+    click.echo(f"apimctl reference server on http://{host}:{port}/v3/rest (database {db}{shown})", err=True)
     if dev:
         click.echo(f"No --token or --user given: accepting the development token "
                    f"'Authorization: Bearer {DEV_TOKEN}' for area '{DEV_AREA}'.", err=True)

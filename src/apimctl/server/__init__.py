@@ -16,6 +16,22 @@ tables as data) -> ``catalog`` (each table with the rule hooks it names, from th
 -> ``auth`` and ``app`` (HTTP); ``events`` (with ``events_config`` and ``payloads``),
 ``controls`` and ``uri_limit`` plug in around it.
 
+Dialects (``ServerConfig.dialect``, ``apimctl serve --dialect spec|mashery``): ``dialects``
+holds the one table of how ``mashery`` (SUPPLEMENT §10) differs from ``spec`` (§1-9): headers,
+error bodies, bare objects, comma-joined filters, overlays of the field tables (enum
+vocabularies, types, nullability, defaults, Exp-ness), extra fields and resources,
+error-message defaults, auto-entitlement, and the tree's operations and extra paths.
+``catalog`` builds one catalog and ``tree`` one resource tree per dialect at start-up; the
+engine, the rules and the HTTP layer look the dialect's values up, never its name.
+``mashery`` decisions where §10 is silent: every error body's ``errorCode`` is a catalog-style
+string (``ERR_400_BAD_REQUEST``, ``ERR_404_NOT_FOUND`` ...), the one of the
+``X-Mashery-Error-Code`` header where there is one; a 401 of the management API carries
+``ERR_401_INVALID_OR_EXPIRED_TOKEN``, token errors ``ERR_401_INVALID_CONSUMER_KEY`` (bad
+client) or ``ERR_400_BAD_REQUEST``; ``GET /domains/public`` and ``/domains/system`` answer
+the addresses in use by endpoints (as ``.../hostnames``); a plan method's
+``responseFilter`` is ``{id, name}`` of one of the method's response filters; ``PUT`` of a
+role collection answers the new array; an emptied service role set reads ``null``.
+
 Decisions where the specification and SUPPLEMENT leave room (clients may rely on them):
 
 - Validation items name the property as a dotted path of the request body with list

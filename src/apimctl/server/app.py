@@ -29,13 +29,15 @@ from starlette.routing import BaseRoute, Route
 from apimctl.server.auth import Authenticator
 from apimctl.server.config import ServerConfig
 from apimctl.server.controls import install_controls
+from apimctl.server.dialects import SPEC, Dialect
 from apimctl.server.engine import Engine
 from apimctl.server.errors import HttpProblem, Invalid, NotFound, PayloadTooLarge, Unauthorized
 from apimctl.server.events import EventDispatcher, event_log_endpoint
 from apimctl.server.fields import MISSING
 from apimctl.server.messages import ApiRequest, ApiResponse, dumps
 from apimctl.server.store import Store
-from apimctl.server.tree import _PARAM_NAMES, ROOT, Node
+from apimctl.server.streaming import parts_response
+from apimctl.server.tree import _PARAM_NAMES, ROOTS, Node
 from apimctl.server.uri_limit import UriLimit
 
 log = logging.getLogger("apimctl.server")
@@ -44,22 +46,26 @@ API = "/v3/rest"
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]
 
 
-def _error(status: int, message: str) -> Response:
-    return JSONResponse({"errorCode": status, "errorMessage": message}, status_code=status)
+def _error(status: int, message: str, dialect: Dialect = SPEC) -> Response:
+    headers = dialect.auth_headers(status) if status in (401, 403) else None
+    return JSONResponse(dialect.error_body(status, message), status_code=status, headers=headers)
 
 
-def error_response(exc: BaseException) -> Response:
-    """The JSON answer of a failure (SUPPLEMENT §6)."""
+def error_response(exc: BaseException, dialect: Dialect = SPEC) -> Response:
+    """The JSON answer of a failure (SUPPLEMENT §6; the dialect's body and headers, §10)."""
     if isinstance(exc, HttpProblem):
-        return JSONResponse(exc.body(), status_code=exc.status)
+        items = exc.items if isinstance(exc, Invalid) else None
+        headers = dialect.auth_headers(exc.status) if exc.status in (401, 403) else None
+        return JSONResponse(dialect.error_body(exc.status, exc.message, items), status_code=exc.status,
+                            headers=headers)
     if isinstance(exc, HTTPException):
-        return _error(exc.status_code, str(exc.detail))
+        return _error(exc.status_code, str(exc.detail), dialect)
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-        response = _error(503, "the database is busy; retry shortly")
+        response = _error(503, "the database is busy; retry shortly", dialect)
         response.headers["Retry-After"] = "1"
         return response
     log.exception("unexpected failure", exc_info=exc)
-    return _error(500, "internal server error")
+    return _error(500, "internal server error", dialect)
 
 
 def _templates(node: Node, prefix: str) -> list[str]:
@@ -81,6 +87,7 @@ class ServerApp:
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
+        self.dialect = config.dialect_table
         self.store = Store(config.db_path)
         self.auth = Authenticator(config, self.store)
         self.events = EventDispatcher(config.events_config)
@@ -119,11 +126,14 @@ class ServerApp:
             req = ApiRequest(request.method, segments, request.query_params, body, caller.area, caller.user)
             resp = await run_in_threadpool(self.engine.handle, req)
         except Exception as exc:
-            return error_response(exc)
+            return error_response(exc, self.dialect)
         return self.render(request, resp)
 
     def render(self, request: Request, resp: ApiResponse) -> Response:
         headers = dict(resp.headers)
+        if resp.parts is not None:
+            return parts_response(resp.parts, resp.status, headers, head=request.method == "HEAD",
+                                  indent=request.query_params.get("indent", "").lower() == "true")
         if resp.body is None and resp.raw is None:
             return Response(b"", status_code=resp.status, headers=headers)
         indent = request.query_params.get("indent", "").lower() == "true"
@@ -138,14 +148,15 @@ class ServerApp:
 
     async def token(self, request: Request) -> Response:
         if request.method != "POST":
-            return _error(405, f"{request.method} is not supported on /v3/token")
+            return _error(405, f"{request.method} is not supported on /v3/token", self.dialect)
         try:
             form = await request.form()
             fields = {k: str(v) for k, v in form.items()}
             reply = await run_in_threadpool(self.auth.token, request.headers.get("authorization"), fields)
         except Exception as exc:
-            return error_response(exc)
-        return JSONResponse(reply.body, status_code=reply.status)
+            return error_response(exc, self.dialect)
+        headers = self.dialect.auth_headers(reply.status, token=True) if reply.status >= 400 else None
+        return JSONResponse(reply.body, status_code=reply.status, headers=headers)
 
     def operator_ok(self, request: Request) -> bool:
         import hmac
@@ -156,13 +167,13 @@ class ServerApp:
 
     async def approve(self, request: Request) -> Response:
         if not self.operator_ok(request):
-            return _error(401, "operator token required")
+            return _error(401, "operator token required", self.dialect)
         area, domain_id = request.path_params["area"], request.path_params["domain_id"]
         try:
             doc = await run_in_threadpool(self._approve, area, domain_id)
         except Exception as exc:
-            return error_response(exc)
-        return JSONResponse(doc if self.config.object_responses else [doc])
+            return error_response(exc, self.dialect)
+        return JSONResponse(doc if self.config.bare_objects else [doc])
 
     def _approve(self, area: str, domain_id: str) -> dict[str, Any]:
         with self.store.write() as txn:
@@ -176,7 +187,7 @@ class ServerApp:
     def guarded(self, endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
         async def wrapper(request: Request) -> Response:
             if not self.operator_ok(request):
-                return _error(401, "operator token required")
+                return _error(401, "operator token required", self.dialect)
             return await endpoint(request)
 
         return wrapper
@@ -186,8 +197,8 @@ class ServerApp:
             try:
                 self.auth.caller(request.headers.get("authorization"))
             except Unauthorized as exc:
-                return error_response(exc)
-        return _error(404, f"no such resource: {request.url.path}")
+                return error_response(exc, self.dialect)
+        return _error(404, f"no such resource: {request.url.path}", self.dialect)
 
     def routes(self) -> list[BaseRoute]:
         routes: list[BaseRoute] = [
@@ -197,7 +208,7 @@ class ServerApp:
             Route(f"{API}/domains/system/hostnames", self.api, methods=ALL_METHODS),
         ]
         routes.append(Route("/operator/events", self.guarded(event_log_endpoint(self.events)), methods=["GET"]))
-        routes += [Route(API + t, self.api, methods=ALL_METHODS) for t in _templates(ROOT, "")]
+        routes += [Route(API + t, self.api, methods=ALL_METHODS) for t in _templates(ROOTS[self.config.dialect], "")]
         routes.append(Route("/{path:path}", self.not_found, methods=ALL_METHODS))
         return routes
 
@@ -207,10 +218,10 @@ def create_app(config: ServerConfig) -> Starlette:
     server = ServerApp(config)
 
     async def on_error(request: Request, exc: Exception) -> Response:
-        return error_response(exc)
+        return error_response(exc, server.dialect)
 
     app = Starlette(routes=server.routes(), exception_handlers={Exception: on_error, HTTPException: on_error})
     app.state.server = server
     app.state.controls = install_controls(app, config)  # around Starlette's own middleware
-    app.middleware_stack = UriLimit(app.middleware_stack or app.build_middleware_stack())  # outermost
+    app.middleware_stack = UriLimit(app.middleware_stack or app.build_middleware_stack(), dialect=server.dialect)
     return app

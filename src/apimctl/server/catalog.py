@@ -30,11 +30,12 @@ from apimctl.server import (
     shapes,
     triggers,
 )
+from apimctl.server.dialects import DIALECTS, Dialect
 from apimctl.server.fields import NO_RULES, SHORT_ID_ALPHABET, Resource, Rules
 from apimctl.server.shapes import catalog_message
-from apimctl.server.tables import TABLES
+from apimctl.server.tables import TABLES, event_endpoint
 
-__all__ = ["CATALOG", "ERROR_CATALOG", "RULES", "SHORT_ID_ALPHABET", "catalog_message", "resource"]
+__all__ = ["CATALOG", "CATALOGS", "ERROR_CATALOG", "RULES", "SHORT_ID_ALPHABET", "catalog_message", "resource"]
 
 RULES: Mapping[str, Rules] = MappingProxyType({
     "Service": Rules(
@@ -46,6 +47,7 @@ RULES: Mapping[str, Rules] = MappingProxyType({
         write_computed={"scheduledMaintenanceEvent": maintenance.set_endpoint_event},
     ),
     "ErrorSet": Rules(after_build=shapes.fill_error_set, on_delete_item=services.delete_error_set),
+    "PlanService": Rules(after_build=packages.mark_entitlement),
     "ErrorMessage": Rules(after_build=shapes.error_message_code),
     "Package": Rules(finalize=packages.finalize, on_delete=packages.on_delete),
     "Plan": Rules(on_delete_item=packages.delete_plan),
@@ -75,20 +77,44 @@ RULES: Mapping[str, Rules] = MappingProxyType({
 })
 
 
-def _assemble() -> Mapping[str, Resource]:
-    """Each table with its rules, every resource linked to the whole catalog."""
-    names = {t.name for t in TABLES}
-    assert set(RULES) <= names, set(RULES) - names
-    catalog = {t.name: dataclasses.replace(t, rules=RULES.get(t.name, NO_RULES)) for t in TABLES}
+def _overlaid(table: Resource, dialect: Dialect) -> Resource:
+    """A table with the dialect's changes to its rows and its extra fields."""
+    changes = dialect.overlays.get(table.name, {})
+    extra = dialect.extra_fields.get(table.name, ())
+    if not changes and not extra:
+        return table
+    unknown = set(changes) - set(table.by_name)
+    assert not unknown, (table.name, unknown)
+    rows = tuple(dataclasses.replace(f, **changes[f.name]) if f.name in changes else f for f in table.fields)
+    return dataclasses.replace(table, fields=rows + extra)
+
+
+def _assemble(dialect: Dialect) -> Mapping[str, Resource]:
+    """Each table (with the dialect's overlay) with its rules, every resource linked to the
+    whole catalog of the dialect."""
+    tables = {t.name: _overlaid(t, dialect) for t in (*TABLES, *dialect.extra_resources)}
+    tables[_EVENT_ENDPOINT] = event_endpoint(tables["Endpoint"])
+    assert set(RULES) <= set(tables), set(RULES) - set(tables)
+    assert set(dialect.overlays) | set(dialect.extra_fields) <= set(tables)
+    catalog = {name: dataclasses.replace(t, rules=RULES.get(name, NO_RULES)) for name, t in tables.items()}
     view = MappingProxyType(catalog)
     for res in catalog.values():
         res.catalog = view
     return view
 
 
-CATALOG: Mapping[str, Resource] = _assemble()
+_EVENT_ENDPOINT = "ScheduledMaintenanceEventEndpoint"
+
+CATALOGS: Mapping[str, Mapping[str, Resource]] = MappingProxyType(
+    {name: _assemble(d) for name, d in DIALECTS.items()})
+CATALOG: Mapping[str, Resource] = CATALOGS["spec"]
 
 
-def resource(name: str) -> Resource:
+def of(dialect: str) -> Mapping[str, Resource]:
+    """The catalog of a dialect."""
+    return CATALOGS[dialect]
+
+
+def resource(name: str, dialect: str = "spec") -> Resource:
     """The resource called ``name`` (a programming error if unknown)."""
-    return CATALOG[name]
+    return CATALOGS[dialect][name]

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from apimctl.server.dialects import Dialect, dialect_of
+
 
 @dataclass
 class ServerConfig:
@@ -28,3 +30,14 @@ class ServerConfig:
     fault_seed: int | None = None
     events_config: dict[str, Any] | None = None
     max_body_bytes: int = 10 * 1024 * 1024
+    dialect: str = "spec"  # spec | mashery (apimctl.server.dialects)
+
+    @property
+    def dialect_table(self) -> Dialect:
+        """The dialect's table (:mod:`apimctl.server.dialects`)."""
+        return dialect_of(self.dialect)
+
+    @property
+    def bare_objects(self) -> bool:
+        """Single objects are answered bare (``--object-responses``, or the dialect's way)."""
+        return self.object_responses or self.dialect_table.bare_objects

@@ -28,6 +28,7 @@ class Env:
         self.txn = txn
         self.area = area
         self.config = config
+        self.dialect = config.dialect_table
         self.user = user
         self.catalog = catalog
         self.old: dict[str, Any] | None = None  # the document before this write (updates)

@@ -8,7 +8,8 @@ it sees the server's own ``send``). It
   ``DELETE /operator/calls``, both behind ``Authorization: Bearer <operator token>``;
 - enforces ``--qps`` (token bucket per bearer token: 403 with ``X-Svc-Error-Code:
   ERR_403_DEVELOPER_OVER_QPS`` and ``Retry-After``) and ``--daily-quota`` (calls per token and UTC
-  day: 403 with ``ERR_403_DEVELOPER_OVER_RATE``) on the management API (spec/SUPPLEMENT.md §6);
+  day: 403 with ``ERR_403_DEVELOPER_OVER_RATE``) on the management API (spec/SUPPLEMENT.md §6;
+  the headers and body are the dialect's, §10.1: ``X-Mashery-Error-Code``, no ``Retry-After``);
 - injects faults at ``--fault-rate`` with a RNG seeded by ``--fault-seed`` on the management API:
   ``503``, ``500``, ``drop`` (connection closed, nothing sent), ``delay`` (the request runs, its
   response is held past a client's timeout) and ``lost`` (the request runs and commits, then the
@@ -38,6 +39,7 @@ from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from apimctl.server.config import ServerConfig
+from apimctl.server.dialects import SPEC, Dialect
 
 API_PREFIX = "/v3/rest"
 CALLS_PATH = "/operator/calls"
@@ -177,6 +179,7 @@ class ControlsMiddleware:
         limiter: RateLimiter | None = None,
     ) -> None:
         self.app = app
+        self.dialect = config.dialect_table
         self.operator_token = config.operator_token
         self.counter = CallCounter()
         self.limiter = limiter or RateLimiter(config.qps, config.daily_quota)
@@ -207,13 +210,14 @@ class ControlsMiddleware:
         token = _bearer(scope)  # no token: no quota to count against, the API answers 401
         refusal = self.limiter.check(token) if token is not None else None
         if refusal is not None:
-            await _refuse(send, refusal)
+            await _refuse(send, refusal, self.dialect)
             return
         fault = send.fault = self.faults.draw()
         if fault is None:
             await self.app(scope, receive, send)
         elif fault in ("503", "500"):
-            await _error(send, int(fault), "Service temporarily unavailable" if fault == "503" else "Internal server error")
+            message = "Service temporarily unavailable" if fault == "503" else "Internal server error"
+            await _json(send, int(fault), self.dialect.error_body(int(fault), message))
         elif fault == "drop":
             await _drop(send)
         elif fault == "delay":
@@ -347,11 +351,12 @@ async def _error(send: Send, status: int, message: str, headers: list[tuple[byte
     await _json(send, status, {"errorCode": status, "errorMessage": message}, headers)
 
 
-async def _refuse(send: Send, refusal: Refusal) -> None:
-    headers = [(b"x-svc-error-code", refusal.code.encode())]
-    if refusal.retry_after is not None:
+async def _refuse(send: Send, refusal: Refusal, dialect: Dialect = SPEC) -> None:
+    """403 with the dialect's error-code headers (SUPPLEMENT §6, §10.1: no Retry-After there)."""
+    headers = [(name.lower().encode(), value.encode()) for name, value in dialect.error_headers(refusal.code).items()]
+    if refusal.retry_after is not None and dialect.retry_after:
         headers.append((b"retry-after", str(refusal.retry_after).encode()))
-    await _error(send, 403, refusal.message, headers)
+    await _json(send, 403, dialect.error_body(403, refusal.message, code=refusal.code), headers)
 
 
 def _bearer(scope: Scope) -> str | None:

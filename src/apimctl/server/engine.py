@@ -21,13 +21,13 @@ from apimctl.server.eventful import Dispatcher, EventfulWrites, NoEvents
 from apimctl.server.fields import MISSING
 from apimctl.server.messages import ApiRequest, ApiResponse, dumps
 from apimctl.server.store import Store
-from apimctl.server.tree import Step, method_not_allowed, resolve
+from apimctl.server.tree import ROOTS, Step, method_not_allowed, resolve
 
 __all__ = ["MISSING", "ApiRequest", "ApiResponse", "Engine", "NoEvents", "dumps"]
 
 _READS = frozenset({"list", "fetch", "get"})
 _SINGLE_OPS = {"GET": "get", "HEAD": "get", "POST": "post", "PUT": "put", "DELETE": "delete"}
-_COLLECTION_OPS = {"GET": "list", "HEAD": "list", "POST": "create"}
+_COLLECTION_OPS = {"GET": "list", "HEAD": "list", "POST": "create", "PUT": "replace", "DELETE": "clear"}
 _ITEM_OPS = {"GET": "fetch", "HEAD": "fetch", "PUT": "update", "DELETE": "delete"}
 
 
@@ -42,9 +42,12 @@ def _op(method: str, last: Step, body: Any) -> str:
     return _ITEM_OPS.get(method, "?")
 
 
-def _is_hostnames(segments: list[str]) -> bool:
-    return len(segments) == 3 and segments[0] == "domains" and segments[1] in ("public", "system") \
-        and segments[2] == "hostnames"
+def _is_hostnames(segments: list[str], by_kind: bool) -> bool:
+    """``/domains/{public|system}/hostnames``; also ``/domains/{public|system}`` where the
+    dialect lists domains by kind (SUPPLEMENT §10.9)."""
+    tail = ["hostnames"] if len(segments) == 3 else [] if by_kind else None
+    return tail is not None and len(segments) >= 2 and segments[0] == "domains" \
+        and segments[1] in ("public", "system") and segments[2:] == tail
 
 
 class Engine:
@@ -52,6 +55,8 @@ class Engine:
 
     def __init__(self, config: ServerConfig, store: Store, dispatcher: Dispatcher | None = None) -> None:
         self.config = config
+        self.dialect = config.dialect_table
+        self.catalog = catalog.of(config.dialect)
         self.store = store
         self.events: Dispatcher = dispatcher or NoEvents()
         self.eventful = EventfulWrites(config, store, self.events)
@@ -60,9 +65,9 @@ class Engine:
     def handle(self, req: ApiRequest) -> ApiResponse:
         """Answer one request of the management API (raises :class:`~apimctl.server.errors.HttpProblem`)."""
         self._ensure_area(req.area)
-        if _is_hostnames(req.segments):
+        if _is_hostnames(req.segments, self.dialect.domain_kinds):
             return self._hostnames(req)
-        steps, template = resolve(req.segments)
+        steps, template = resolve(req.segments, ROOTS[self.config.dialect])
         op = _op(req.method, steps[-1], req.body)
         if op not in steps[-1].node.ops:
             raise method_not_allowed(req.method, template)
@@ -70,7 +75,7 @@ class Engine:
             with self.store.read() as txn:
                 resp = reads.read(req, steps, txn, self.config)
         else:
-            if op != "delete" and req.body is MISSING:
+            if op not in ("delete", "clear") and req.body is MISSING:
                 raise Invalid.at("", "a JSON body is required")
             resp = self._write(req, steps, op)
         resp.template = template
@@ -88,13 +93,13 @@ class Engine:
 
     def _write(self, req: ApiRequest, steps: list[Step], op: str) -> ApiResponse:
         di = max(i for i, s in enumerate(steps) if s.node.kind)
-        if di == len(steps) - 1 and catalog.resource(steps[di].node.resource).rules.events:
+        if di == len(steps) - 1 and self.catalog[steps[di].node.resource].rules.events:
             return self.eventful.write(req, steps, op, di)
         with self.store.write() as txn:
             return writes.write(req, steps, op, di, txn, self.config)
 
     def _hostnames(self, req: ApiRequest) -> ApiResponse:
-        template = f"/domains/{req.segments[1]}/hostnames"
+        template = "/" + "/".join(req.segments)
         if req.method not in ("GET", "HEAD"):
             raise method_not_allowed(req.method, template)
         which = "publicDomains" if req.segments[1] == "public" else "systemDomains"

@@ -91,7 +91,7 @@ class EventfulWrites:
         event = _EVENTS.get(op)
         if event is None:
             raise method_not_allowed(req.method, "/" + "/".join(req.segments))
-        res = catalog.resource(steps[di].node.resource)
+        res = catalog.resource(steps[di].node.resource, self.config.dialect)
         obj = res.rules.events
         assert obj is not None, res.name
         txn_id = self.events.new_txn()
@@ -112,7 +112,7 @@ class EventfulWrites:
         return resp
 
     def _env(self, txn: Any, req: ApiRequest) -> Env:
-        return Env(txn, req.area, self.config, req.user, catalog.CATALOG)
+        return Env(txn, req.area, self.config, req.user, catalog.of(self.config.dialect))
 
     def _preview(self, req: ApiRequest, steps: list[Step], op: str, di: int, res: Resource) -> _Preview:
         with self.store.read() as txn:

@@ -120,7 +120,7 @@ def set_endpoint_event(service: dict[str, Any], endpoint: dict[str, Any], value:
         if endpoint_event(env, endpoint) is not None:
             write_endpoint_event(env, ctx, service, endpoint, "delete", None)
     elif isinstance(value, dict):
-        sub = WriteCtx(env.user)
+        sub = WriteCtx(env.user, env.dialect)
         write_endpoint_event(env, sub, service, endpoint, "post", value)
         for p in sub.problems:
             ctx.problem(f"{path}.{p['property']}" if p["property"] else path, p["message"])

@@ -57,7 +57,7 @@ def create_keys(doc: dict[str, Any], app: dict[str, Any], value: Any, path: str,
     for i, body in enumerate(_list_of(value, path, ctx)):
         where = f"{path}[{i}]"
         key = build(res, body, where, ctx)
-        sub = WriteCtx(env.user)
+        sub = WriteCtx(env.user, env.dialect)
         keys.prepare(key, body, env, sub, app, True)
         keys.finalize_key(key, sub, env, True)
         for p in sub.problems:

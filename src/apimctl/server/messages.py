@@ -36,6 +36,7 @@ class ApiResponse:
     # documents created inside the write besides ``stored``: (resource, document, body path)
     created: list[tuple[Resource, dict[str, Any], str]] = field(default_factory=list)
     raw: bytes | None = None  # the body already encoded (large lists), instead of ``body``
+    parts: list[bytes] | None = None  # the body encoded in pieces (pages of lists), sent as they are
 
 
 def one(obj: Any, object_responses: bool) -> ApiResponse:

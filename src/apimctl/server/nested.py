@@ -14,7 +14,7 @@ from typing import Any
 from apimctl.platform import ERROR_CATALOG
 from apimctl.server.context import Env
 from apimctl.server.errors import Invalid, NotFound
-from apimctl.server.fields import Resource
+from apimctl.server.fields import MISSING, Resource
 from apimctl.server.maintenance import write_endpoint_event
 from apimctl.server.reads import navigate
 from apimctl.server.shapes import catalog_message
@@ -35,7 +35,11 @@ def write_nested(body: Any, steps: list[Step], op: str, doc: dict[str, Any], env
         return write_endpoint_event(env, ctx, doc, holder, op, body)
     if node.single:
         return _write_single(node, res, holder, fname, op, body, ctx, env)
-    items: list[dict[str, Any]] = holder.setdefault(fname, [])
+    if op in ("replace", "clear"):
+        return _replace_all(node, res, holder, fname, body if op == "replace" else MISSING, ctx, env)
+    if holder.get(fname) is None:
+        holder[fname] = []
+    items: list[dict[str, Any]] = holder[fname]
     if op == "bulk_update":
         return _bulk_update(res, items, body, ctx, _replaces(node, fname, env))
     if op == "create":
@@ -64,6 +68,28 @@ def _write_single(node: Node, res: Resource, holder: dict[str, Any], fname: str,
         holder[fname] = build(res, {}, "", ctx) if autobuild else None
         return None
     return holder[fname]
+
+
+def _replace_all(node: Node, res: Resource, holder: dict[str, Any], fname: str, body: Any,
+                 ctx: WriteCtx, env: Env) -> Any:
+    """``PUT`` of a collection with ``{"<collection>": [...]}`` replaces it as a whole;
+    ``DELETE`` of the collection (``body`` MISSING) clears it. An empty collection is the
+    field's default (``null`` where the dialect says so, SUPPLEMENT §10.7)."""
+    field_def = env.resource(node.parent_resource).by_name[fname]
+    items: list[dict[str, Any]] = []
+    if body is not MISSING:
+        given = body.get(fname) if isinstance(body, dict) else None
+        if not isinstance(given, list):
+            ctx.problem(fname, f"must be an object with the array {fname!r}")
+            return None
+        items = [build(res, b, f"{fname}[{i}]", ctx) for i, b in enumerate(given)]
+        seen: set[Any] = set()
+        for i, item in enumerate(items):
+            if item.get("id") in seen:
+                ctx.problem(f"{fname}[{i}].id", f"{item.get('id')!r} is listed twice")
+            seen.add(item.get("id"))
+    holder[fname] = items or field_def.default_value()
+    return None if body is MISSING else items
 
 
 def _replaces(node: Node, fname: str, env: Env) -> bool:
@@ -123,6 +149,6 @@ def _delete_item(res: Resource, holder: dict[str, Any], items: list[dict[str, An
         res.rules.on_delete_item(holder, target, env, ctx)
     ctx.check()
     if res.id_style == "catalog":
-        items[items.index(target)] = catalog_message(target["id"])
+        items[items.index(target)] = catalog_message(target["id"], ctx.dialect)
     else:
         items.remove(target)

@@ -193,11 +193,26 @@ def _parse_filter(res: Resource, raw: str, param: str) -> Filter:
     return Filter(path, value.split("|"))
 
 
-def parse_list_query(res: Resource, params: Any, page_offsets: bool = False) -> ListQuery:
-    """Parse ``filter``/``search``/``sort``/``limit``/``offset`` of a list request."""
+def split_joined(raw: str) -> list[str]:
+    """``name:x,id:y`` -> ``["name:x", "id:y"]``; a part without ``:`` belongs to the value
+    before it (``name:a,b`` is one filter)."""
+    out: list[str] = []
+    for part in raw.split(","):
+        if out and ":" not in part:
+            out[-1] += "," + part
+        else:
+            out.append(part)
+    return out
+
+
+def parse_list_query(res: Resource, params: Any, page_offsets: bool = False,
+                     comma_joined: bool = False) -> ListQuery:
+    """Parse ``filter``/``search``/``sort``/``limit``/``offset`` of a list request;
+    ``comma_joined``: one ``filter`` parameter may carry several filters (SUPPLEMENT §10.3)."""
     q = ListQuery()
-    for raw in params.getlist("filter"):
-        q.filters.append(_parse_filter(res, raw, "filter"))
+    for value in params.getlist("filter"):
+        for raw in split_joined(value) if comma_joined else [value]:
+            q.filters.append(_parse_filter(res, raw, "filter"))
     for raw in params.getlist("search"):
         for part in raw.split(","):
             if part.strip():

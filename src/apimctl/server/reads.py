@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from apimctl.server import catalog, rules
+from apimctl.server import catalog, listing, rules
 from apimctl.server.config import ServerConfig
 from apimctl.server.context import Env
 from apimctl.server.errors import NotFound
@@ -45,12 +45,12 @@ class Reading:
 
 def read(req: ApiRequest, steps: list[Step], txn: Txn, config: ServerConfig) -> ApiResponse:
     """List or fetch what ``steps`` name."""
-    env = Env(txn, req.area, config, req.user, catalog.CATALOG)
+    env = Env(txn, req.area, config, req.user, catalog.of(config.dialect))
     r = Reading(req, steps, txn, Projector(rules.hooks(env)), parse_fields(req.params.getlist("fields")),
-                config.object_responses, env)
+                config.bare_objects, env)
     di, doc = find_doc(steps, txn, req.area)
     last = steps[-1]
-    res = catalog.resource(last.node.resource)
+    res = env.resource(last.node.resource)
     if di == len(steps) - 1 and last.id is None:
         return _paged_list(r, last.node, res) or _list(r, last.node, res, list_docs(steps, di, txn, req.area))
     assert doc is not None
@@ -77,13 +77,13 @@ def _check_fetch_filter(r: Reading, res: Resource, target: dict[str, Any]) -> No
     last = r.steps[-1]
     if not r.req.params.getlist("filter") or last.node.single:
         return
-    q = parse_list_query(res, r.req.params)
+    q = parse_list_query(res, r.req.params, comma_joined=r.env.dialect.comma_filters)
     if not select([target], q, res, exact=res.exact_fetch_filter, hooks=r.projector.hooks)[0]:
         raise NotFound(f"no {res.name} with id {last.id!r} matches the filter")
 
 
 def _list(r: Reading, node: Node, res: Resource, objs: list[dict[str, Any]]) -> ApiResponse:
-    q = parse_list_query(res, r.req.params, page_offsets=node.page_offsets)
+    q = parse_list_query(res, r.req.params, page_offsets=node.page_offsets, comma_joined=r.env.dialect.comma_filters)
     if res.view:
         view = r.projector.hooks[res.view]
         objs = [view(o) for o in objs]
@@ -94,16 +94,23 @@ def _list(r: Reading, node: Node, res: Resource, objs: list[dict[str, Any]]) -> 
 
 
 def _paged_list(r: Reading, node: Node, res: Resource) -> ApiResponse | None:
-    """A top-level list without filter, search or sort: only the page is read from the
-    store, and each document is decoded, projected and encoded on its own, so a page of
-    large services never holds the whole area (or the whole page) decoded at once."""
-    q = parse_list_query(res, r.req.params, page_offsets=node.page_offsets)
-    if q.filters or q.searches or q.sort or node.link or res.view or node.kind is None:
+    """A list of top-level documents: the store's indexes answer the filters, the sort and
+    the page (:mod:`apimctl.server.listing`), only the page is read from the store, and each
+    document is decoded, projected and encoded on its own, so a page of large services never
+    holds the whole area (or the whole page) decoded at once."""
+    if node.link or res.view or node.kind is None:
         return None
-    total = r.txn.count(r.req.area, node.kind)
+    q = parse_list_query(res, r.req.params, page_offsets=node.page_offsets, comma_joined=r.env.dialect.comma_filters)
+    raws, total = listing.page(r.txn, r.req.area, node.kind, res, q, exact=node.exact_filters,
+                               or_filters=res.or_filters, hooks=r.projector.hooks)
     plan = r.projector.compile(res, r.sel)
-    parts = [_encode(run(plan, _decode(raw))) for raw in r.txn.page(r.req.area, node.kind, q.offset, q.limit)]
-    return ApiResponse(200, headers={"X-Total-Count": str(total)}, raw=b"[" + b",".join(parts) + b"]")
+    parts = [b"["]
+    for raw in raws:
+        if len(parts) > 1:
+            parts.append(b",")
+        parts.append(_encode(run(plan, _decode(raw))))
+    parts.append(b"]")
+    return ApiResponse(200, headers={"X-Total-Count": str(total)}, parts=parts)
 
 
 def fetch_doc(txn: Txn, area: str, step: Step, parent: dict[str, Any] | None) -> dict[str, Any]:

@@ -33,7 +33,7 @@ def finalize(doc: dict[str, Any], ctx: WriteCtx, env: Env, created: bool) -> Non
     doc["editorHandle"] = env.user
     sets_by_id, sets_by_name = _error_sets(doc, paths, ctx)
     routes = _endpoints(doc, paths, sets_by_id, sets_by_name, env, ctx)
-    for i, role in enumerate(doc.get("roles", [])):
+    for i, role in enumerate(doc.get("roles") or []):
         resolve_role(role, paths.get(id(role), f"roles[{i}]"), env, ctx)
     claim(env, ctx, "service.name", doc["id"], {doc.get("name", ""): "name"}, "service name")
     claim(env, ctx, "endpoint.route", doc["id"], routes, "requestPathAlias and public domain")

@@ -11,13 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from apimctl.platform import ERROR_CATALOG  # SUPPLEMENT §5, shared with the reconciler
+from apimctl.server.dialects import SPEC, Dialect
 from apimctl.server.validation import WriteCtx
 
 
-def catalog_message(message_id: str) -> dict[str, Any]:
-    """The stored default of an error message of the catalog (SUPPLEMENT §5)."""
-    code, status = ERROR_CATALOG[message_id]
-    return {"id": message_id, "code": code, "status": status, "detailHeader": "", "responseBody": ""}
+def catalog_message(message_id: str, dialect: Dialect = SPEC) -> dict[str, Any]:
+    """The stored default of an error message of the catalog (SUPPLEMENT §5, §10.5)."""
+    return dialect.message(message_id)
 
 
 def fill_error_set(obj: dict[str, Any], body: dict[str, Any], ctx: WriteCtx, path: str, created: bool) -> None:
@@ -25,7 +25,7 @@ def fill_error_set(obj: dict[str, Any], body: dict[str, Any], ctx: WriteCtx, pat
     if not created:
         return
     given = {m.get("id"): m for m in obj.get("errorMessages") or [] if isinstance(m, dict)}
-    obj["errorMessages"] = [given.get(mid) or catalog_message(mid) for mid in ERROR_CATALOG]
+    obj["errorMessages"] = [given.get(mid) or catalog_message(mid, ctx.dialect) for mid in ERROR_CATALOG]
 
 
 def error_message_code(obj: dict[str, Any], body: dict[str, Any], ctx: WriteCtx, path: str, created: bool) -> None:
@@ -35,10 +35,10 @@ def error_message_code(obj: dict[str, Any], body: dict[str, Any], ctx: WriteCtx,
         if created:
             ctx.problem(f"{path}.id" if path else "id", f"unknown error message id {mid!r}; ids come from the catalog")
         return
-    code, status = ERROR_CATALOG[mid]
-    obj["code"] = code
+    default = ctx.dialect.message(mid)
+    obj["code"] = default["code"]
     if created and "status" not in body:
-        obj["status"] = status
+        obj["status"] = default["status"]
 
 
 def endpoint_auth(obj: dict[str, Any], body: dict[str, Any], ctx: WriteCtx, path: str, created: bool) -> None:

@@ -3,7 +3,14 @@
 One JSON document per top-level object (a service with its whole tree, a package with its
 plans, a role, a domain, a maintenance event, a member, an application, a package key ...)
 keyed by ``(area, kind, id)``, an index table for uniqueness constraints, and the issued
-access tokens. The request engine (:mod:`apimctl.server.engine`) opens exactly one
+access tokens. Lists come in creation order (``rowid``): the index ``docs_order`` on
+``(area, kind)`` (which SQLite keeps in rowid order within each key) serves that order, so a
+page costs the same at any offset and in an area of any size. The top-level fields of
+:data:`EXTRACTED` are copied out of each document into columns of their own (``x_<field>``,
+see :func:`extracted`), covered by the index ``docs_fields``, so that filters and sorts on
+them are answered without decoding the documents (:mod:`apimctl.server.listing`). A database
+of an older version gets the columns (filled from its documents) and the indexes when it is
+opened. The request engine (:mod:`apimctl.server.engine`) opens exactly one
 transaction per request: :meth:`Store.read` for reads, :meth:`Store.write` (``BEGIN
 IMMEDIATE``) for writes. Each thread gets its own connection; WAL and ``busy_timeout`` let
 concurrent requests wait for each other instead of failing.
@@ -34,6 +41,26 @@ CREATE TABLE IF NOT EXISTS tokens (
 CREATE TABLE IF NOT EXISTS areas (area TEXT PRIMARY KEY);
 """
 
+# top-level fields with a column of their own (``x_<field>``)
+EXTRACTED = ("name", "domain", "id")
+_COLUMNS = ", ".join(f"x_{f}" for f in EXTRACTED)
+_INDEXES = f"""
+CREATE INDEX IF NOT EXISTS docs_order ON docs (area, kind);
+CREATE INDEX IF NOT EXISTS docs_fields ON docs (area, kind, {_COLUMNS});
+"""
+_INT64 = range(-(2**63), 2**63)
+
+# one page in creation order (the index docs_order: no sort of the area)
+PAGE_SQL = "SELECT body FROM docs WHERE area=? AND kind=? ORDER BY rowid LIMIT ? OFFSET ?"
+
+
+def fields_sql(where: str = "") -> str:
+    """``(rowid, decided, *x_ columns)`` of the documents of a kind that ``where`` may keep
+    (:meth:`Txn.fields`); read from the index docs_fields alone."""
+    cond = f"({where})" if where else "1"
+    return (f"SELECT rowid, {cond}, {_COLUMNS} FROM docs INDEXED BY docs_fields "
+            f"WHERE area=? AND kind=? AND coalesce({cond}, 1)")
+
 _PROBES = (
     "SELECT area, kind, id, body FROM docs LIMIT 0",
     "SELECT area, scope, value, owner, sticky FROM uniq LIMIT 0",
@@ -43,6 +70,62 @@ _PROBES = (
 
 _dumps = msgspec.json.encode
 _loads = msgspec.json.decode
+_top_level = msgspec.json.Decoder(dict[str, msgspec.Raw])  # top-level fields, values undecoded
+
+
+def extracted(doc: dict[str, Any]) -> tuple[str | int | None, ...]:
+    """The values of the :data:`EXTRACTED` fields of a document, as stored in its columns.
+
+    A string or a (64-bit) integer is kept as it is (the columns have no type affinity, so
+    SQLite answers the same Python value); anything else (missing, null, booleans, numbers
+    with a fraction, lists, objects) is NULL: "not known here", which the readers settle
+    by decoding the document.
+    """
+    out: list[str | int | None] = []
+    for name in EXTRACTED:
+        value = doc.get(name)
+        keep = isinstance(value, str) or (type(value) is int and value in _INT64)
+        out.append(value if keep else None)
+    return tuple(out)
+
+
+def _current(conn: sqlite3.Connection) -> bool:
+    """Whether the database has the extracted columns and the indexes of this version."""
+    columns = {str(row[1]) for row in conn.execute("PRAGMA table_info(docs)")}
+    indexes = {str(row[1]) for row in conn.execute("PRAGMA index_list(docs)")}
+    return {f"x_{f}" for f in EXTRACTED} <= columns and {"docs_order", "docs_fields"} <= indexes
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Add the extracted columns (filled from the documents) and the indexes, if missing."""
+    if _current(conn):
+        return  # no write transaction when there is nothing to do
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        columns = {str(row[1]) for row in conn.execute("PRAGMA table_info(docs)")}
+        missing = [f"x_{f}" for f in EXTRACTED if f"x_{f}" not in columns]
+        for column in missing:
+            conn.execute(f"ALTER TABLE docs ADD COLUMN {column}")  # no type: no affinity
+        if missing:
+            last = -1
+            while True:  # in batches by rowid: never the whole database in memory
+                rows = conn.execute("SELECT rowid, body FROM docs WHERE rowid > ? ORDER BY rowid LIMIT 100",
+                                    (last,)).fetchall()
+                if not rows:
+                    break
+                for rowid, body in rows:
+                    top = {k: _loads(v) for k, v in _top_level.decode(body).items() if k in EXTRACTED}
+                    conn.execute(f"UPDATE docs SET ({_COLUMNS}) = ({','.join('?' * len(EXTRACTED))}) "
+                                 "WHERE rowid=?", (*extracted(top), rowid))
+                last = rows[-1][0]
+                del rows
+        for statement in _INDEXES.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 class Txn:
@@ -65,12 +148,29 @@ class Txn:
 
     def page(self, area: str, kind: str, offset: int, limit: int) -> Iterator[bytes]:
         """The stored bodies of one page of documents, undecoded, in creation order."""
-        cur = self.conn.execute(
-            "SELECT body FROM docs WHERE area=? AND kind=? ORDER BY rowid LIMIT ? OFFSET ?",
-            (area, kind, limit, offset),
-        )
+        cur = self.conn.execute(PAGE_SQL, (area, kind, limit, offset))
         for row in cur:
             yield row[0] if isinstance(row[0], bytes) else str(row[0]).encode()
+
+    def fields(self, area: str, kind: str, where: str = "", args: tuple[Any, ...] = ()
+               ) -> list[tuple[Any, ...]]:
+        """``(rowid, decided, *extracted values)`` of the documents of a kind, in creation order,
+        read from the index ``docs_fields`` alone (no document is read).
+
+        ``where`` is an SQL condition on the ``x_`` columns in three-valued logic: rows where it
+        is false are left out; ``decided`` is 1 where it is true and None where it is NULL
+        (not known from the columns: the caller decides by decoding the document).
+        """
+        rows = self.conn.execute(fields_sql(where), (*args, area, kind, *args)).fetchall()
+        rows.sort(key=lambda row: row[0])
+        return rows
+
+    def bodies(self, rowids: list[int]) -> Iterator[bytes]:
+        """The stored bodies of these documents (by rowid), undecoded, in this order."""
+        for rowid in rowids:
+            row = self.conn.execute("SELECT body FROM docs WHERE rowid=?", (rowid,)).fetchone()
+            if row is not None:
+                yield row[0] if isinstance(row[0], bytes) else str(row[0]).encode()
 
     def count(self, area: str, kind: str) -> int:
         row = self.conn.execute("SELECT COUNT(*) FROM docs WHERE area=? AND kind=?", (area, kind)).fetchone()
@@ -78,12 +178,16 @@ class Txn:
 
     def put(self, area: str, kind: str, id_: str, doc: dict[str, Any]) -> None:
         body = _dumps(doc)
+        values = extracted(doc)
+        marks = ",".join("?" * len(values))
         cur = self.conn.execute(
-            "UPDATE docs SET body=? WHERE area=? AND kind=? AND id=?", (body, area, kind, id_)
+            f"UPDATE docs SET body=?, ({_COLUMNS}) = ({marks}) WHERE area=? AND kind=? AND id=?",
+            (body, *values, area, kind, id_),
         )
         if cur.rowcount == 0:
             self.conn.execute(
-                "INSERT INTO docs (area, kind, id, body) VALUES (?, ?, ?, ?)", (area, kind, id_, body)
+                f"INSERT INTO docs (area, kind, id, body, {_COLUMNS}) VALUES (?, ?, ?, ?, {marks})",
+                (area, kind, id_, body, *values),
             )
 
     def delete(self, area: str, kind: str, id_: str) -> bool:
@@ -171,6 +275,7 @@ class Store:
                 conn.execute(probe).fetchall()
             except sqlite3.OperationalError as exc:
                 raise sqlite3.DatabaseError(f"not a database of the reference server ({exc})") from None
+        _migrate(conn)
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)

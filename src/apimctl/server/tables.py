@@ -373,11 +373,11 @@ _TABLES: list[Resource] = [
 ]
 
 
-def _event_endpoint() -> Resource:
+def event_endpoint(endpoint: Resource) -> Resource:
     """The endpoints of a maintenance event: the Endpoint field set, read from the live
     endpoint (a view), plus ``stringsToTrimFromApiKey`` (stored with the link) and the
-    ``serviceId`` of the endpoint (an extension, so that clients find the endpoint)."""
-    endpoint = next(r for r in _TABLES if r.name == "Endpoint")
+    ``serviceId`` of the endpoint (an extension, so that clients find the endpoint).
+    The catalog derives it again from a dialect's Endpoint."""
     fields = [Field("id", STRING, "Req", "Ign", "Imp")]
     fields += [Field(f.name, f.type, "Ign", "Ign", f.fetch, f.values, f.default, f.write_only, f.nested,
                      f.nullable, f.computed) for f in endpoint.fields
@@ -387,6 +387,6 @@ def _event_endpoint() -> Resource:
                     view="event_endpoint")
 
 
-_TABLES.append(_event_endpoint())
+_TABLES.append(event_endpoint(next(r for r in _TABLES if r.name == "Endpoint")))
 TABLES: tuple[Resource, ...] = tuple(_TABLES)
 

@@ -3,15 +3,20 @@
 Each :class:`Node` is one path segment of the management API (``services``, ``endpoints``,
 ``cors`` ...): the catalog resource it holds, the field of the parent object that stores it
 (or the document kind, for top-level objects), whether it is a singleton, and which
-operations it offers. :func:`resolve` turns ``/services/S/endpoints/E/cors`` into a list of
+operations it offers (:func:`dialect_root`: a dialect's operations and extra paths, in
+:data:`ROOTS`). :func:`resolve` turns ``/services/S/endpoints/E/cors`` into a list of
 :class:`Step`; :mod:`apimctl.server.engine` runs the operation generically on that.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
+from apimctl.server.dialects import DIALECTS, Dialect
 from apimctl.server.errors import MethodNotAllowed, NotFound
 
 COLLECTION_OPS = frozenset({"list", "create", "fetch", "update", "delete"})
@@ -111,17 +116,37 @@ _PARAM_NAMES = {
 }
 
 
+def _at(root: Node, path: str) -> Node:
+    node = root
+    for segment in path.split("/"):
+        node = node.children[segment]
+    return node
+
+
+def dialect_root(dialect: Dialect) -> Node:
+    """The tree of a dialect: :data:`ROOT` with its operations and extra singletons."""
+    root = copy.deepcopy(ROOT)
+    for path, ops in dialect.node_ops.items():
+        _at(root, path).ops = ops
+    for path, singles in dialect.extra_singles.items():
+        _at(root, path).add(*(single(segment, resource) for segment, resource in singles))
+    return root
+
+
+ROOTS: Mapping[str, Node] = MappingProxyType({name: dialect_root(d) for name, d in DIALECTS.items()})
+
+
 @dataclass
 class Step:
     node: Node
     id: str | None = None
 
 
-def resolve(segments: list[str]) -> tuple[list[Step], str]:
+def resolve(segments: list[str], root: Node = ROOT) -> tuple[list[Step], str]:
     """``["services", "S", "endpoints"]`` -> steps, and the path template for counting calls."""
     steps: list[Step] = []
     template: list[str] = []
-    current = ROOT
+    current = root
     i = 0
     while i < len(segments):
         seg = segments[i]

@@ -64,14 +64,14 @@ def event_preview(env: Env, steps: list[Step], di: int, op: str, body: Any) -> t
         return None, existing["id"]
     obj = copy.deepcopy(existing)
     if res.rules.before_merge is not None:  # the payload shows, e.g., the plan a key moves to
-        res.rules.before_merge(obj, body, env, WriteCtx(env.user))
-    merge(res, obj, copy.deepcopy(body), "", WriteCtx(env.user))
+        res.rules.before_merge(obj, body, env, WriteCtx(env.user, env.dialect))
+    merge(res, obj, copy.deepcopy(body), "", WriteCtx(env.user, env.dialect))
     return payload_of(env, res, obj), existing["id"]
 
 
 def _preview_create(env: Env, res: Resource, link: str | None, parent: dict[str, Any] | None,
                     body: Any) -> dict[str, Any]:
-    scratch = WriteCtx(env.user)
+    scratch = WriteCtx(env.user, env.dialect)
     obj = build(res, copy.deepcopy(body), "", scratch)
     obj.pop("id", None)
     if link and parent is not None:
@@ -121,7 +121,7 @@ def member_nested(env: Env, steps: list[Step], di: int, body: Any) -> list[Neste
     """Pre-create payloads of ``applications[i]`` and ``applications[i].packageKeys[j]``."""
     if not isinstance(body, dict):
         return []
-    scratch = WriteCtx(env.user)
+    scratch = WriteCtx(env.user, env.dialect)
     member = build(env.resource("Member"), copy.deepcopy(body), "", scratch)
     out: list[NestedCreate] = []
     for i, app_body in _dicts(body.get("applications")):
@@ -136,7 +136,7 @@ def application_nested(env: Env, steps: list[Step], di: int, body: Any) -> list[
     """Pre-create payloads of ``packageKeys[j]``."""
     if not isinstance(body, dict):
         return []
-    scratch = WriteCtx(env.user)
+    scratch = WriteCtx(env.user, env.dialect)
     owner = (env.doc("member", steps[di - 1].id) if di > 0 else None) or {}
     app = _preview_app(env, body, owner, scratch)
     return _key_previews(env, body, app, owner, "", scratch)

@@ -20,6 +20,7 @@ from typing import Any
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from apimctl.server.dialects import SPEC, Dialect
 from apimctl.server.errors import UriTooLong
 
 MAX_TARGET_BYTES = 16 * 1024  # longest request target (path + query) served
@@ -40,15 +41,17 @@ def target_length(scope: Scope) -> int:
 class UriLimit:
     """Pure ASGI middleware answering 414 for request targets over :data:`MAX_TARGET_BYTES`."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int = MAX_TARGET_BYTES) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int = MAX_TARGET_BYTES, dialect: Dialect = SPEC) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.dialect = dialect
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and target_length(scope) > self.max_bytes:
             problem = UriTooLong(f"request URI longer than {self.max_bytes} bytes")
-            response = JSONResponse(problem.body(), status_code=problem.status,
-                                    headers={"X-Svc-Error-Code": "ERR_414_REQUEST_URI_TOO_LONG"})
+            code = "ERR_414_REQUEST_URI_TOO_LONG"
+            response = JSONResponse(self.dialect.error_body(problem.status, problem.message, code=code),
+                                    status_code=problem.status, headers=self.dialect.error_headers(code))
             await response(scope, receive, send)
             return
         await self.app(scope, receive, send)

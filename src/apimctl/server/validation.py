@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from apimctl.server import fields as c
+from apimctl.server.dialects import SPEC, Dialect
 from apimctl.server.errors import Invalid
 from apimctl.server.fields import MISSING, Field, Resource
 
@@ -54,9 +55,10 @@ def parse_ts(value: str) -> datetime | None:
 class WriteCtx:
     """State of one write request: the clock, the problems, the objects written."""
 
-    def __init__(self, user: str | None = None) -> None:
+    def __init__(self, user: str | None = None, dialect: Dialect = SPEC) -> None:
         self.now = datetime.now(UTC)
         self.user = user
+        self.dialect = dialect  # defaults of the dialect's rules (error messages, entitlements)
         self.problems: list[dict[str, str]] = []
         self.touched: list[tuple[str, dict[str, Any], str]] = []
         # computed fields sent in a body, for the rules to write elsewhere:

@@ -55,7 +55,7 @@ class Writing:
 
     @property
     def res(self) -> Resource:
-        return catalog.resource(self.step.node.resource)
+        return self.env.resource(self.step.node.resource)
 
     def render(self, res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
         return self.projector.render(res, self.sel, obj)
@@ -66,10 +66,10 @@ class Writing:
 
 def write(req: ApiRequest, steps: list[Step], op: str, di: int, txn: Txn, config: ServerConfig) -> ApiResponse:
     """Run a create, update or delete on the document at ``steps[di]`` or inside it."""
-    env = Env(txn, req.area, config, req.user, catalog.CATALOG)
+    env = Env(txn, req.area, config, req.user, catalog.of(config.dialect))
     _, parent = find_doc(steps[:di], txn, req.area) if di > 0 else (-1, None)
-    w = Writing(req, steps, op, di, txn, env, WriteCtx(req.user), Projector(rules.hooks(env)),
-                parse_fields(req.params.getlist("fields")), config.object_responses, parent)
+    w = Writing(req, steps, op, di, txn, env, WriteCtx(req.user, env.dialect), Projector(rules.hooks(env)),
+                parse_fields(req.params.getlist("fields")), config.bare_objects, parent)
     if di < len(steps) - 1:
         return update_inside(w)
     if op == "create":
@@ -128,14 +128,14 @@ def update_inside(w: Writing) -> ApiResponse:
     old = _keep_old(w, res, doc)
     result = write_nested(w.req.body, w.steps[w.di + 1:], w.op, doc, w.env, w.ctx)
     w.ctx.check()
-    _touch_ancestors(doc, w.steps[w.di:], w.ctx)
+    _touch_ancestors(doc, w.steps[w.di:], w.ctx, w.env)
     finalize(res, doc, w.ctx, w.env, created=False)
     w.ctx.check()
     w.put(doc)
     _after_write(res, old, doc, w.env)
     if result is None:
         return ApiResponse(200, None)
-    target = catalog.resource(w.steps[-1].node.resource)
+    target = w.env.resource(w.steps[-1].node.resource)
     if isinstance(result, list):
         return ApiResponse(200, [w.render(target, o) for o in result])
     return one(w.render(target, result), w.object_responses)
@@ -171,7 +171,7 @@ def finalize(res: Resource, doc: dict[str, Any], ctx: WriteCtx, env: Env, create
             writer(doc, obj, value, path, ctx, env)
 
 
-def _touch_ancestors(doc: dict[str, Any], steps: list[Step], ctx: WriteCtx) -> None:
+def _touch_ancestors(doc: dict[str, Any], steps: list[Step], ctx: WriteCtx, env: Env) -> None:
     """A write inside an object moves its ``updated`` (the document's and every object on
     the path), so ``updated`` is a fingerprint of everything below it."""
     obj: Any = doc
@@ -180,7 +180,7 @@ def _touch_ancestors(doc: dict[str, Any], steps: list[Step], ctx: WriteCtx) -> N
             obj = _step_into(obj, step)
         if not isinstance(obj, dict) or step.id is None:
             return
-        res = catalog.resource(step.node.resource)
+        res = env.resource(step.node.resource)
         updated = res.by_name.get("updated")
         if updated is not None and updated.type == DATETIME:
             obj["updated"] = ctx.ts(res.ts_style)

@@ -1,0 +1,241 @@
+"""Dialects of the management API: the one table of how ``spec`` and ``mashery`` differ.
+
+The ``spec`` dialect is the specification with SUPPLEMENT sections 1-9; ``mashery``
+(SUPPLEMENT §10) is how real deployments are publicly seen to behave. Everything that
+differs is a value of :class:`Dialect`, and nothing else in the server asks which dialect
+it serves: it looks the value up (``DIALECTS[config.dialect].<value>``).
+
+- :mod:`~apimctl.server.tables` stays the specification; :attr:`Dialect.overlays` (changes
+  to rows: enum values, types, nullability, defaults, Exp-ness), :attr:`Dialect.extra_fields`
+  and :attr:`Dialect.extra_resources` are applied by :mod:`~apimctl.server.catalog`, which
+  builds one catalog per dialect at start-up.
+- :attr:`Dialect.node_ops` and :attr:`Dialect.extra_singles` change the resource tree
+  (:mod:`~apimctl.server.tree` builds one tree per dialect).
+- The HTTP layer takes headers and error bodies from :meth:`Dialect.error_body` and
+  :meth:`Dialect.error_headers`; the rules take error-message defaults from
+  :meth:`Dialect.message`, the read parameters the comma-joined filters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from apimctl.platform import ERROR_CATALOG
+from apimctl.server.fields import (
+    ANY,
+    BOOLEAN,
+    DATETIME,
+    ENUM,
+    ONE,
+    STRING,
+    Field,
+    Resource,
+    exp,
+    imp,
+)
+
+Overlay = Mapping[str, Mapping[str, Mapping[str, Any]]]  # resource -> field -> Field changes
+
+
+def _frozen(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(value))
+
+
+# error code of a status where no catalog message says more (string error codes)
+STATUS_CODES: Mapping[int, str] = MappingProxyType({
+    400: "ERR_400_BAD_REQUEST",
+    401: "ERR_401_INVALID_OR_EXPIRED_TOKEN",
+    403: "ERR_403_NOT_AUTHORIZED",
+    404: "ERR_404_NOT_FOUND",
+    405: "ERR_405_METHOD_NOT_ALLOWED",
+    413: "ERR_413_REQUEST_ENTITY_TOO_LARGE",
+    414: "ERR_414_REQUEST_URI_TOO_LONG",
+    500: "ERR_500_INTERNAL_SERVER_ERROR",
+    502: "ERR_502_BAD_GATEWAY",
+    503: "ERR_503_SERVICE_UNAVAILABLE",
+    504: "ERR_504_GATEWAY_TIMEOUT",
+})
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one dialect answers. The defaults are the ``spec`` dialect."""
+
+    name: str
+    # headers (SUPPLEMENT §6, §10.1)
+    error_code_header: str = "X-Svc-Error-Code"
+    detail_header: str | None = None  # header carrying the message's detail text
+    retry_after: bool = True  # throttling replies carry Retry-After
+    auth_error_codes: bool = False  # 401/403 auth failures and token errors carry the headers
+    host_header: str = "X-Svc-Host"  # the endpoint header carrying the original host
+    # bodies (§1, §6, §10.3)
+    bare_objects: bool = False  # single objects bare, whatever --object-responses says
+    string_error_codes: bool = False  # {"errorCode": "<string>", "errorMessage", "errors"}
+    comma_filters: bool = False  # several filters comma-joined in one ``filter`` parameter
+    # field tables (§10.2, 10.4, 10.5, 10.6, 10.7, 10.8)
+    overlays: Overlay = field(default_factory=lambda: MappingProxyType({}))
+    extra_fields: Mapping[str, tuple[Field, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    extra_resources: tuple[Resource, ...] = ()
+    # error-message defaults (§10.5): id -> {"detailHeader": ..., "code": ...}
+    messages: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
+    auto_entitle: bool = False  # entitling a service entitles all its endpoints and methods
+    # resource tree (§10.6, 10.7, 10.9): path of segments -> operations; extra singletons
+    node_ops: Mapping[str, frozenset[str]] = field(default_factory=lambda: MappingProxyType({}))
+    extra_singles: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=lambda: MappingProxyType({}))
+    domain_kinds: bool = False  # GET /domains/public and /domains/system
+    # codes of token-endpoint errors by status (with auth_error_codes)
+    token_codes: Mapping[int, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    def message(self, message_id: str) -> dict[str, Any]:
+        """The default of an error message of the catalog (SUPPLEMENT §5, §10.5)."""
+        code, status = ERROR_CATALOG[message_id]
+        out: dict[str, Any] = {"id": message_id, "code": code, "status": status, "detailHeader": "",
+                               "responseBody": ""}
+        out.update(self.messages.get(message_id, {}))
+        return out
+
+    def code_of(self, status: int) -> str:
+        return STATUS_CODES.get(status, f"ERR_{status}")
+
+    def error_body(self, status: int, message: str, items: list[dict[str, str]] | None = None,
+                   code: str | None = None) -> Any:
+        """The JSON body of an error. ``items``: validation items (a 400 of validation)."""
+        if self.string_error_codes:
+            return {"errorCode": code or self.code_of(status), "errorMessage": message, "errors": list(items or [])}
+        if items is not None:
+            return items or [{"property": "", "message": message}]
+        return {"errorCode": status, "errorMessage": message}
+
+    def detail(self, code: str) -> str:
+        """The detail text of an error code: the message's default detailHeader, else its status."""
+        if code in ERROR_CATALOG:
+            return str(self.message(code)["detailHeader"] or ERROR_CATALOG[code][1])
+        return code
+
+    def error_headers(self, code: str) -> dict[str, str]:
+        """The headers naming an error code (throttling, auth failures)."""
+        headers = {self.error_code_header: code}
+        if self.detail_header:
+            headers[self.detail_header] = self.detail(code)
+        return headers
+
+    def auth_headers(self, status: int, token: bool = False) -> dict[str, str]:
+        """Headers of an auth failure (401/403) or a token error (``token``), where the
+        dialect has them."""
+        if not self.auth_error_codes:
+            return {}
+        code = self.token_codes.get(status) if token else None
+        return self.error_headers(code or self.code_of(status))
+
+
+SPEC = Dialect("spec")
+
+_GRANTS = ("authorization_code", "implicit", "password", "client_credentials")
+_DETAILS = {
+    "ERR_403_NOT_AUTHORIZED": "Not Authorized",
+    "ERR_403_DEVELOPER_INACTIVE": "Account Inactive",
+    "ERR_403_DEVELOPER_OVER_QPS": "Account Over Queries Per Second Limit",
+    "ERR_403_DEVELOPER_OVER_RATE": "Account Over Rate Limit",
+    "ERR_403_DEVELOPER_UNKNOWN_REFERER": "Invalid Referer",
+    "ERR_403_SERVICE_OVER_QPS": "Rate Limit Exceeded",
+    "ERR_403_SERVICE_REQUIRES_SSL": "Service Requires SSL",
+    "ERR_503_SERVICE_UNAVAILABLE": "Scheduled Maintenance",
+    "ERR_400_UNSUPPORTED_PARAMETER": "Unsupported Parameter",
+    "ERR_400_UNSUPPORTED_SIGNATURE_METHOD": "Unsupported Signature Method",
+    "ERR_400_MISSING_REQUIRED_CONSUMER_KEY": "Missing Required Consumer Key",
+    "ERR_400_MISSING_REQUIRED_REQUEST_TOKEN": "Missing Required Request Token",
+    "ERR_400_MISSING_REQUIRED_ACCESS_TOKEN": "Missing Required Access Token",
+    "ERR_400_DUPLICATED_OAUTH_PROTOCOL_PARAMETER": "Duplicated OAuth Protocol Parameter",
+    "ERR_401_TIMESTAMP_IS_INVALID": "Timestamp Is Invalid",
+    "ERR_401_INVALID_SIGNATURE": "Invalid Signature",
+    "ERR_401_INVALID_OR_EXPIRED_TOKEN": "Invalid Or Expired Token",
+    "ERR_401_INVALID_CONSUMER_KEY": "Invalid Consumer Key",
+    "ERR_401_INVALID_NONCE": "Invalid NONCE",
+}
+_MESSAGES = {mid: _frozen({"detailHeader": text}) for mid, text in _DETAILS.items()}
+# the published default set shows this message with code 504
+_MESSAGES["ERR_400_DUPLICATED_OAUTH_PROTOCOL_PARAMETER"] = _frozen(
+    {"detailHeader": _DETAILS["ERR_400_DUPLICATED_OAUTH_PROTOCOL_PARAMETER"], "code": 504})
+
+_ROLE_OPS = frozenset({"list", "fetch", "replace", "clear"})
+
+MASHERY = Dialect(
+    "mashery",
+    error_code_header="X-Mashery-Error-Code",
+    detail_header="X-Error-Detail-Header",
+    retry_after=False,
+    auth_error_codes=True,
+    host_header="X-Mashery-Host",
+    bare_objects=True,
+    string_error_codes=True,
+    comma_filters=True,
+    overlays=_frozen({
+        "Endpoint": _frozen({
+            "forwardedHeaders": _frozen({"values": ("mashery-host", "mashery-message-id", "mashery-service-id")}),
+            "returnedHeaders": _frozen({"values": ("mashery-message-id", "mashery-responder"),
+                                        "default": ["mashery-responder"]}),
+            "oauthGrantTypes": _frozen({"values": _GRANTS}),
+            "systemDomainCredentialKey": _frozen({"nullable": True}),
+            "systemDomainCredentialSecret": _frozen({"nullable": True}),
+        }),
+        "OAuth": _frozen({"grantTypes": _frozen({"values": _GRANTS})}),
+        "Plan": _frozen({"emailTemplateSetId": _frozen({"type": STRING})}),
+        "PlanService": _frozen({"endpoints": _frozen({"fetch": "Exp", "replace": True})}),
+        "PlanEndpoint": _frozen({"methods": _frozen({"fetch": "Exp"})}),
+        "Service": _frozen({"roles": _frozen({"nullable": True, "default": None})}),
+        "ServiceRole": _frozen({"action": _frozen({"create": "Req"})}),
+        "PlanRole": _frozen({"action": _frozen({"create": "Req"})}),
+    }),
+    extra_fields=_frozen({
+        "Endpoint": (
+            exp("inboundMsslRequired", BOOLEAN),
+            exp("userControlledErrorLocation"),
+            exp("userControlledErrorLocationKey"),
+            exp("rateLimitHeadersEnabled", BOOLEAN),
+        ),
+        "OAuth": (
+            imp("masheryTokenApiEnabled", BOOLEAN),
+            imp("enableRefreshTokenTtl", BOOLEAN),
+            imp("forceOauthRedirectUrl", BOOLEAN),
+            imp("macAlgorithm", ENUM, values=("hmac-sha-1", "hmac-sha-256"), nullable=True, default=None),
+        ),
+        "Service": (exp("organization", ANY, nullable=True, default=None),),
+        "Package": (exp("organization", ANY, nullable=True, default=None),),
+        "PackageKey": (imp("expires", DATETIME, nullable=True, default=None),),
+        "Plan": (exp("adminEmailTemplateSetId", STRING, nullable=True, default=None),),
+        "PlanMethod": (exp("responseFilter", ONE, nested="PlanResponseFilter", nullable=True, default=None),),
+    }),
+    extra_resources=(
+        # a plan method's response filter: one of the method's response filters, by id
+        Resource("PlanResponseFilter", (
+            imp("id", create="Req", update="ReqCtx"),
+            imp("name", create="Ign", update="Ign"),
+        ), id_style="ref", ts_style=None),
+    ),
+    messages=_frozen(_MESSAGES),
+    auto_entitle=True,
+    node_ops=_frozen({
+        "services/roles": _ROLE_OPS,
+        "packages/plans/roles": _ROLE_OPS,
+        "packages/plans/services": frozenset({"list", "create", "fetch", "update", "delete"}),
+    }),
+    extra_singles=_frozen({
+        "packages/plans/services/endpoints/methods": (("responseFilter", "PlanResponseFilter"),),
+    }),
+    domain_kinds=True,
+    token_codes=MappingProxyType({401: "ERR_401_INVALID_CONSUMER_KEY", 400: "ERR_400_BAD_REQUEST"}),
+)
+
+DIALECTS: Mapping[str, Dialect] = MappingProxyType({d.name: d for d in (SPEC, MASHERY)})
+NAMES: tuple[str, ...] = tuple(DIALECTS)
+
+
+def dialect_of(name: str) -> Dialect:
+    """The dialect called ``name`` (``ValueError`` if unknown)."""
+    try:
+        return DIALECTS[name]
+    except KeyError:
+        raise ValueError(f"unknown dialect {name!r}; choose one of {', '.join(NAMES)}") from None
