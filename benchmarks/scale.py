@@ -55,7 +55,8 @@ TOKEN = "scale-token"
 OPERATOR = "scale-operator"
 PAGE = 1000
 PAGE_FIELDS = "id,name,endpoints.*"
-TOP_LEVEL = ("/services", "/packages", "/roles", "/domains", "/scheduledMaintenanceEvents")
+TOP_LEVEL = ("/services", "/packages", "/roles", "/domains", "/scheduledMaintenanceEvents",
+             "/organizations")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 _Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 

@@ -12,3 +12,18 @@ import pytest
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-goldens", action="store_true", default=False,
                      help="rewrite golden files from the current output; review the diff")
+
+
+# The variables apimctl reads for its target: a CI runner sets ``CI`` (which refuses the
+# embedded server), and a developer's shell or config file may name a real area. Every test
+# starts without them; a test that needs one sets it.
+_TARGET_VARIABLES = ("CI", "NO_COLOR", "APIMCTL_URL", "APIMCTL_TOKEN", "APIMCTL_API_KEY",
+                     "APIMCTL_API_SECRET", "APIMCTL_USERNAME", "APIMCTL_PASSWORD", "APIMCTL_AREA",
+                     "APIMCTL_PROFILE")
+
+
+@pytest.fixture(autouse=True)
+def _no_target_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    for name in _TARGET_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "xdg-config"))

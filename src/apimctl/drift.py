@@ -12,7 +12,10 @@ read from the other side: each step is a difference between git and the area.
   live 120);
 - a create: a declared object is missing from the area (deleted outside git);
 - a delete: an object exists in the area inside a collection the manifests declare exactly
-  (an endpoint added by hand), or a top-level object the manifests prune.
+  (an endpoint added by hand), or a top-level object the manifests prune;
+- duplicates: a declared object, or nested items of one (methods, response filters, error
+  messages, entitlements, an event's endpoints), held more than once in the area
+  (``Plan.duplicates``; ``apply --repair-duplicates`` deletes the extra copies).
 
 Unmanaged top-level objects are listed but are not drift (with ``prune``, or where
 ``settings.prune`` covers them, they are: apply would delete them).
@@ -32,9 +35,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apimctl import kinds
+from apimctl.api.dialect import Detected
 from apimctl.planning import ManifestLike, build_plan, ignore_rules, parse_target
+from apimctl.planning.build import target_dialect
 from apimctl.planning.command import Notice, quiet, read_manifests
-from apimctl.plans.model import Plan, Step, Unmanaged
+from apimctl.plans.model import Duplicate, Plan, Step, Unmanaged
 from apimctl.state.live import Lister, LiveObject, LiveState, read_live
 from apimctl.state.normalise import canonical_datetime
 
@@ -95,7 +100,12 @@ class DriftReport:
 
     @property
     def drifted(self) -> bool:
-        return bool(self.differences)
+        return bool(self.differences) or bool(self.duplicates)
+
+    @property
+    def duplicates(self) -> list[Duplicate]:
+        """Live copies of declared objects (or of their nested items) sharing one identity."""
+        return self.plan.duplicates
 
     @property
     def unmanaged(self) -> list[Unmanaged]:
@@ -117,7 +127,7 @@ class DriftReport:
         ``warnings[]``. The renderer adds each difference's ``changes`` as
         ``{path, git, live}`` after redacting secrets.
         """
-        return {
+        out = {
             "format_version": "1.0",
             "drift": self.drifted,
             "target": self.target,
@@ -136,6 +146,9 @@ class DriftReport:
             "unmanaged": [u.to_json() for u in self.unmanaged],
             "warnings": list(self.plan.warnings),
         }
+        if self.duplicates:  # optional: present only when the area holds some
+            out["duplicates"] = [d.to_json() for d in self.duplicates]
+        return out
 
 
 @dataclass(frozen=True)
@@ -152,11 +165,11 @@ def _when(value: Any) -> str | None:
 
 
 def _parent_key(step: Step) -> str:
-    """The key of the step's parent. Taken from the step's parent address rather than from
-    its key: a service or package name may itself contain ``/`` (``a/b`` owns ``a/b/E``)."""
+    """The key of the step's parent: from the step's parent address, else from its key (split
+    at the first unescaped ``/``: service ``a/b`` owns ``a\\/b/E``)."""
     if step.parent:
         return step.parent.partition(":")[2]
-    return step.key.partition("/")[0]
+    return kinds.split_first(step.key)[0] or step.key
 
 
 def _owner(step: Step) -> tuple[str, str] | None:
@@ -209,10 +222,12 @@ async def read_editors(client: Lister) -> dict[str, Editor]:
 
 def report(manifest: ManifestLike, live: LiveState, editors: Mapping[str, Editor], *,
            ignores: Sequence[str] = (), targets: Sequence[str] = (), target: str = "",
-           prune: bool = False) -> DriftReport:
+           prune: bool = False, dialect: Detected | None = None) -> DriftReport:
     """The drift report of ``manifest`` against ``live`` (pure). ``prune`` makes every
-    undeclared top-level object drift, as ``apply --prune`` would delete it."""
-    plan = build_plan(manifest, live, targets=targets, ignores=ignores, prune=prune)
+    undeclared top-level object drift, as ``apply --prune`` would delete it; ``dialect``:
+    the target's (SUPPLEMENT §10)."""
+    plan = build_plan(manifest, live, targets=targets, ignores=ignores, prune=prune,
+                      dialect=dialect)
     settings = manifest.doc.get("settings") or {}
     rules = [IgnoreNote(f"{r.kind}:{r.key}:{r.path}", r.reason)
              for r in ignore_rules(settings, ignores)]
@@ -236,7 +251,7 @@ async def detect_drift(client: Lister, manifest: ManifestLike, *, ignores: Seque
         parse_target(text)
     live = await read_live(client)
     first = report(manifest, live, {}, ignores=ignores, targets=targets, target=target,
-                   prune=prune)
+                   prune=prune, dialect=await target_dialect(client, manifest, live))
     if not _needs_editors(first.plan):
         return first
     editors = await read_editors(client)

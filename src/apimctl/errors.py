@@ -12,7 +12,8 @@ and maps them to exit codes. A message always says where and what.
     │   ├── Throttled        ERR_403_DEVELOPER_OVER_QPS (retryable, honours Retry-After)
     │   ├── QuotaExhausted   ERR_403_DEVELOPER_OVER_RATE (stop, never retried)
     │   ├── ServerError      5xx or an unreadable reply (retryable)
-    │   └── TransportError   timeout, dropped connection (retryable; outcome unknown)
+    │   ├── TransportError   timeout, dropped connection (retryable; outcome unknown)
+    │   └── Unreachable      connections refused in a row: the server is gone (stop, not sent)
     ├── PlanError            a plan cannot be made or is refused (stale, too many deletes)
     └── ApplyError           apply stopped; carries the summary
 """
@@ -100,6 +101,11 @@ class ServerError(ApiError):
 
 class TransportError(ApiError):
     """No usable reply: the request may or may not have been carried out."""
+
+
+class Unreachable(ApiError):
+    """The server is gone: several connection attempts in a row failed, so the client sends
+    nothing more (the request was not carried out). Never retried; an apply stops."""
 
 
 def is_retryable(exc: BaseException) -> bool:

@@ -299,3 +299,15 @@ def expected_objects(services: int = 3) -> set[str]:
         out |= {f"service:Svc{i}", f"errorSet:Svc{i}/JSON errors", f"endpoint:Svc{i}/Forecast",
                 f"endpoint:Svc{i}/Alerts", f"method:Svc{i}/Forecast/getForecast"}
     return out
+
+
+def apply_summary(stdout: str) -> dict[str, Any]:
+    """The summary of an `apply --format json` run: the last line of its stream (one JSON
+    object per line: the step events, then the summary)."""
+    import json
+
+    lines = stdout.strip().splitlines()
+    assert lines, "no output"
+    summary: dict[str, Any] = json.loads(lines[-1])
+    assert summary["type"] == "summary", summary
+    return summary

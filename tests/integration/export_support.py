@@ -32,12 +32,13 @@ CLIENT_KEY, CLIENT_SECRET = "ci-key", "ci-secret"
 EDITOR, EDITOR_PASSWORD = "alice", "alice-password-1"
 
 
-def server_app(db: Path, *, object_responses: bool = False) -> Any:
-    """The reference server app on ``db``: a static token and one user for the token exchange."""
+def server_app(db: Path, *, object_responses: bool = False, dialect: str = "spec") -> Any:
+    """The reference server app on ``db``: a static token and one user for the token exchange;
+    ``dialect``: ``spec`` or ``mashery`` (SUPPLEMENT §10)."""
     return create_app(ServerConfig(
         db_path=str(db), tokens={TOKEN: AREA}, clients={CLIENT_KEY: CLIENT_SECRET},
         users=[(EDITOR, EDITOR_PASSWORD, AREA)], auto_approve_domains=True,
-        object_responses=object_responses))
+        object_responses=object_responses, dialect=dialect))
 
 
 @asynccontextmanager

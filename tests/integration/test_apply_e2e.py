@@ -7,7 +7,6 @@ never show up in any output or saved file.
 
 from __future__ import annotations
 
-import json
 import os
 import pty
 import sys
@@ -15,11 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from apply_support import (
+
+from .apply_support import (
     SECRET_VALUES,
     Runs,
     Server,
     apimctl_env,
+    apply_summary,
     expected_objects,
     inventory,
     server,
@@ -76,7 +77,7 @@ def test_example_applies_from_empty_and_converges(area: tuple[Server, str], exam
         writes = srv.writes()
         again = runs.run(srv, "apply", "--auto-approve", "--format", "json", *args, env=env, token=tok)
         assert again.returncode == 0, again.stdout + again.stderr
-        assert json.loads(again.stdout)["summary"]["done"] == 0
+        assert apply_summary(again.stdout)["summary"]["done"] == 0
         assert srv.writes() == writes  # the second apply wrote nothing
     for value in env.values():
         assert not any(value in out for out in runs.outputs)
@@ -89,7 +90,7 @@ def test_manifest_applies_from_empty_with_nested_writes(area: tuple[Server, str]
     runs = Runs()
     proc = runs.run(srv, "apply", "--auto-approve", "--format", "json", str(folder), token=tok)
     assert proc.returncode == 0, proc.stderr
-    result = json.loads(proc.stdout)
+    result = apply_summary(proc.stdout)
     assert result["summary"] == {"done": 18, "failed": 0, "skipped": 0, "non_converged": 0}
     # nested writes: a domain, a role, one POST per service tree, one for the package with
     # its plans, one for the maintenance event
@@ -113,7 +114,7 @@ def test_updates_and_deletes_converge(area: tuple[Server, str], tmp_path: Path) 
                                                    "    endpoints: [{service: Svc1, endpoint: Alerts}]"))
     proc = runs.run(srv, "apply", "--auto-approve", "--format", "json", str(folder), token=tok)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    summary = json.loads(proc.stdout)
+    summary = apply_summary(proc.stdout)
     assert summary["summary"]["done"] >= 5 and not summary["non_converged"]
     assert runs.run(srv, "plan", "--detailed-exitcode", str(folder), token=tok).returncode == 0
     # without the last service and the maintenance event: deletes (pruned)
@@ -181,7 +182,7 @@ def test_partial_apply_reports_done_failed_skipped(tmp_path: Path) -> None:
         runs = Runs()
         proc = runs.run(srv, "apply", "--auto-approve", "--format", "json", str(folder))
         assert proc.returncode == 3, proc.stdout + proc.stderr
-        result = json.loads(proc.stdout)
+        result = apply_summary(proc.stdout)
         done = {o["address"] for o in result["done"]}
         failed = {o["address"]: o["reason"] for o in result["failed"]}
         skipped = {o["address"]: o["reason"] for o in result["skipped"]}
@@ -227,9 +228,9 @@ def test_subprocess_apply_and_json_summary(area: tuple[Server, str], tmp_path: P
     runs = Runs()
     proc = runs.run(srv, "apply", "--auto-approve", "--format", "json", str(folder), token=tok, subprocess_=True)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["exit_code"] == 0
+    assert apply_summary(proc.stdout)["exit_code"] == 0
     lines = [line for line in proc.stderr.splitlines() if line.startswith("[")]
-    assert len(lines) == json.loads(proc.stdout)["summary"]["done"]  # one plain line per step
+    assert len(lines) == apply_summary(proc.stdout)["summary"]["done"]  # one plain line per step
     runs.assert_no_secrets()
 
 
@@ -318,7 +319,7 @@ def test_renames_apply_from_a_saved_plan_with_references_to_the_new_names(
     assert runs.run(srv, "plan", "--out", str(saved), str(folder), token=tok).returncode in (0, 2)
     proc = runs.run(srv, "apply", "--auto-approve", "--format", "json", "--plan", str(saved), token=tok)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert not json.loads(proc.stdout)["failed"]
+    assert not apply_summary(proc.stdout)["failed"]
     after = inventory(srv, tok)
     assert "service:Weather" in after and "endpoint:Weather/Outlook" in after and "service:Svc0" not in after
     assert sum(after.values()) == sum(before.values())  # renamed in place: nothing created or deleted

@@ -12,7 +12,6 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
-from export_support import EDITOR, apply, client_for, load, server_app
 
 from apimctl import kinds
 from apimctl.api.client import ApiClient
@@ -20,6 +19,8 @@ from apimctl.cli import cli
 from apimctl.drift import DriftReport, detect_drift
 from apimctl.render.drift import render_drift
 from apimctl.server import ServerConfig, create_app
+
+from .export_support import EDITOR, apply, client_for, load, server_app
 
 SECRET = "drift-backend-secret-91ab"
 CHANGED_SECRET = "changed-by-hand-secret-77cd"
@@ -198,7 +199,7 @@ def test_markdown_stays_under_the_limit(tmp_path: Path) -> None:
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> Any:
-    return CliRunner().invoke(cli, ["drift", *args], env={**ENV, "APIMCTL_URL": "", **(env or {})},
+    return CliRunner().invoke(cli, ["drift", *args], env={**ENV, "APIMCTL_URL": None, **(env or {})},
                               catch_exceptions=False, standalone_mode=False)
 
 
@@ -293,12 +294,13 @@ def test_attribution_when_names_contain_a_slash(tmp_path: Path) -> None:
             return await detect_drift(client, manifest)
 
     found = by_address(asyncio.run(go()))
-    assert set(found) == {"endpoint:Ops/Weather/Forecast", "plan:Partners/EU/Silver"}
-    forecast = found["endpoint:Ops/Weather/Forecast"].attribution
-    assert forecast is not None and forecast.source == "service:Ops/Weather"
+    # keys escape a "/" inside a name as "\/" (service "Ops/Weather" is "Ops\/Weather")
+    assert set(found) == {"endpoint:Ops\\/Weather/Forecast", "plan:Partners\\/EU/Silver"}
+    forecast = found["endpoint:Ops\\/Weather/Forecast"].attribution
+    assert forecast is not None and forecast.source == "service:Ops\\/Weather"
     assert forecast.who == EDITOR and forecast.when and forecast.revision
-    silver = found["plan:Partners/EU/Silver"].attribution
-    assert silver is not None and silver.source == "package:Partners/EU" and silver.when
+    silver = found["plan:Partners\\/EU/Silver"].attribution
+    assert silver is not None and silver.source == "package:Partners\\/EU" and silver.when
 
 
 def test_markdown_shows_odd_names_as_written_and_counts_agree() -> None:

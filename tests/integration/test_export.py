@@ -15,7 +15,14 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from export_support import (
+
+from apimctl import kinds
+from apimctl.api.client import ApiClient
+from apimctl.cli import cli
+from apimctl.errors import ApimctlError
+from apimctl.export import MARKER, export_area, resolve_kinds, write_export
+
+from .export_support import (
     apply,
     client_for,
     describe,
@@ -25,12 +32,6 @@ from export_support import (
     replan,
     server_app,
 )
-
-from apimctl import kinds
-from apimctl.api.client import ApiClient
-from apimctl.cli import cli
-from apimctl.errors import ApimctlError
-from apimctl.export import MARKER, export_area, resolve_kinds, write_export
 
 METHODS = ["get", "post", "put", "delete", "head", "options", "patch"]
 LOCATIONS = ["request-parameters", "request-path", "request-body", "request-header"]
@@ -406,7 +407,7 @@ def test_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "m.yaml").write_text(SMALL)
     runner = CliRunner()
-    env = {**SMALL_ENV, "APIMCTL_URL": ""}
+    env: dict[str, str | None] = {**SMALL_ENV, "APIMCTL_URL": None}  # unset: the embedded default
     applied = runner.invoke(cli, ["apply", "--auto-approve", "m"], env=env, standalone_mode=False)
     assert applied.exception is None, applied.output
 

@@ -77,6 +77,13 @@ def test_per_service_file_names_do_not_collide() -> None:
     assert single[0].text.startswith(f"# yaml-language-server: $schema={schema_url()}\n")
 
 
+def test_the_modeline_names_the_schema_of_this_release() -> None:
+    from apimctl import __version__
+
+    assert schema_url() == ("https://raw.githubusercontent.com/apimctl/apimctl/"
+                            f"v{__version__}/schemas/manifest.schema.json")
+
+
 def test_per_service_file_names_are_stable_when_services_come_and_go() -> None:
     """A file always holds the same service: a colliding newcomer never takes an existing
     service's file (git would show one service's history in another's file)."""

@@ -505,6 +505,7 @@ def test_hand_applied_every_field_plans_to_zero(tmp_path: Path, object_responses
     assert asyncio.run(_changes(transport, manifest)) == []
 
 
+@pytest.mark.slow
 def test_each_field_changed_out_of_band_is_exactly_one_change(tmp_path: Path) -> None:
     transport = _area(tmp_path, False)
     manifest = _manifest(tmp_path)

@@ -1,4 +1,12 @@
-"""Helpers for the manifest tests: write a set of files into a fresh directory and run there."""
+"""Fixtures shared by the unit tests: manifests written into a scratch directory, and a fake
+area (``areakit``) for the core functions of the commands.
+
+The core functions (``apimctl.planning.command.plan``, ``apimctl.applying.command.apply``,
+``apimctl.drift.drift``, ``apimctl.export.command.export``, ``apimctl.manifests.command.validate``)
+take a request and a way to open the client; their tests call them directly, without click,
+and check that every refusal comes before any write (and, where the input alone is wrong,
+before the client is opened).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +15,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
+
+from .areakit import FakeArea
 
 
 def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
@@ -27,3 +37,20 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[Mappin
 
     os.environ.pop("APIMCTL_OVERLAY", None)
     return make
+
+
+@pytest.fixture
+def area() -> FakeArea:
+    return FakeArea()
+
+
+@pytest.fixture
+def manifests(tmp_path: Path) -> Callable[..., str]:
+    """``manifests(text, name="m.yaml")``: write a manifest file; its path."""
+
+    def write(text: str, name: str = "m.yaml") -> str:
+        path = tmp_path / name
+        path.write_text(text)
+        return str(path)
+
+    return write

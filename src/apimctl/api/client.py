@@ -11,6 +11,10 @@ builds it from the connection options. It owns
   with backoff for idempotent calls, throttling (``ERR_403_DEVELOPER_OVER_QPS``) for every
   call after the server's ``Retry-After``; the daily quota (``ERR_403_DEVELOPER_OVER_RATE``)
   stops; no other 4xx is ever retried;
+- failing fast on a dead server (:class:`Breaker`): after ``max_connect_failures`` connection
+  attempts in a row that could not connect at all (refused, reset, DNS; not a 5xx, not a slow
+  reply), across every request of the client, every further call fails at once with
+  ``Unreachable`` naming the host, instead of each call retrying on its own for minutes;
 - the reply quirks of spec/SUPPLEMENT.md §9 (``apimctl.api.quirks``) and the mapping of every
   failure onto ``apimctl.errors``;
 - paging by ``X-Total-Count``, the remaining pages fetched concurrently within the limiter.
@@ -34,13 +38,23 @@ import httpx
 
 from apimctl import __version__
 from apimctl.api.auth import Credentials, StaticToken, TokenExchange, TokenSource, token_url
+from apimctl.api.dialect import DialectChoice
 from apimctl.api.quirks import as_list, parse_datetime, unwrap_one
 from apimctl.api.ratelimit import Backoff, Clock, RateLimiter, Sleep
-from apimctl.api.replies import Reply, read_reply, reason, transport_error
-from apimctl.errors import ApiError, AuthError, NotFound, ServerError, Throttled, TransportError
+from apimctl.api.replies import Reply, connect_failed, read_reply, reason, transport_error
+from apimctl.errors import (
+    ApiError,
+    AuthError,
+    NotFound,
+    ServerError,
+    Throttled,
+    TransportError,
+    Unreachable,
+)
 
 __all__ = [
     "ApiClient",
+    "Breaker",
     "CallStats",
     "Credentials",
     "Params",
@@ -78,6 +92,41 @@ class CallStats:
         return sum(self.calls.values())
 
 
+class Breaker:
+    """Fails every call at once after ``threshold`` connection failures in a row.
+
+    A dead server answers nothing: without this, every call of an apply retried on its own with
+    backoff (minutes, and over a thousand attempts). Only failures to connect count (refused,
+    reset, DNS, a connect timeout); any reply, even a 5xx, resets the count, and a slow reply or
+    a dropped response neither counts nor resets. Once open it stays open for the client's life
+    (one command): the server may come back, but this run has given up on it.
+    """
+
+    def __init__(self, host: str, threshold: int = 3) -> None:
+        self.host, self.threshold = host, max(1, threshold)
+        self.failures = 0
+        self.last = ""
+        self.open = False
+
+    def check(self, where: str) -> None:
+        """Raise ``Unreachable`` when the breaker is open (nothing is sent)."""
+        if self.open:
+            raise Unreachable(
+                f"{where}: not sent: {self.host} is unreachable ({self.failures} connection "
+                f"attempts in a row failed, the last: {self.last}); giving up on it",
+                method=where.split(" ", 1)[0],
+            )
+
+    def failed(self, error: ApiError) -> None:
+        self.failures += 1
+        self.last = error.message.split(": ", 1)[-1]
+        self.open = self.open or self.failures >= self.threshold
+
+    def succeeded(self) -> None:
+        if not self.open:
+            self.failures = 0
+
+
 class ApiClient:
     """Async client of the management API v3 at ``base_url`` (``https://host/v3/rest``)."""
 
@@ -97,8 +146,12 @@ class ApiClient:
         sleep: Sleep = asyncio.sleep,
         backoff: Backoff | None = None,
         max_throttle_waits: int = 30,
+        max_connect_failures: int = 3,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.breaker = Breaker(_host(self.base_url), max_connect_failures)
+        # which dialect the target speaks: asked for, or told by its replies (api.dialect)
+        self.dialect = DialectChoice(host=_hostname(self.base_url))
         self.stats = CallStats()
         self.limiter = RateLimiter(qps, clock=clock, sleep=sleep)
         self._timeout = timeout
@@ -218,10 +271,13 @@ class ApiClient:
         where = f"{method} {_route(path)}"
         renewed, retries, waits, unknown = False, 0, 0, False
         while True:
+            self.breaker.check(where)
             token = await self._auth.token()
             outcome = await self._attempt(method, path, params, body, token)
             if isinstance(outcome, Reply):
                 return outcome
+            if self.breaker.open:
+                self.breaker.check(where)  # it opened with this attempt: no retry
             transient = isinstance(outcome, ServerError | TransportError)
             if (
                 isinstance(outcome, AuthError)
@@ -253,7 +309,12 @@ class ApiClient:
         try:
             response = await self._send(method, path, params, body, token)
         except httpx.RequestError as exc:
-            return transport_error(where, exc, self._timeout, token)
+            error = transport_error(where, exc, self._timeout, token)
+            if connect_failed(exc):
+                self.breaker.failed(error)
+            return error
+        self.breaker.succeeded()
+        self.dialect.observe(where, response)
         return read_reply(where, response, token)
 
     async def _send(
@@ -351,13 +412,18 @@ class ApiClient:
         retries = 0
         while True:
             error: ApiError
+            self.breaker.check(where)
             try:
                 async with self._gate:
                     self.stats.token_calls += 1
                     response = await self._http.post(url, data=form, auth=basic)
             except httpx.RequestError as exc:
                 error = transport_error(where, exc, self._timeout)
+                if connect_failed(exc):
+                    self.breaker.failed(error)
+                    self.breaker.check(where)
             else:
+                self.breaker.succeeded()
                 self._note(f"{where} -> {response.status_code}")
                 if response.status_code < 500:
                     return response
@@ -370,6 +436,22 @@ class ApiClient:
 
 
 # -- helpers: queries, replies, errors ------------------------------------------------------
+
+
+def _host(base_url: str) -> str:
+    """``host:port`` of the API, the name a connection failure is about."""
+    try:
+        url = httpx.URL(base_url)
+    except httpx.InvalidURL:
+        return base_url
+    return f"{url.host}:{url.port}" if url.port else url.host or base_url
+
+
+def _hostname(base_url: str) -> str:
+    try:
+        return httpx.URL(base_url).host
+    except httpx.InvalidURL:
+        return ""
 
 
 def _route(path: str) -> str:

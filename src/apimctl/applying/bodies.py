@@ -20,7 +20,10 @@ from typing import Any
 from apimctl import kinds
 from apimctl.errors import ApimctlError
 from apimctl.kinds import Kind
+from apimctl.kinds.dialects import ROLE_ACTIONS, SPEC, Dialect
+from apimctl.kinds.error_set import MESSAGES
 from apimctl.kinds.plan import entitlements
+from apimctl.kinds.service import ROLES
 from apimctl.plans.model import Step, address
 
 SECRET_PATHS = {k.name: tuple(sorted(k.secret)) for k in kinds.KINDS if k.secret}
@@ -59,7 +62,7 @@ class LiveIndex:
         key = kind.key_of(str(obj.get(kind.identity)), parent_key)
         self.add(address(kind.name, key), obj)
         for label, item_id, name in kind.ops.nested(obj):
-            self.add(address(label, f"{key}/{name}"), {"id": item_id})
+            self.add(address(label, kinds.join_key(key, name)), {"id": item_id})
         for child in kinds.children_of(kind):
             for item in obj.get(child.manifest_key) or []:
                 self.add_tree(child, item, key)
@@ -174,6 +177,7 @@ class BodyBuilder:
     index: LiveIndex
     secret_values: Mapping[str, str]
     env: Mapping[str, str]
+    dialect: Dialect = SPEC
 
     def id(self, label: str, key: str) -> str:
         return self.index.id(address(label, key))
@@ -185,10 +189,32 @@ class BodyBuilder:
         """The body of ``step``'s object: all of it (secrets resolved), or only ``fields``."""
         kind = kinds.get(step.kind)
         desired = resolve_secrets(step, step.desired or {}, self.secret_values, self.env) if fields is None else fields
-        return kind.ops.body(desired, self, step.key, kinds.split_key(kind, step.key)[0])
+        body = kind.ops.body(desired, self, step.key, kinds.split_key(kind, step.key)[0])
+        return with_message_defaults(kind, with_role_actions(kind, body, self.dialect), self.dialect)
 
     def entitlements(self, services: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return entitlements(services, self)
+
+
+def with_role_actions(kind: Kind, body: dict[str, Any], dialect: Dialect) -> dict[str, Any]:
+    """Role permissions with their ``action`` where the target requires it (SUPPLEMENT §10.7)."""
+    action = ROLE_ACTIONS.get(kind.name)
+    roles = body.get(ROLES)
+    if dialect.role_action_required and action and isinstance(roles, list):
+        body[ROLES] = [{**r, "action": r.get("action", action)} if isinstance(r, dict) else r for r in roles]
+    return body
+
+
+def with_message_defaults(kind: Kind, body: dict[str, Any], dialect: Dialect) -> dict[str, Any]:
+    """Error messages listed without a ``detailHeader`` get the target dialect's default: not
+    writing it means "the platform's default" (SUPPLEMENT §10.5), which a listed message would
+    otherwise lose."""
+    messages = body.get(MESSAGES)
+    if kind.name != kinds.ERROR_SET.name or not dialect.message_details or not isinstance(messages, list):
+        return body
+    body[MESSAGES] = [{**m, "detailHeader": dialect.detail_header(str(m.get("id")))}
+                      if isinstance(m, dict) and "detailHeader" not in m else m for m in messages]
+    return body
 
 
 def method_body(method: Mapping[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,10 @@
 response filters, error messages, plan entitlements, maintenance-event endpoints.
 
 A mixin of :class:`apimctl.applying.writes.Writer`: each collection is made exactly what the
-manifest lists (when it lists it), creating and deleting items through the API.
+manifest lists (when it lists it), creating and deleting items through the API. Extra copies
+of an item the plan repairs (``--repair-duplicates``: changes ``methods[GET] (duplicates)``)
+are deleted first, by the ids the plan names; an item listed twice under one id (a link, an
+error message) is written once again.
 """
 
 from __future__ import annotations
@@ -19,13 +22,18 @@ from apimctl.applying.bodies import (
     method_body,
 )
 from apimctl.applying.calls import Client, as_items, create_once, delete_quietly, find_in
+from apimctl.kinds.dialects import ROLE_ACTIONS, SPEC, Dialect, message_default
 from apimctl.kinds.endpoint import METHOD, METHODS
 from apimctl.kinds.error_set import MESSAGES
 from apimctl.kinds.maintenance_event import ENDPOINTS, endpoint_key
 from apimctl.kinds.plan import SERVICES
 from apimctl.kinds.service import ROLES
-from apimctl.plans.model import Step, address
+from apimctl.plans.model import DUPLICATES, Step, address
 
+# a plan's entitlements, read with explicit nested fields: a plan service's endpoints and a
+# plan endpoint's methods are Exp where real deployments run (SUPPLEMENT §10.6)
+ENTITLEMENT_FIELDS = ("id,name,endpoints.id,endpoints.name,endpoints.undefinedMethodsAllowed,"
+                      "endpoints.methods.id,endpoints.methods.name")
 METHOD_FIELDS = ("id,name,sampleJsonResponse,sampleXmlResponse,responseFilters.id,responseFilters.name,"
                  "responseFilters.notes,responseFilters.jsonFilterFields,responseFilters.xmlFilterFields")
 
@@ -37,6 +45,7 @@ class CollectionWrites:
     index: LiveIndex
     backoff: Backoff
     bodies: BodyBuilder
+    dialect: Dialect = SPEC
 
     def item(self, step: Step) -> str:
         raise NotImplementedError
@@ -56,13 +65,17 @@ class CollectionWrites:
 
     async def reconcile_roles(self, step: Step) -> None:
         # a service's roles may read it; a plan's roles may register keys
-        action = "read" if step.kind == kinds.SERVICE.name else "register_keys"
+        action = ROLE_ACTIONS[kinds.SERVICE.name if step.kind == kinds.SERVICE.name else kinds.PLAN.name]
         await self.set_roles(step, f"{self.item(step)}/{ROLES}", action)
 
     async def set_roles(self, step: Step, path: str, action: str) -> None:
-        """Role permissions: exactly the roles the manifest names (when it names any)."""
+        """Role permissions: exactly the roles the manifest names (when it names any); item by
+        item, or as one collection where the target writes them so (SUPPLEMENT §10.7)."""
         names = (step.desired or {}).get(ROLES)
         if names is None:
+            return
+        if self.dialect.roles_as_collection:
+            await self.replace_roles(path, list(names), action)
             return
         live = await self.client.get(path)
         live_by_name = {r.get("name"): r for r in as_items(live)}
@@ -75,10 +88,23 @@ class CollectionWrites:
             if role not in names:
                 await delete_quietly(self.client, f"{path}/{obj['id']}")
 
+    async def replace_roles(self, path: str, names: list[str], action: str) -> None:
+        """The whole set at once: ``PUT {"roles": [{id, action}]}``, ``DELETE`` to clear
+        (idempotent, so retried safely)."""
+        if not names:
+            await delete_quietly(self.client, path)
+            return
+        roles = [{"id": self.index.id(address(kinds.ROLE.name, n)), "action": action} for n in names]
+        await self.client.put(path, {ROLES: roles})
+
     async def reconcile_methods(self, step: Step) -> None:
         base = f"{self.item(step)}/{METHODS}"
+        items = as_items(await self.client.get(base, {"fields": METHOD_FIELDS}))
+        items = await self.drop_copies(base, items, step.duplicate_deletes())
+        if METHODS not in (step.desired or {}):
+            return  # only duplicates to repair: the manifest leaves the methods alone
         desired = {m["name"]: m for m in (step.desired or {}).get(METHODS) or []}
-        live = {m["name"]: m for m in as_items(await self.client.get(base, {"fields": METHOD_FIELDS}))}
+        live = {m["name"]: m for m in items}
         for name, method in desired.items():
             want = {**kinds.METHOD_DEFAULTS, **method_body(method)}
             have = live.get(name)
@@ -86,7 +112,7 @@ class CollectionWrites:
                 have = await create_once(self.client, base, want, functools.partial(find_in, self.client, base, name),
                                          backoff=self.backoff)
                 have.setdefault("responseFilters", [])
-                self.index.add(address(METHOD, f"{step.key}/{name}"), have)  # plans may entitle it next
+                self.index.add(address(METHOD, kinds.join_key(step.key, name)), have)  # plans may entitle it next
             elif any(have.get(k) != v for k, v in want.items() if k != "name"):
                 await self.client.put(f"{base}/{have['id']}", want)
             await self.reconcile_filters(f"{base}/{have['id']}/responseFilters",
@@ -94,6 +120,26 @@ class CollectionWrites:
         for name, have in live.items():
             if name not in desired:
                 await delete_quietly(self.client, f"{base}/{have['id']}")
+
+    async def drop_copies(self, base: str, methods: list[dict[str, Any]],
+                          drop: set[str]) -> list[dict[str, Any]]:
+        """Delete the extra copies of methods and response filters the plan names
+        (``--repair-duplicates``); answer the methods that remain, without those filters."""
+        if not drop:
+            return methods
+        kept = []
+        for method in methods:
+            if str(method.get("id")) in drop:
+                await delete_quietly(self.client, f"{base}/{method['id']}")
+                continue
+            filters = method.get("responseFilters")
+            if isinstance(filters, list):
+                for filt in filters:
+                    if str(filt.get("id")) in drop:
+                        await delete_quietly(self.client, f"{base}/{method['id']}/responseFilters/{filt['id']}")
+                method = {**method, "responseFilters": [f for f in filters if str(f.get("id")) not in drop]}
+            kept.append(method)
+        return kept
 
     async def reconcile_filters(self, base: str, desired: list[dict[str, Any]],
                                 live_items: list[dict[str, Any]] | None) -> None:
@@ -117,11 +163,12 @@ class CollectionWrites:
         base = f"{self.item(step)}/{MESSAGES}"
         overrides = {m["id"]: m for m in (step.desired or {}).get("errorMessages") or []}
         live = {m["id"]: m for m in as_items(await self.client.get(base))}
+        doubled = doubled_keys(step, MESSAGES)  # one id listed twice: written again, whole
         for mid, (_code, status) in kinds.ERROR_CATALOG.items():
-            want = {"status": status, "detailHeader": "", "responseBody": ""}
+            want = message_default(mid, status, self.dialect)
             want.update({k: v for k, v in overrides.get(mid, {}).items() if k in kinds.ERROR_MESSAGE_FIELDS})
             have = live.get(mid)
-            if have is None or any(have.get(k) != v for k, v in want.items()):
+            if have is None or mid in doubled or any(have.get(k) != v for k, v in want.items()):
                 await self.client.put(f"{base}/{mid}", {"id": mid, **want})
 
     async def reconcile_entitlements(self, step: Step) -> None:
@@ -130,13 +177,23 @@ class CollectionWrites:
             return
         base = f"{self.item(step)}/{SERVICES}"
         want = {s["id"]: s for s in self.bodies.entitlements(services)}
-        live = {s["id"]: s for s in as_items(await self.client.get(base))}
+        listed = as_items(await self.client.get(base, {"fields": ENTITLEMENT_FIELDS}))
+        live = {s["id"]: s for s in listed}
         for sid, svc in want.items():
+            if sid in live and _count(listed, sid) > 1:  # entitled twice: once again
+                await delete_quietly(self.client, f"{base}/{sid}")
+                live.pop(sid)
             if sid not in live:
+                # the endpoints are always listed: only those are entitled (SUPPLEMENT §10.6)
                 await self.post_idempotent(base, svc)
+                if self.dialect.whole_service_entitlements:
+                    await self.remove_extra_endpoints(f"{base}/{sid}", svc)
                 continue
             have_eps = {e["id"]: e for e in live[sid].get(ENDPOINTS) or []}
             want_eps = {e["id"]: e for e in svc[ENDPOINTS]}
+            for eid in [e for e in want_eps if _count(live[sid].get(ENDPOINTS) or [], e) > 1]:
+                await delete_quietly(self.client, f"{base}/{sid}/endpoints/{eid}")
+                have_eps.pop(eid)
             for eid, ep in want_eps.items():
                 have = have_eps.get(eid)
                 if have is not None and entitlement_equal(have, ep):
@@ -154,6 +211,14 @@ class CollectionWrites:
         for sid in live.keys() - want.keys():
             await delete_quietly(self.client, f"{base}/{sid}")
 
+    async def remove_extra_endpoints(self, path: str, want: Mapping[str, Any]) -> None:
+        """A target that entitled the whole service: the endpoints the manifest does not grant
+        are removed at once, in the same apply (the plan says so)."""
+        got = as_items(await self.client.get(f"{path}/{ENDPOINTS}", {"fields": "id,name"}))
+        granted = {e["id"] for e in want.get(ENDPOINTS) or []}
+        for extra in sorted(str(e.get("id")) for e in got if e.get("id") not in granted):
+            await delete_quietly(self.client, f"{path}/{ENDPOINTS}/{extra}")
+
     async def reconcile_entitled_methods(self, base: str, have: Mapping[str, Any], want: Mapping[str, Any]) -> None:
         have_ids = {str(m.get("id")) for m in have.get(METHODS) or []}
         want_ids = {str(m["id"]) for m in want.get(METHODS) or []}
@@ -164,11 +229,16 @@ class CollectionWrites:
 
     async def reconcile_event_endpoints(self, step: Step) -> None:
         refs = (step.desired or {}).get(ENDPOINTS)
-        if refs is None:
+        if refs is None and not doubled_keys(step, ENDPOINTS):
             return
         base = f"{self.item(step)}/{ENDPOINTS}"
-        want = {self.index.id(address(kinds.ENDPOINT.name, endpoint_key(e))) for e in refs}
-        have = {e["id"] for e in as_items(await self.client.get(base))}
+        listed = as_items(await self.client.get(base))
+        have = {e["id"] for e in listed}
+        want = have if refs is None else {
+            self.index.id(address(kinds.ENDPOINT.name, endpoint_key(e))) for e in refs}
+        for eid in sorted(e for e in have & want if _count(listed, e) > 1):  # linked twice
+            await delete_quietly(self.client, f"{base}/{eid}")
+            have.discard(eid)
         for eid in sorted(want - have):
             await self.post_idempotent(base, {"id": eid})
         for eid in sorted(have - want):
@@ -182,6 +252,17 @@ class CollectionWrites:
             return next((i for i in items if i.get("id") == body["id"]), None)
 
         await create_once(self.client, path, body, lookup, backoff=self.backoff)
+
+
+def _count(items: list[dict[str, Any]], item_id: Any) -> int:
+    return sum(1 for i in items if i.get("id") == item_id)
+
+
+def doubled_keys(step: Step, collection: str) -> set[str]:
+    """Keys of the ``collection`` items the step repairs (``errorMessages[X] (duplicates)``)."""
+    head = f"{collection}["
+    return {c.path[len(head):-len(DUPLICATES) - 1] for c in step.changes
+            if c.path.startswith(head) and c.path.endswith(f"]{DUPLICATES}")}
 
 
 def same_undefined_methods(have: Mapping[str, Any], want: Mapping[str, Any]) -> bool:

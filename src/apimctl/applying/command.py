@@ -10,9 +10,19 @@ written:
 - a saved plan made for another area, and everything planning refuses
   (:func:`apimctl.planning.build.build_plan`: no objects declared, an unknown target);
 - more deletes than ``max_deletes`` (:func:`check_deletes`);
+- a write to an object the area holds more than once, unless the plan repairs the copies
+  or an ``id:`` pin tells them apart (:func:`apimctl.planning.duplicates.check_duplicates`);
 - a secret variable that is not set (:func:`check_secrets`);
 - a stale saved plan (:func:`check_fresh`): before asking, and against the read the writes
   start from (the area may change while the question waits).
+
+Then the area's lease is taken (:mod:`apimctl.applying.lease`; unless ``lock`` is off): after
+the refusals and the confirmation, so that a refused, cancelled or empty apply writes nothing,
+and before the first write. Under the lease the plan is checked once more against a fresh read:
+a plan made from manifests is made again (a second apply that waited for the first finds
+nothing left to do; one that was confirmed on a terminal is refused if it changed), and a saved
+plan gets its stale check. The lease is renewed while the apply runs and released at the end,
+whatever the end (done, partial, an error, Ctrl-C).
 
 Then :func:`apimctl.applying.run.apply_plan` executes the plan. Asking and drawing progress
 are the caller's, through callbacks; nothing here prints. A server may echo a value it
@@ -22,8 +32,14 @@ by :func:`check_secrets` for a saved plan).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractAsyncContextManager, AbstractContextManager, contextmanager
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    asynccontextmanager,
+    contextmanager,
+)
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,12 +51,15 @@ from apimctl.applying.bodies import (
     resolve_secrets,
 )
 from apimctl.applying.calls import Client
+from apimctl.applying.lease import Lease
 from apimctl.applying.run import ApplyOptions, apply_plan, by_address, read_state
 from apimctl.applying.schedule import ProgressCallback
 from apimctl.errors import PlanError
 from apimctl.manifests import Manifest
 from apimctl.planning import build_plan
+from apimctl.planning.build import target_dialect
 from apimctl.planning.command import Notice, quiet, read_manifests
+from apimctl.planning.duplicates import check_duplicates
 from apimctl.plans.file import load_plan
 from apimctl.plans.model import Plan
 from apimctl.plans.result import ApplyResult
@@ -71,18 +90,29 @@ class ApplyRequest:
     target: str = ""
     parallelism: int = 8
     env: Mapping[str, str] | None = None
+    repair_duplicates: bool = False
+    lock: bool = True
+    lock_timeout: float = 0.0
+    rotate: tuple[str, ...] = ()  # --rotate KIND:KEY:PATH; --rotate-secrets is ROTATE_ALL
 
 
 async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | None = None,
                 progress: Display | None = None, notice: Notice = quiet,
-                note: Callable[[str], None] | None = None) -> ApplyResult:
+                note: Callable[[str], None] | None = None,
+                interrupt: asyncio.Event | None = None) -> ApplyResult:
     """Apply ``request`` to the area ``connect()`` opens a client to.
 
     ``confirm(plan)`` is asked after every refusal and before any write; without it the
     plan is applied unasked (``--auto-approve``). ``progress(plan)`` opens the display of
     the execution and gives its callback; ``notice`` gets manifest warnings, ``note`` the
     verbose log of the writes. The result carries the plan; an empty plan gives an empty
-    result, a declined confirmation a ``cancelled`` one.
+    result, a declined confirmation a ``cancelled`` one. ``notice`` also hears about the
+    lease (waiting for it, taking over a stale one); another apply holding it past
+    ``lock_timeout`` raises :class:`~apimctl.applying.lease.LeaseHeld`.
+
+    ``interrupt`` is set by the caller on Ctrl-C or SIGTERM: before the lease is taken it
+    cancels the apply (nothing written); during the execution no new step is started, the
+    running ones finish (bounded), and the result is ``interrupted`` (exit code 130).
     """
     source = _read_input(request, notice)
     async with connect() as client:
@@ -90,25 +120,91 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
         if not plan.steps:
             return ApplyResult(plan=plan)
         check_deletes(plan, request.max_deletes)
+        check_duplicates(plan)
         check_secrets(plan, request.env)
-        if raw is None and confirm is not None:  # do not ask about a plan that is stale already
+        if raw is None and (confirm is not None or request.lock):
+            # do not ask about a plan that is stale already, nor take the lease for it
             check_fresh(plan, (await read_state(client))[1])
+        if _interrupted(interrupt):
+            return ApplyResult(cancelled=True, interrupted=True, plan=plan)
         if confirm is not None and not confirm(plan):
             return ApplyResult(cancelled=True, plan=plan)
-        with _display(progress, plan) as update:
-            options = ApplyOptions(
-                parallelism=request.parallelism, env=request.env, progress=update, note=note,
-                check=(lambda state: check_fresh(plan, state)) if raw is None else None)
-            return await apply_plan(client, plan, options, raw=raw)
+        if _interrupted(interrupt):  # a signal that waited for the prompt to end
+            return ApplyResult(cancelled=True, interrupted=True, plan=plan)
+        async with _leased(client, request, notice) as lease:
+            if lease is not None:
+                plan, raw = await _recheck(source, client, request, plan, raw, lease,
+                                           asked=confirm is not None)
+                if not plan.steps:
+                    return ApplyResult(plan=plan)
+            return await _execute(client, plan, raw, request, progress, note, interrupt)
+
+
+def _interrupted(interrupt: asyncio.Event | None) -> bool:
+    return interrupt is not None and interrupt.is_set()
+
+
+async def _execute(client: Client, plan: Plan, raw: RawState | None, request: ApplyRequest,
+                   progress: Display | None, note: Callable[[str], None] | None,
+                   interrupt: asyncio.Event | None) -> ApplyResult:
+    with _display(progress, plan) as update:
+        options = ApplyOptions(
+            parallelism=request.parallelism, env=request.env, progress=update, note=note,
+            check=(lambda state: check_fresh(plan, state)) if raw is None else None,
+            interrupt=interrupt)
+        return await apply_plan(client, plan, options, raw=raw)
+
+
+@asynccontextmanager
+async def _leased(client: Client, request: ApplyRequest, notice: Notice) -> AsyncIterator[Lease | None]:
+    """The area's lease for the writes (``None`` with ``lock`` off), released on every exit."""
+    if not request.lock:
+        yield None
+        return
+    lease = Lease(client, timeout=request.lock_timeout, note=notice)
+    try:
+        await lease.acquire()
+        yield lease
+    finally:
+        await lease.release()
+
+
+async def _recheck(source: Plan | Manifest, client: Client, request: ApplyRequest, plan: Plan,
+                   raw: RawState | None, lease: Lease, *, asked: bool) -> tuple[Plan, RawState | None]:
+    """The plan to execute under the lease, from a fresh read of the area.
+
+    Manifests are planned again: what another apply did meanwhile is not done twice. A plan
+    the user confirmed must still be that plan. A saved plan is kept; ``apply_plan`` reads the
+    area under the lease and refuses it if stale."""
+    if asked:
+        await lease.confirm()  # the prompt may have outlived the lease
+    if raw is None:
+        return plan, None
+    fresh, raw = await _plan_of(source, client, request)
+    if asked and _signature(fresh) != _signature(plan):
+        raise PlanError("the area changed while the plan waited for confirmation (another apply?); "
+                        "nothing was written; run apply again to see the new plan")
+    if fresh.steps:
+        check_deletes(fresh, request.max_deletes)
+        check_secrets(fresh, request.env)
+    return fresh, raw
+
+
+def _signature(plan: Plan) -> list[tuple[str, str, tuple[Any, ...]]]:
+    return [(s.action, s.address, s.changes) for s in plan.steps]
+
 
 
 def _read_input(request: ApplyRequest, notice: Notice) -> Plan | Manifest:
     """The saved plan, or the manifests (``--target`` and ``--ignore`` checked): everything
     that can be refused before a call."""
     if request.plan_file is not None:
+        if request.rotate:
+            raise PlanError("--rotate-secrets and --rotate shape a new plan: use them with "
+                            "`plan --out FILE`, and apply that plan")
         return load_plan(request.plan_file)
     return read_manifests(request.paths, request.overlays, request.targets, request.ignores,
-                          notice)
+                          notice, rotate=request.rotate)
 
 
 async def _plan_of(source: Plan | Manifest, client: Client,
@@ -119,8 +215,10 @@ async def _plan_of(source: Plan | Manifest, client: Client,
             raise PlanError(f"the saved plan was made for {source.target}; this run targets {request.target}")
         return source, None
     raw = await live.read_raw(client)
-    made = build_plan(source, live.from_raw(raw), prune=request.prune, targets=request.targets,
-                      ignores=request.ignores)
+    state = live.from_raw(raw)
+    made = build_plan(source, state, prune=request.prune, targets=request.targets,
+                      ignores=request.ignores, repair_duplicates=request.repair_duplicates,
+                      rotate=request.rotate, dialect=await target_dialect(client, source, state))
     made.target = request.target
     return made, raw
 
@@ -144,7 +242,8 @@ def check_deletes(plan: Plan, max_deletes: int | None) -> None:
     deletes = [s.address for s in plan.steps if s.action == "delete"]
     if len(deletes) > max_deletes:
         shown = ", ".join(deletes[:10]) + (", ..." if len(deletes) > 10 else "")
-        raise PlanError(f"the plan deletes {len(deletes)} objects, more than --max-deletes {max_deletes}: "
+        objects = "object" if len(deletes) == 1 else "objects"
+        raise PlanError(f"the plan deletes {len(deletes)} {objects}, more than --max-deletes {max_deletes}: "
                         f"{shown}; nothing was written")
 
 

@@ -13,7 +13,8 @@ stale and the next apply takes it over (deleting it by id, so two takers cannot 
 the platform's administration pages and under ``GET /roles``; planning never shows or prunes it
 (:data:`apimctl.kinds.role.RESERVED_NAMES`).
 
-Called by the apply command (:mod:`apimctl.applying.command`) and by ``apimctl unlock``.
+Called by the apply command (:mod:`apimctl.applying.command`) and by ``apimctl unlock``
+(:func:`break_lease`, the core of ``apimctl.cli.unlock``).
 """
 
 from __future__ import annotations
@@ -27,15 +28,17 @@ import socket
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from apimctl.errors import ApimctlError, Invalid, NotFound
+from apimctl.errors import ApiError, ApimctlError, Invalid, NotFound, ServerError, TransportError
 from apimctl.kinds.role import LEASE_NAME, ROLE
 
 DEFAULT_TTL = 120.0  # seconds a lease lives without renewal
 POLL = 2.0  # seconds between tries while waiting for a held lease
+CREATE_TRIES = 5  # POSTs of the lease when one's outcome is unknown or it vanished meanwhile
 _PREFIX = "apimctl apply lease "
 
 
@@ -87,7 +90,7 @@ class LeaseHeld(ApimctlError):
 
     def __init__(self, holder: Holder, waited: float) -> None:
         self.holder = holder
-        wait = f" (waited {waited:.0f}s)" if waited else ""
+        wait = f" (waited {waited:.0f}s)" if waited >= 1 else ""
         until = datetime.fromtimestamp(holder.expires, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         super().__init__(
             f"another apply holds this area's lease{wait}: {holder.describe()}, "
@@ -130,6 +133,30 @@ async def unlock(client: LeaseClient, run_id: str | None = None) -> Holder | Non
     return holder
 
 
+@dataclass(frozen=True)
+class Unlocked:
+    """What ``apimctl unlock`` found and did: the lease's ``holder`` (``None``: none was held)
+    and whether it was ``broken`` (not when the confirmation was declined)."""
+
+    holder: Holder | None
+    broken: bool
+
+
+async def break_lease(connect: Callable[[], AbstractAsyncContextManager[LeaseClient]],
+                      run_id: str | None = None, *,
+                      confirm: Callable[[Holder], bool] | None = None) -> Unlocked:
+    """``apimctl unlock`` as a function: break the lease of ``run_id``, or (without it) the
+    one held now, after ``confirm(holder)`` when given."""
+    async with connect() as client:
+        if run_id is not None:
+            holder = await unlock(client, run_id)
+            return Unlocked(holder, holder is not None)
+        held = await find(client)
+        if held is None or (confirm is not None and not confirm(held)):
+            return Unlocked(held, False)
+        return Unlocked(await unlock(client, held.run_id), True)
+
+
 class Lease:
     """The area's lease for one apply: ``async with Lease(client): ...``."""
 
@@ -141,6 +168,7 @@ class Lease:
         self.note = note or (lambda line: None)
         self.holder = new_holder(clock, ttl)
         self.lost = False
+        self._posted = False  # a create was sent: the lease may exist even without a reply
         self._renewer: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Lease:
@@ -152,6 +180,7 @@ class Lease:
 
     async def acquire(self) -> None:
         started = self.clock()
+        waiting = False
         while True:
             other = await self._try_create()
             if other is None:
@@ -165,12 +194,20 @@ class Lease:
             waited = self.clock() - started
             if waited >= self.timeout:
                 raise LeaseHeld(other, waited)
+            if not waiting:
+                waiting = True
+                self.note(f"waiting up to {self.timeout:g}s for the apply lease held by "
+                          f"{other.describe()}")
             await self.sleep(min(POLL, self.timeout - waited))
 
-    async def _try_create(self) -> Holder | None:
-        """Create the lease; ``None`` when this run holds it, else the holder that does."""
+    async def _try_create(self, tries: int = CREATE_TRIES) -> Holder | None:
+        """Create the lease; ``None`` when this run holds it, else the holder that does.
+
+        A create whose outcome is unknown (a 5xx, a dropped reply) is looked up: the lease
+        found carrying this run's id is this run's."""
         self.holder = Holder(self.holder.user, self.holder.host, self.holder.started,
                              self.holder.run_id, self.clock() + self.ttl)
+        self._posted = True
         try:
             created = await self.client.post(ROLE.collection_path(),
                                              {"name": LEASE_NAME, "description": self.holder.text()})
@@ -178,15 +215,48 @@ class Lease:
             if "duplicate" not in str(exc).lower():
                 raise
             other = await find(self.client)
-            return other or await self._try_create()
-        self.holder = Holder(self.holder.user, self.holder.host, self.holder.started,
-                             self.holder.run_id, self.holder.expires, str(created.get("id", "")))
+            return await self._found(other, tries, exc)
+        except (ServerError, TransportError) as exc:
+            return await self._found(await find(self.client), tries, exc)
+        self._held(str(created.get("id", "")))
         return None
 
+    async def _found(self, other: Holder | None, tries: int, error: ApiError) -> Holder | None:
+        """After a refused or unknown create: this run's lease, another's, or one more try."""
+        if other is not None and other.run_id == self.holder.run_id:
+            self._held(other.role_id)
+            return None
+        if other is not None:
+            return other
+        if tries <= 1:
+            raise error
+        return await self._try_create(tries - 1)
+
+    def _held(self, role_id: str) -> None:
+        self.holder = Holder(self.holder.user, self.holder.host, self.holder.started,
+                             self.holder.run_id, self.holder.expires, role_id)
+
     async def _renew_loop(self) -> None:
+        failed = False
         while True:
             await asyncio.sleep(self.ttl / 3)
-            await self.renew()
+            try:
+                await self.renew()
+            except ApiError as exc:  # the apply goes on; the next renewal may get through
+                if not failed:
+                    self.note(f"could not renew the apply lease ({exc}); trying again")
+                failed = True
+            else:
+                failed = False
+
+    async def confirm(self) -> None:
+        """Renew now and refuse to go on when the lease was lost (broken by hand, or taken
+        over as stale while this run was blocked, e.g. by a confirmation prompt)."""
+        await self.renew()
+        if self.lost:
+            raise ApimctlError("the apply lease was lost before the first write (broken with "
+                               "`apimctl unlock`, or taken over after it expired while this run "
+                               "waited); nothing was written; run apply again")
 
     async def renew(self) -> None:
         """Push the expiry forward; notice when the lease was broken or taken."""
@@ -208,9 +278,14 @@ class Lease:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._renewer
             self._renewer = None
-        if self.lost or not self.holder.role_id:
+        if self.lost or not (self.holder.role_id or self._posted):
             return
-        with contextlib.suppress(NotFound):
+        try:
             current = await find(self.client)
             if current is not None and current.run_id == self.holder.run_id:
                 await self.client.delete(ROLE.item_path(current.role_id))
+        except NotFound:
+            pass
+        except ApiError as exc:  # never hide the apply's own outcome behind this
+            self.note(f"could not release the apply lease ({exc}); it expires by itself within "
+                      f"{self.ttl:g}s, or break it with `apimctl unlock {self.holder.run_id}`")

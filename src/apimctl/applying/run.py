@@ -29,10 +29,18 @@ from typing import Any
 from apimctl import kinds
 from apimctl.applying.bodies import LiveIndex, env_mapping, resolve_secrets
 from apimctl.applying.calls import Client
-from apimctl.applying.schedule import Execute, ProgressCallback, ScheduleResult, Unit, run_units
+from apimctl.applying.schedule import (
+    GRACE,
+    Execute,
+    ProgressCallback,
+    ScheduleResult,
+    Unit,
+    run_units,
+)
 from apimctl.applying.units import group_units
 from apimctl.applying.writes import Writer
 from apimctl.errors import ApiError
+from apimctl.kinds.dialects import comparable, dialect_of
 from apimctl.kinds.endpoint import default_error_sets
 from apimctl.kinds.role import ORGANIZATION, ORGANIZATION_PATH
 from apimctl.planning.diff import diff, ignored
@@ -55,13 +63,16 @@ def collect(result: ApplyResult, sched: ScheduleResult) -> None:
             else:
                 target.append(StepOutcome(step.address, step.action, outcome.reason))
     result.stopped = sched.stopped
+    result.interrupted = result.interrupted or sched.interrupted
 
 
 async def execute_units(units: list[Unit], execute: Execute, *,
-                        parallelism: int, progress: ProgressCallback | None) -> ApplyResult:
+                        parallelism: int, progress: ProgressCallback | None,
+                        interrupt: asyncio.Event | None = None, grace: float = GRACE) -> ApplyResult:
     """Run ``units`` with the scheduler and summarise (no API knowledge here; tests use it)."""
     result = ApplyResult()
-    collect(result, await run_units(units, execute, parallelism=parallelism, progress=progress))
+    collect(result, await run_units(units, execute, parallelism=parallelism, progress=progress,
+                                    interrupt=interrupt, grace=grace))
     return result
 
 
@@ -110,6 +121,8 @@ def _default_error_sets(state: LiveState) -> dict[str, str]:
 def remaining_changes(plan: Plan, step: Step, now: Mapping[str, LiveObject],
                       default_sets: Mapping[str, str], env: Mapping[str, str]) -> str | None:
     """Why ``step`` has not converged, or ``None`` when the live object matches it."""
+    if step.temporary:
+        return None  # a temporary route: its object's own step says where it ends up
     obj = now.get(step.address)
     if step.action == "delete":
         return None if obj is None else "still exists"
@@ -118,7 +131,9 @@ def remaining_changes(plan: Plan, step: Step, now: Mapping[str, LiveObject],
     kind = kinds.get(step.kind)
     ctx = Context(default_error_set=default_sets.get(obj.parent_key or ""))
     desired = resolve_secrets(step, step.desired or {}, plan.secret_values, env)
-    changes = diff(kind, normalise(kind, obj.doc, ctx), normalise(kind, desired, ctx))
+    have, want = normalise(kind, obj.doc, ctx), normalise(kind, desired, ctx)
+    comparable(kind.name, have, want, desired, dialect_of(plan.dialect))
+    changes = diff(kind, have, want)
     changes, _ = ignored(changes, _ignore_patterns(plan, step.address))
     if not changes:
         return None
@@ -145,7 +160,9 @@ def not_converged(plan: Plan, done: list[StepOutcome], state: LiveState,
 @dataclass
 class ApplyOptions:
     """How to apply. ``check`` sees the area as read right before the first write and raises
-    to refuse the plan (the apply command refuses a stale saved plan there)."""
+    to refuse the plan (the apply command refuses a stale saved plan there). ``interrupt``,
+    once set (Ctrl-C, SIGTERM), stops the start of new steps; the running ones get ``grace``
+    seconds to finish (see :mod:`apimctl.applying.schedule`)."""
 
     parallelism: int = 8
     env: Mapping[str, str] | None = None
@@ -154,6 +171,8 @@ class ApplyOptions:
     progress: ProgressCallback | None = None
     note: Callable[[str], None] | None = None
     check: Callable[[LiveState], None] | None = None
+    interrupt: asyncio.Event | None = None
+    grace: float = GRACE
 
 
 async def apply_plan(client: Client, plan: Plan, options: ApplyOptions | None = None, *,
@@ -180,7 +199,8 @@ async def apply_plan(client: Client, plan: Plan, options: ApplyOptions | None = 
     index.add_renames(plan.steps)
     writer = Writer(client, plan, index, env=opts.env, note=opts.note)
     units = group_units(plan, batch=opts.batch)
-    result = await execute_units(units, writer.execute, parallelism=opts.parallelism, progress=opts.progress)
+    result = await execute_units(units, writer.execute, parallelism=opts.parallelism, progress=opts.progress,
+                                 interrupt=opts.interrupt, grace=opts.grace)
     result.plan = plan
     if opts.verify and result.done:
         result.non_converged = await verify(client, plan, result, env_mapping(opts.env))

@@ -7,8 +7,12 @@ every unit whose dependencies are done is started, up to ``parallelism`` at a ti
 that fails marks its dependants (transitively) as skipped; independent units still run.
 A unit written without some of its steps (:class:`PartlyDone`) counts those steps as failed
 and holds back only what depends on them.
-An error of a *stopping* type (the daily quota is gone, the token was refused) stops the
-start of new units: what is running finishes, the rest is reported as not started.
+An error of a *stopping* type (the daily quota is gone, the token was refused, the server is
+unreachable) stops the start of new units: what is running finishes, the rest is reported as
+not started.
+An *interrupt* (``interrupt``: an :class:`asyncio.Event` the caller sets on Ctrl-C or SIGTERM)
+stops the start of new units the same way; the running calls get up to ``grace`` seconds to
+finish, then are cancelled (reported as failed: ``interrupted``).
 
 Nothing here talks to the network or prints; progress goes through a callback.
 """
@@ -21,10 +25,13 @@ from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from apimctl.errors import ApimctlError, AuthError, QuotaExhausted
+from apimctl.errors import ApimctlError, AuthError, QuotaExhausted, Unreachable
 from apimctl.plans.model import Step
 
-STOPPING_ERRORS: tuple[type[BaseException], ...] = (QuotaExhausted, AuthError)
+STOPPING_ERRORS: tuple[type[BaseException], ...] = (QuotaExhausted, AuthError, Unreachable)
+
+INTERRUPTED = "interrupted (Ctrl-C or SIGTERM)"
+GRACE = 10.0  # seconds the running calls get to finish after an interrupt
 
 EventKind = Literal["start", "done", "failed", "skipped", "note"]
 
@@ -89,6 +96,7 @@ class UnitOutcome:
 class ScheduleResult:
     outcomes: list[UnitOutcome] = field(default_factory=list)
     stopped: str | None = None  # why no further unit was started, if so
+    interrupted: bool = False  # the stop was an interrupt (Ctrl-C, SIGTERM)
 
 
 def build_graph(units: Sequence[Unit]) -> dict[Unit, set[Unit]]:
@@ -125,8 +133,11 @@ class Scheduler:
     """Walks the unit graph once; see the module docstring."""
 
     def __init__(self, units: Sequence[Unit], execute: Execute, *,
-                 parallelism: int = 8, progress: ProgressCallback | None = None) -> None:
+                 parallelism: int = 8, progress: ProgressCallback | None = None,
+                 interrupt: asyncio.Event | None = None, grace: float = GRACE) -> None:
         self.units = list(units)
+        self.interrupt = interrupt
+        self.grace = grace
         self.execute = execute
         self.parallelism = max(1, parallelism)
         self.progress = progress or (lambda event: None)
@@ -148,6 +159,10 @@ class Scheduler:
                         queue.append(unit)
                     else:
                         sorter.done(unit)
+                if self.interrupt is not None and self.interrupt.is_set() and not self.result.stopped:
+                    self.result.stopped = INTERRUPTED
+                    self.result.interrupted = True
+                    await self._drain(running, sorter)
                 if self.result.stopped:
                     for unit in queue:
                         self._finish(unit, "skipped", f"not started: {self.result.stopped}")
@@ -161,7 +176,7 @@ class Scheduler:
                     if queue or sorter.is_active():
                         continue
                     break
-                finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                finished = await self._wait(running)
                 for task in finished:
                     unit = running.pop(task)
                     self._settle(unit, task)
@@ -173,7 +188,39 @@ class Scheduler:
             raise
         return self.result
 
+    async def _wait(self, running: dict[asyncio.Task[None], Unit]) -> set[asyncio.Task[None]]:
+        """The tasks that finished first, or none when an interrupt came first."""
+        if self.interrupt is None:
+            finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            return finished
+        waiter: asyncio.Future[Any] = asyncio.ensure_future(self.interrupt.wait())
+        waited: set[asyncio.Future[Any]] = {*running, waiter}
+        try:
+            done, _ = await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+        return {task for task in running if task in done}
+
+    async def _drain(self, running: dict[asyncio.Task[None], Unit],
+                     sorter: graphlib.TopologicalSorter[Unit]) -> None:
+        """After an interrupt: the running calls finish within ``grace`` seconds, or are cancelled."""
+        if running:
+            await asyncio.wait(running, timeout=self.grace)
+        for task, unit in list(running.items()):
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                running.pop(task)
+                self._finish(unit, "failed", f"cancelled: {INTERRUPTED}")
+            else:
+                running.pop(task)
+                self._settle(unit, task)
+            sorter.done(unit)
+
     def _settle(self, unit: Unit, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            self._finish(unit, "failed", f"cancelled: {INTERRUPTED}")
+            return
         exc = task.exception()
         if exc is None:
             self._finish(unit, "done", "")
@@ -213,6 +260,8 @@ class Scheduler:
 
 
 async def run_units(units: Iterable[Unit], execute: Execute, *,
-                    parallelism: int = 8, progress: ProgressCallback | None = None) -> ScheduleResult:
+                    parallelism: int = 8, progress: ProgressCallback | None = None,
+                    interrupt: asyncio.Event | None = None, grace: float = GRACE) -> ScheduleResult:
     """Execute ``units`` in dependency order; see :class:`Scheduler`."""
-    return await Scheduler(list(units), execute, parallelism=parallelism, progress=progress).run()
+    return await Scheduler(list(units), execute, parallelism=parallelism, progress=progress,
+                           interrupt=interrupt, grace=grace).run()

@@ -32,7 +32,7 @@ def group_units(plan: Plan, *, batch: bool = True) -> list[Unit]:
         if (s.action in ("create", "delete") and parent is not None and parent.action == s.action
                 and s.kind in NESTED_KINDS.get(parent.kind, ())):
             absorbed.setdefault(parent.address, []).append(s)  # covered by the parent's call
-        elif s.action == "update" and s.kind in BATCHED_KINDS and s.parent:
+        elif s.action == "update" and s.kind in BATCHED_KINDS and s.parent and not s.temporary:
             batches.setdefault(s.parent, []).append(s)
     taken = {c.address for children in absorbed.values() for c in children}
     units: list[Unit] = []
@@ -40,7 +40,8 @@ def group_units(plan: Plan, *, batch: bool = True) -> list[Unit]:
     for s in plan.steps:
         if s.address in taken:
             continue
-        group = batches.get(s.parent or "", []) if s.action == "update" and s.kind in BATCHED_KINDS else []
+        group = (batches.get(s.parent or "", []) if s.action == "update" and s.kind in BATCHED_KINDS
+                 and not s.temporary else [])
         if len(group) > 1:
             if s.parent not in batched:
                 batched.add(s.parent or "")

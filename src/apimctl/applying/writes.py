@@ -39,6 +39,7 @@ from apimctl.applying.collections import CollectionWrites
 from apimctl.applying.schedule import PartlyDone, Unit
 from apimctl.errors import ApiError, Invalid, NotFound
 from apimctl.kinds import Kind
+from apimctl.kinds.dialects import dialect_of, field_default
 from apimctl.plans.model import Plan, Step
 
 # The projections of create replies: the ids apply indexes for later steps (an endpoint's
@@ -60,7 +61,9 @@ class Writer(CollectionWrites):
                  note: Callable[[str], None] | None = None) -> None:
         self.client = client
         self.index = index
-        self.bodies = BodyBuilder(index, plan.secret_values, env_mapping(env))
+        # the target's dialect, as the plan was made for it (SUPPLEMENT §10)
+        self.dialect = dialect_of(plan.dialect)
+        self.bodies = BodyBuilder(index, plan.secret_values, env_mapping(env), self.dialect)
         self.backoff = backoff or Backoff()
         self.note = note or (lambda line: None)
 
@@ -191,7 +194,8 @@ class Writer(CollectionWrites):
                 value = desired[name]
                 fields[name] = full_nested(kind, name, value) if name in kind.nested else copy.deepcopy(value)
             else:
-                fields[name] = default_of(kind, name)
+                own = field_default(kind.name, name, self.dialect)
+                fields[name] = own if own is not None else default_of(kind, name)
         return self.bodies.body(step, fields) if fields else {}
 
     async def update(self, step: Step) -> None:

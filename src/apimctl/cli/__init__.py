@@ -3,7 +3,8 @@
 click parses, each command module calls one core function, renders its result and returns
 an exit code. Errors of the ``ApimctlError`` hierarchy are caught here, in one place, and
 mapped to the documented exit codes; anything else is a bug and is reported as such,
-without a traceback unless ``-v`` was given.
+without a traceback unless ``-v`` was given. Every option of every command also comes from
+its environment variable (:func:`apimctl.cli.common.assign_envvars`).
 """
 
 from __future__ import annotations
@@ -14,28 +15,47 @@ import click
 
 from apimctl import __version__
 from apimctl.cli import apply as apply_cmd
+from apimctl.cli import completion as completion_cmd
 from apimctl.cli import drift as drift_cmd
 from apimctl.cli import export as export_cmd
 from apimctl.cli import lint as lint_cmd
 from apimctl.cli import plan as plan_cmd
+from apimctl.cli import render as render_cmd
 from apimctl.cli import schema as schema_cmd
 from apimctl.cli import serve as serve_cmd
+from apimctl.cli import unlock as unlock_cmd
 from apimctl.cli import validate as validate_cmd
-from apimctl.cli.common import run_guarded
+from apimctl.cli.common import Group, assign_envvars, run_guarded
+from apimctl.render.lint import FORMATS as LINT_FORMATS
+from apimctl.render.problems import FORMATS as PROBLEM_FORMATS
+from apimctl.server.dialects import NAMES as DIALECT_NAMES
+
+PLAN_FORMATS = ("text", "json", "markdown")
+VERSION = (
+    f"apimctl {__version__}\n"
+    f"dialects: {', '.join(DIALECT_NAMES)} (--dialect auto detects the target's)\n"
+    f"formats: plan/drift {', '.join(PLAN_FORMATS)}; validate {', '.join(PROBLEM_FORMATS)}; "
+    f"lint {', '.join(LINT_FORMATS)}"
+)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="apimctl")
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="apimctl", message=VERSION)
 def cli() -> None:
     """Configuration as code for the API-management platform.
+
+    Options go after the command (apimctl plan --url ... PATH); each also comes from
+    the environment variable APIMCTL_<NAME> shown in the command's --help.
 
     Exit codes: 0 success and nothing to change, 1 error, 2 changes pending
     (plan --detailed-exitcode, drift), 3 apply finished partially, 130 interrupted.
     """
 
 
-for _module in (validate_cmd, lint_cmd, plan_cmd, apply_cmd, drift_cmd, export_cmd, serve_cmd, schema_cmd):
+for _module in (validate_cmd, lint_cmd, render_cmd, plan_cmd, apply_cmd, drift_cmd, export_cmd,
+                serve_cmd, schema_cmd, unlock_cmd, completion_cmd):
     cli.add_command(_module.command)
+assign_envvars(cli)
 
 
 def main() -> None:

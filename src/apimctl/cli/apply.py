@@ -3,8 +3,16 @@
 The adapter around :func:`apimctl.applying.command.apply`: it parses the options, hands the
 core a way to open the client, the confirmation (the plan shown on a terminal and a question;
 ``--auto-approve`` otherwise) and the progress display (a rich progress bar on a terminal, one
-plain line per step otherwise, both on stderr), and prints the summary in the chosen format.
-The exit code is the result's: 0 done, 3 partial, 1 nothing written, refused or cancelled.
+plain line per step otherwise, both on stderr), and prints the summary in the chosen format
+(``--format json``: one JSON object per line, the step events then the summary; see
+``docs/apply-format.md``).
+
+Interrupts, like Terraform: Ctrl-C at the question cancels at once (nothing written, no
+lease taken). During the run, the first Ctrl-C or SIGTERM (how CI cancels a job) starts no
+new step, lets the running calls finish (up to :data:`~apimctl.applying.schedule.GRACE`
+seconds), releases the lease and prints the summary; a second one exits at once.
+The exit code is the result's: 0 done, 3 partial, 1 nothing written, refused or cancelled,
+130 interrupted.
 """
 
 from __future__ import annotations
@@ -12,9 +20,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import signal
 import sys
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 import click
@@ -22,11 +33,19 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from apimctl.applying.command import ApplyRequest, apply
-from apimctl.applying.schedule import ProgressCallback, ProgressEvent
-from apimctl.cli.common import connection_options, envvar, manifest_options
+from apimctl.applying.schedule import GRACE, ProgressCallback, ProgressEvent
+from apimctl.cli.common import (
+    EXIT_INTERRUPTED,
+    Number,
+    color_wanted,
+    connection_options,
+    envvar,
+    manifest_options,
+)
 from apimctl.cli.lint import lint_gate, lint_options
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.errors import ApimctlError
+from apimctl.planning.rules import ROTATE_ALL
 from apimctl.plans.model import Plan
 from apimctl.plans.result import ApplyResult
 from apimctl.render import json as render_json
@@ -40,51 +59,80 @@ from apimctl.render.style import Redactor
               help="Apply a plan saved with `apimctl plan --out FILE` (refused when stale).")
 @click.option("--auto-approve", is_flag=True, envvar=envvar("auto_approve"),
               help="Apply without asking (required when there is no terminal).")
-@click.option("--max-deletes", type=click.IntRange(min=0), default=None, envvar=envvar("max_deletes"),
+@click.option("--max-deletes", type=click.IntRange(min=0), default=None, metavar="N",
+              envvar=envvar("max_deletes"),
               help="Refuse, before writing anything, a plan that deletes more than N objects.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, envvar=envvar("format"), help="Format of the summary.")
+              show_default=True, envvar=envvar("format"),
+              help="Format of the output: json streams one JSON object per line "
+                   "(step events, then the summary; see docs/apply-format.md).")
 @click.option("--prune", is_flag=True, envvar=envvar("prune"),
               help="Delete live top-level objects that no manifest declares.")
 @click.option("--target", "targets", multiple=True, metavar="KIND:NAME",
               help="Limit the apply to these objects (and what they need). Repeatable.")
 @click.option("--ignore", "ignores", multiple=True, metavar="KIND:NAME:PATH",
               help="Accept an out-of-band change to this field. Repeatable.")
+@click.option("--lock-timeout", type=Number(zero=True), default=0.0, show_default=True,
+              envvar=envvar("lock_timeout"), metavar="SECONDS",
+              help="Wait up to SECONDS for another apply's lease on the area (0: refuse at once).")
+@click.option("--no-lock", is_flag=True, envvar=envvar("no_lock"),
+              help="Take no lease on the area (for pipelines that serialise applies themselves).")
+@click.option("--repair-duplicates", is_flag=True, envvar=envvar("repair_duplicates"),
+              help="Delete the extra live copies of objects and nested items that share one "
+                   "identity (keeping the one pinned by id:, else the oldest).")
+@click.option("--rotate-secrets", is_flag=True, envvar=envvar("rotate_secrets"),
+              help="Send every declared write-only secret (systemDomainAuthentication.password), "
+                   "which the API never returns and so cannot be compared.")
+@click.option("--rotate", "rotate", multiple=True, metavar="KIND:NAME:PATH",
+              help="Send this write-only secret (patterns allowed). Repeatable.")
 @click.option("--no-color", is_flag=True, envvar=envvar("no_color"), help="Plain output.")
 @lint_options
 @connection_options
 @click.pass_context
 def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, ...], plan_file: str | None,
             auto_approve: bool, max_deletes: int | None, fmt: str, prune: bool, targets: tuple[str, ...],
-            ignores: tuple[str, ...], no_color: bool, **_connection: Any) -> int:
+            ignores: tuple[str, ...], lock_timeout: float, no_lock: bool, no_color: bool,
+            repair_duplicates: bool = False, rotate_secrets: bool = False,
+            rotate: tuple[str, ...] = (), **_connection: Any) -> int:
     """Apply the manifests in PATH... (or a saved --plan FILE) to the area.
 
     Shows the plan and asks for confirmation on a terminal; pass --auto-approve in CI.
+    Before its first write it takes the area's lease (the role apimctl-apply-lease): a second
+    apply waits up to --lock-timeout, then is refused naming the holder (see `apimctl unlock`).
     Exit codes: 0 done (or nothing to do), 3 partial apply (rerun converges),
     1 nothing written or refused, 130 interrupted.
     """
     if bool(paths) == bool(plan_file):
         raise click.UsageError("give manifest PATH... or --plan FILE (not both)")
-    if plan_file and (prune or targets or ignores or overlays):
-        raise click.UsageError("--prune, --target, --ignore and --overlay shape a new plan; "
-                               "they cannot change a saved --plan")
+    if plan_file and (prune or targets or ignores or overlays or rotate_secrets or rotate):
+        raise click.UsageError("--prune, --target, --ignore, --overlay and --rotate(-secrets) "
+                               "shape a new plan; they cannot change a saved --plan")
     lint_gate(ctx, paths, overlays)  # --lint: the policy rules first, refusing on failures
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
     if not auto_approve and not interactive:
         raise ApimctlError("apply needs confirmation and there is no terminal to ask on: "
                            "pass --auto-approve to apply without confirmation")
     settings = connection_settings(ctx)
-    term = Terminal(Console(stderr=True, no_color=no_color, highlight=False, emoji=False),
-                    interactive=interactive,
-                    color=not no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty())
+    term = Terminal(Console(stderr=True, no_color=not color_wanted(no_color, sys.stderr),
+                            highlight=False, emoji=False),
+                    interactive=interactive, color=color_wanted(no_color),
+                    events=emit_line if fmt == "json" else None)
     request = ApplyRequest(paths=paths, overlays=overlays, plan_file=plan_file, prune=prune,
                            targets=targets, ignores=ignores, max_deletes=max_deletes,
                            target=target_label(settings.get("url")),
-                           parallelism=int(settings.get("parallelism") or 8))
-    result = asyncio.run(apply(request, lambda: open_client(**settings, announce=term.say),
-                               confirm=None if auto_approve else term.confirm,
-                               progress=term.progress, notice=term.say,
-                               note=term.note if settings.get("verbose") else None))
+                           parallelism=int(settings.get("parallelism") or 8),
+                           repair_duplicates=repair_duplicates,
+                           lock=not no_lock, lock_timeout=lock_timeout,
+                           rotate=((ROTATE_ALL,) if rotate_secrets else ()) + rotate)
+    result = run_interruptible(
+        lambda interrupt: apply(request, lambda: open_client(**settings, announce=term.say),
+                                confirm=None if auto_approve else term.confirm,
+                                progress=term.progress, notice=term.say,
+                                note=term.note if settings.get("verbose") else None,
+                                interrupt=interrupt),
+        term)
+    if term.prompt_interrupted:
+        result.interrupted = True
     if result.cancelled:
         term.say("Apply cancelled; nothing was written.")
     else:
@@ -92,14 +140,73 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     return result.exit_code
 
 
+def emit_line(line: str) -> None:
+    """One line of the ``--format json`` stream on stdout, flushed at once (a pipeline reads
+    it as it comes)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def run_interruptible(make: Callable[[asyncio.Event], Coroutine[Any, Any, ApplyResult]],
+                      term: Terminal) -> ApplyResult:
+    """Run the apply coroutine ``make(interrupt)`` with SIGINT and SIGTERM handled. Before the
+    execution (reading, planning, waiting for the lease) the first signal cancels at once:
+    nothing was written, the lease (if taken) is released on the way out. During it, the first
+    signal sets ``interrupt`` (the core starts no new step and lets the running ones finish);
+    the second exits at once with 130."""
+
+    async def main() -> ApplyResult:
+        loop = asyncio.get_running_loop()
+        interrupt = asyncio.Event()
+        task = asyncio.current_task()
+
+        def on_signal(signum: int) -> None:
+            name = signal.Signals(signum).name
+            if not term.executing and not interrupt.is_set() and task is not None:
+                interrupt.set()  # still reading or planning: nothing written, cancel at once
+                task.cancel()
+                return
+            if interrupt.is_set():
+                term.say(f"{name} again: exiting at once; the steps still running may or may not "
+                         "have been written, and the area's lease is left to expire.")
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(EXIT_INTERRUPTED)
+            interrupt.set()
+            term.interrupted(name)
+
+        installed = []
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, on_signal, int(sig))
+                installed.append(sig)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
+                pass
+        try:
+            return await make(interrupt)
+        except asyncio.CancelledError:
+            if not interrupt.is_set():
+                raise
+            return ApplyResult(cancelled=True, interrupted=True)
+        finally:
+            for sig in installed:
+                loop.remove_signal_handler(sig)
+
+    return asyncio.run(main())
+
+
 class Terminal:
     """Where the run talks to the user: stderr, the question, the progress display. A server
     may echo a value it refused: progress and log lines are scrubbed of the plan's resolved
     secrets, so they never reach the terminal."""
 
-    def __init__(self, err: Console, *, interactive: bool, color: bool) -> None:
+    def __init__(self, err: Console, *, interactive: bool, color: bool,
+                 events: Callable[[str], None] | None = None) -> None:
         self.err, self.interactive, self.color = err, interactive, color
         self.scrub: Callable[[str], str] = str
+        self.events = events  # --format json: where the step events go, one line each
+        self.prompt_interrupted = False
+        self.executing = False  # the steps are being run (the progress display is open)
 
     def say(self, line: str) -> None:
         self.err.print(line, markup=False, highlight=False, emoji=False, soft_wrap=True)
@@ -107,15 +214,76 @@ class Terminal:
     def note(self, line: str) -> None:
         self.say(self.scrub(line))
 
+    def interrupted(self, name: str) -> None:
+        """The first Ctrl-C or SIGTERM of a run."""
+        if self.events is not None:
+            self.events(render_json.render_apply_interrupt(name))
+        self.say(f"{name} received: starting no new step; the running calls get up to {GRACE:.0f} s "
+                 "to finish, then the summary. Interrupt again to exit at once.")
+
     def confirm(self, plan: Plan) -> bool:
+        """Show the plan and ask. Ctrl-C (or SIGTERM) at the question cancels at once: the
+        event loop is blocked while it waits, so for its duration either signal raises
+        KeyboardInterrupt here (and does not reach the loop's handlers)."""
         click.echo(render_text.render_plan(plan, color=self.color), err=True, nl=False)
-        return click.confirm("Apply these changes?", default=False, err=True)
+        with _prompt_signals():
+            try:
+                return click.confirm("Apply these changes?", default=False, err=True)
+            except click.exceptions.Abort:
+                click.echo(err=True)  # the question's line ends with the echoed ^C
+                self.prompt_interrupted = True
+                return False
 
     @contextmanager
     def progress(self, plan: Plan) -> Iterator[ProgressCallback]:
         self.scrub = Redactor(plan).text
+        self.executing = True
         with progress_display(self.err, self.interactive) as update:
+            if self.events is not None:
+                update = both(update, json_events(self.events, plan))
             yield scrubbed(update, self.scrub)
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _prompt_signals() -> Iterator[None]:
+    """SIGINT and SIGTERM raise KeyboardInterrupt while a blocking question waits in the event
+    loop's thread; the loop's wake-up descriptor is detached meanwhile, so the loop does not
+    see the signal a second time afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    wakeup = signal.set_wakeup_fd(-1)
+    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        signal.set_wakeup_fd(wakeup)
+
+
+def both(first: ProgressCallback, second: ProgressCallback) -> ProgressCallback:
+    def update(event: ProgressEvent) -> None:
+        first(event)
+        second(event)
+
+    return update
+
+
+def json_events(write: Callable[[str], None], plan: Plan) -> ProgressCallback:
+    """The ``--format json`` step events: one JSON object per line through ``write``."""
+    redactor = Redactor(plan)
+
+    def update(event: ProgressEvent) -> None:
+        line = render_json.render_apply_event(event, redactor)
+        if line is not None:
+            write(line)
+
+    return update
 
 
 def summary(result: ApplyResult, fmt: str, *, color: bool) -> str:

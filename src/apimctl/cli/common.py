@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+import os
 import sys
 import traceback
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.core import ParameterSource
@@ -75,10 +76,12 @@ def _name_environment_variable(exc: click.ClickException) -> None:
     if not isinstance(exc, click.BadParameter) or exc.ctx is None or exc.param is None:
         return
     param, name = exc.param, exc.param.name
+    # the option's names alone (click adds "(env var: ...)" to options that show it in --help)
+    hint = exc.param_hint if isinstance(exc.param_hint, str) else " / ".join(f"'{o}'" for o in param.opts)
+    exc.param_hint = hint
     if name is None or exc.ctx.get_parameter_source(name) is not ParameterSource.ENVIRONMENT:
         return
     names = [param.envvar] if isinstance(param.envvar, str) else list(param.envvar or [])
-    hint = exc.param_hint if isinstance(exc.param_hint, str) else param.get_error_hint(exc.ctx)
     exc.param_hint = f"{hint} (from {', '.join(names)})" if names else hint
 
 
@@ -104,18 +107,98 @@ def manifest_options(func: F) -> F:
 def connection_options(func: F) -> F:
     """--url, credentials, --qps, --parallelism, -v: how to reach the management API."""
     opts = [
-        click.option("--url", envvar=envvar("url"), help="Management API base, e.g. https://host/v3/rest. Without it: the embedded reference server in .apimctl/local.db."),
+        click.option("--profile", envvar=envvar("profile"), metavar="NAME", help="Connection settings from this profile of apimctl.toml or $XDG_CONFIG_HOME/apimctl/config.toml."),
+        click.option("--url", envvar=envvar("url"), help="Management API base, e.g. https://host/v3/rest; 'embedded': the embedded reference server in .apimctl/local.db (the default, refused in CI)."),
         click.option("--token", envvar=envvar("token"), help="Bearer access token."),
         click.option("--api-key", envvar=envvar("api_key"), help="API key for the token exchange."),
         click.option("--api-secret", envvar=envvar("api_secret"), help="API secret for the token exchange."),
         click.option("--username", envvar=envvar("username"), help="User for the token exchange."),
         click.option("--password", envvar=envvar("password"), help="Password for the token exchange."),
         click.option("--area", envvar=envvar("area"), help="Area (scope) for the token exchange."),
-        click.option("--qps", type=Number(zero=True), default=2.0, show_default=True, envvar=envvar("qps"), help="Client-side rate limit, calls per second (0: no limit)."),
-        click.option("--parallelism", type=click.IntRange(1, 64), default=8, show_default=True, envvar=envvar("parallelism"), help="Concurrent calls at most."),
+        click.option("--qps", type=Number(zero=True), default=2.0, show_default=True, envvar=envvar("qps"), help="Client-side rate limit, calls per second (0: no limit). Off against the embedded server unless given."),
+        click.option("--parallelism", type=click.IntRange(1, 64), default=8, metavar="N", show_default=True, envvar=envvar("parallelism"), help="Concurrent calls at most."),
         click.option("--timeout", type=Number(zero=False), default=30.0, show_default=True, envvar=envvar("timeout"), help="Seconds before a call times out."),
         click.option("-v", "--verbose", is_flag=True, envvar=envvar("verbose"), help="Log every call (never secrets)."),
+        click.option("--dialect", type=click.Choice(["spec", "mashery", "auto"]), default="auto", show_default=True, envvar=envvar("dialect"), help="The target's dialect (spec/SUPPLEMENT.md section 10); auto: detected (the embedded server is spec)."),
     ]
     for opt in reversed(opts):
         func = opt(func)
     return func
+
+
+def color_wanted(no_color: bool, stream: IO[str] | None = None) -> bool:
+    """Whether output to ``stream`` (stdout by default) may be coloured: not with
+    ``--no-color``, a non-empty ``NO_COLOR`` (no-color.org), ``TERM=dumb``, or when the
+    stream is not a terminal."""
+    if no_color or os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    out = sys.stdout if stream is None else stream
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+if TYPE_CHECKING:
+    _StrType = click.ParamType[str, Any]
+else:
+    _StrType = click.ParamType
+
+
+class Lines(_StrType):
+    """A string option that can be repeated: from its environment variable, one value per
+    line (names may hold spaces: ``APIMCTL_TARGET='plan:Weather Partners/Gold'``)."""
+
+    name = "text"
+    envvar_list_splitter = "\n"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        return str(value)
+
+    def split_envvar_value(self, rv: str) -> Sequence[str]:
+        return [line.strip() for line in rv.splitlines() if line.strip()]
+
+
+LINES = Lines()
+SERVE_COMMAND = "serve"
+"""The reference server's options are its own (``serve --token`` is ``TOKEN=AREA``, not the
+client's access token): their variables are ``APIMCTL_SERVE_<NAME>``."""
+
+
+def option_envvar(command: str, param: click.Option) -> str:
+    """The environment variable of an option: ``APIMCTL_<NAME>`` after its long name,
+    ``APIMCTL_SERVE_<NAME>`` for ``serve``."""
+    long = max(param.opts, key=len).lstrip("-")
+    return envvar(f"{SERVE_COMMAND}_{long}" if command == SERVE_COMMAND else long)
+
+
+def assign_envvars(group: click.Group) -> None:
+    """Give every option of every command its variable and show it in ``--help``; repeatable
+    text options read one value per line from it."""
+    for name, command in group.commands.items():
+        for param in command.params:
+            if not isinstance(param, click.Option) or (param.is_eager and param.expose_value is False):
+                continue
+            if param.envvar is None:
+                param.envvar = option_envvar(name, param)
+            param.show_envvar = True
+            if param.multiple and param.type is click.STRING:
+                param.type = LINES
+
+
+class Group(click.Group):
+    """The command group: ``apimctl`` alone prints help (exit 0), and an option given before
+    the command says that options go after it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args:
+            click.echo(ctx.get_help())
+            ctx.exit(0)
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            command = next((a for a in args if a in self.commands), "plan")
+            raise click.NoSuchOption(
+                exc.option_name,
+                f"{exc.format_message()} Options go after the command: apimctl {command} "
+                f"{exc.option_name} ... (see apimctl {command} --help)", ctx=ctx) from None

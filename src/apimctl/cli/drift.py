@@ -12,12 +12,18 @@ Unmanaged objects alone are not drift.
 from __future__ import annotations
 
 import asyncio
-import sys
 from typing import Any
 
 import click
 
-from apimctl.cli.common import EXIT_CHANGES, EXIT_OK, connection_options, envvar, manifest_options
+from apimctl.cli.common import (
+    EXIT_CHANGES,
+    EXIT_OK,
+    color_wanted,
+    connection_options,
+    envvar,
+    manifest_options,
+)
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.drift import DriftRequest, drift
 from apimctl.render.drift import render_drift
@@ -34,7 +40,8 @@ from apimctl.render.drift import render_drift
 @click.option("--prune", is_flag=True, envvar=envvar("prune"),
               help="Count live top-level objects that no manifest declares as drift "
                    "(use it when apply runs with --prune).")
-@click.option("--no-color", is_flag=True, envvar=envvar("no_color"), help="Plain output.")
+@click.option("--no-color", is_flag=True, envvar=envvar("no_color"),
+              help="Plain output (also with NO_COLOR set, TERM=dumb, or when not a terminal).")
 @connection_options
 @click.pass_context
 def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, ...], fmt: str,
@@ -51,7 +58,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     request = DriftRequest(paths=paths, overlays=overlays, ignores=ignores, targets=targets,
                            prune=prune, target=target_label(settings.get("url")))
     report = asyncio.run(drift(request, lambda: open_client(**settings, announce=_say), notice=_say))
-    color = fmt == "text" and not no_color and sys.stdout.isatty()
+    color = fmt == "text" and color_wanted(no_color)
     click.echo(render_drift(report, fmt, color=color), nl=False)
     return EXIT_CHANGES if report.drifted else EXIT_OK
 

@@ -12,7 +12,6 @@ with ``--detailed-exitcode``; unmanaged objects alone are not changes), 1 error.
 from __future__ import annotations
 
 import asyncio
-import sys
 from typing import Any
 
 import click
@@ -20,6 +19,7 @@ import click
 from apimctl.cli.common import (
     EXIT_CHANGES,
     EXIT_OK,
+    color_wanted,
     connection_options,
     envvar,
     manifest_options,
@@ -27,6 +27,7 @@ from apimctl.cli.common import (
 from apimctl.cli.lint import lint_gate, lint_options
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.planning.command import PlanRequest, plan
+from apimctl.planning.rules import ROTATE_ALL
 from apimctl.plans.model import Plan
 
 
@@ -44,18 +45,28 @@ from apimctl.plans.model import Plan
               help="Only these objects, what they contain and what they need. Repeatable.")
 @click.option("--prune", is_flag=True, envvar=envvar("prune"),
               help="Delete live top-level objects that no manifest declares.")
-@click.option("--max-deletes", type=click.IntRange(min=0), default=None,
+@click.option("--max-deletes", type=click.IntRange(min=0), default=None, metavar="N",
               envvar=envvar("max_deletes"), help="Refuse a plan that deletes more than N objects.")
 @click.option("--ignore", "ignores", multiple=True, metavar="KIND:NAME:PATH",
               help="Accept an out-of-band change to this field. Repeatable.")
-@click.option("--no-color", is_flag=True, envvar=envvar("no_color"), help="Plain output.")
+@click.option("--repair-duplicates", is_flag=True, envvar=envvar("repair_duplicates"),
+              help="Plan deletes of the extra live copies of objects and nested items that "
+                   "share one identity (keeping the one pinned by id:, else the oldest).")
+@click.option("--rotate-secrets", is_flag=True, envvar=envvar("rotate_secrets"),
+              help="Send every declared write-only secret (systemDomainAuthentication.password), "
+                   "which the API never returns and so cannot be compared.")
+@click.option("--rotate", "rotate", multiple=True, metavar="KIND:NAME:PATH",
+              help="Send this write-only secret (patterns allowed). Repeatable.")
+@click.option("--no-color", is_flag=True, envvar=envvar("no_color"),
+              help="Plain output (also with NO_COLOR set, TERM=dumb, or when not a terminal).")
 @lint_options
 @connection_options
 @click.pass_context
 def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, ...],
             out_file: str | None, fmt: str, detailed_exitcode: bool, targets: tuple[str, ...],
             prune: bool, max_deletes: int | None, ignores: tuple[str, ...], no_color: bool,
-            **_connection: Any) -> int:
+            repair_duplicates: bool = False, rotate_secrets: bool = False,
+            rotate: tuple[str, ...] = (), **_connection: Any) -> int:
     """Show what apply would change to make the area match the manifests in PATH...
 
     Reads the live configuration and writes nothing. Without --url it plans against the
@@ -68,11 +79,13 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     settings = connection_settings(ctx)
     request = PlanRequest(paths=paths, overlays=overlays, prune=prune, targets=targets,
                           ignores=ignores, max_deletes=max_deletes, out=out_file,
-                          target=target_label(settings.get("url")))
+                          target=target_label(settings.get("url")),
+                          repair_duplicates=repair_duplicates,
+                          rotate=((ROTATE_ALL,) if rotate_secrets else ()) + rotate)
     made = asyncio.run(plan(request, lambda: open_client(**settings, announce=_say), notice=_say))
     if out_file:
         _say(f"Saved the plan to {out_file}; apply it with: apimctl apply --plan {out_file}")
-    click.echo(render(made, fmt, color=not no_color and sys.stdout.isatty()), nl=False)
+    click.echo(render(made, fmt, color=color_wanted(no_color)), nl=False)
     return EXIT_CHANGES if detailed_exitcode and made.has_changes else EXIT_OK
 
 

@@ -1,4 +1,5 @@
-"""``apimctl schema``: print the manifest JSON Schema, for editors and other tools.
+"""``apimctl schema``: print the manifest JSON Schema, for editors and other tools;
+``apimctl schema --plan``: the plan JSON Schema (``plan --format json`` and saved plans).
 
 Point an editor at it with a modeline on the first line of a manifest::
 
@@ -11,10 +12,13 @@ import click
 
 from apimctl.cli.common import EXIT_OK
 from apimctl.manifests import schema_text
+from apimctl.plans.file import plan_schema_text
 
 
 @click.command("schema")
-def command() -> int:
-    """Print the manifest JSON Schema (Draft 2020-12) on stdout."""
-    click.echo(schema_text(), nl=False)
+@click.option("--plan", "plan", is_flag=True,
+              help="Print the plan JSON Schema (plan --format json, plan --out) instead.")
+def command(plan: bool) -> int:
+    """Print the manifest JSON Schema (Draft 2020-12) on stdout; with --plan, the plan's."""
+    click.echo(plan_schema_text() if plan else schema_text(), nl=False)
     return EXIT_OK

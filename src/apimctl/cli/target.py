@@ -6,13 +6,19 @@ connection options (``apimctl.cli.common.connection_options``) and open their cl
 token exchange. Without it, it is the embedded reference server in ``.apimctl/local.db``
 under the current directory, reached in-process through an ASGI transport: this module is
 the only place where the reconciler touches the server package (STYLE §11).
+
+The embedded default is refused where it would be a silent mistake: when ``CI`` is set (a
+pipeline must name its area) and when a connection variable is set but empty (a missing or
+misnamed pipeline secret). ``--url embedded`` asks for it explicitly. Settings not given on
+the command line or in the environment come from a profile (:mod:`apimctl.cli.profiles`).
 """
 
 from __future__ import annotations
 
+import os
 import secrets
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -23,8 +29,10 @@ from click.core import ParameterSource
 
 from apimctl.api.auth import Credentials
 from apimctl.api.client import ApiClient
+from apimctl.api.dialect import DialectChoice
 from apimctl.cli.common import envvar
-from apimctl.errors import ApimctlError
+from apimctl.cli.profiles import apply_profile
+from apimctl.errors import ApimctlError, NotFound
 
 EMBEDDED_DIR = ".apimctl"
 EMBEDDED_DB = f"{EMBEDDED_DIR}/local.db"
@@ -34,7 +42,12 @@ EMBEDDED_NOTICE = (
     f"Using the embedded reference server ({EMBEDDED_DB}); "
     "set --url or APIMCTL_URL to target an area."
 )
+EXPLICIT_EMBEDDED = "embedded"
+"""``--url embedded``: the embedded reference server, asked for (allowed in CI)."""
 _EXCHANGE_OPTIONS = ("api_key", "api_secret", "username", "password", "area")
+CONNECTION_VARIABLES = tuple(envvar(name) for name in ("url", "token", *_EXCHANGE_OPTIONS, "profile"))
+"""The variables that name a target or its credentials: one that is set but empty is a
+pipeline secret that did not arrive, never a request for the embedded server."""
 
 
 @asynccontextmanager
@@ -53,6 +66,8 @@ async def open_client(
     timeout: float,
     verbose: bool,
     announce: Callable[[str], None],
+    dialect: str = "auto",
+    dialect_source: str = "",
 ) -> AsyncIterator[ApiClient]:
     """An open ApiClient for the target the options name; closed on exit."""
     common: dict[str, Any] = {
@@ -77,33 +92,75 @@ async def open_client(
         client = ApiClient(
             EMBEDDED_URL, token=embedded_token, qps=limit, transport=transport, **common
         )
+    # the dialect asked for (SUPPLEMENT §10); "auto": detected (the embedded server is spec)
+    client.dialect = DialectChoice(dialect or "auto", dialect_source, embedded=not url,
+                                   host=client.dialect.host)
     async with client:
-        yield client
+        try:
+            yield client
+        except NotFound as exc:
+            raise _wrong_base(exc, client, url) from None
 
 
 def connection_settings(ctx: click.Context) -> dict[str, Any]:
     """The keyword arguments of :func:`open_client` (without ``announce``) from a command's
     parsed connection options; ``qps_given`` is true when ``--qps`` came from the command
-    line or ``APIMCTL_QPS``."""
+    line, ``APIMCTL_QPS`` or a profile. Settings given neither on the command line nor in the
+    environment come from the profile (``--profile``, ``APIMCTL_PROFILE`` or the config
+    file's default). ``url`` is ``None`` for the embedded server, which is refused in CI and
+    when a connection variable is set but empty unless ``--url embedded`` asked for it."""
     params = ctx.params
-    source = ctx.get_parameter_source("qps")
     names = ("url", "token", *_EXCHANGE_OPTIONS, "qps", "parallelism", "timeout", "verbose")
     settings = {name: params.get(name) for name in names}
-    settings["qps_given"] = source in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+    given = {name for name in names
+             if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)}
+    from_profile = apply_profile(settings, given, params.get("profile"))
+    settings["qps_given"] = "qps" in given or "qps" in from_profile
     settings["verbose"] = bool(settings["verbose"])
+    settings["dialect"] = params.get("dialect") or "auto"
+    settings["dialect_source"] = ("APIMCTL_DIALECT" if ctx.get_parameter_source("dialect")
+                                  == ParameterSource.ENVIRONMENT else "--dialect")
+    url = settings["url"]
+    if isinstance(url, str) and url.strip() == EXPLICIT_EMBEDDED:
+        settings["url"] = None
+    elif not url:
+        settings["url"] = None
+        refuse_implicit_embedded(os.environ)
     return settings
 
 
+def refuse_implicit_embedded(environ: Mapping[str, str]) -> None:
+    """Refuse the embedded default when ``CI`` is set or a connection variable is empty: a
+    pipeline that lost its ``APIMCTL_URL`` must fail, not apply to a throw-away local area."""
+    empty = [name for name in CONNECTION_VARIABLES if name in environ and not environ[name].strip()]
+    if empty:
+        raise click.UsageError(
+            f"{', '.join(empty)} {'is' if len(empty) == 1 else 'are'} set but empty (a missing or "
+            "misnamed pipeline secret?): refusing to fall back to the embedded reference server; "
+            f"give the area's --url, or --url {EXPLICIT_EMBEDDED} to use the embedded server")
+    ci = environ.get("CI", "").strip().lower()
+    if ci and ci not in ("0", "false", "no"):
+        raise click.UsageError(
+            "no --url (APIMCTL_URL) and CI is set: refusing the embedded reference server, "
+            "which would change a throw-away local area and succeed; give the area's --url "
+            f"(or a --profile), or --url {EXPLICIT_EMBEDDED} to use the embedded server deliberately")
+
+
 def target_label(url: str | None) -> str:
-    """How to name the target in output: the URL without credentials or query, or the
-    embedded server."""
-    if not url:
-        return f"embedded ({EMBEDDED_DB})"
+    """How to name the target in output and in saved plans: the API base without
+    credentials, query or trailing slash (``--url`` forms that reach the same API have the
+    same label), or the embedded server with the absolute path of its database (a plan made
+    in one directory is refused in another)."""
+    if not url or url.strip() == EXPLICIT_EMBEDDED:
+        return f"embedded ({Path(EMBEDDED_DB).resolve()})"
     try:
-        parsed = httpx.URL(url)
+        parsed = httpx.URL(url.strip())
     except httpx.InvalidURL:
         return "(invalid URL)"
-    return str(parsed.copy_with(username=None, password=None, query=None, fragment=None))
+    parsed = parsed.copy_with(username=None, password=None, query=None, fragment=None)
+    if parsed.scheme in ("http", "https") and parsed.host and parsed.path in ("", "/"):
+        parsed = parsed.copy_with(path="/v3/rest")
+    return str(parsed).rstrip("/")
 
 
 def api_base(url: str) -> str:
@@ -141,18 +198,31 @@ def _remote_client(
 def _credentials(values: dict[str, str | None]) -> Credentials:
     """Credentials for the token exchange, or a usage error naming what is missing."""
     missing = [name for name in _EXCHANGE_OPTIONS if not values.get(name)]
+    empty = [name for name in ("token", *missing) if os.environ.get(envvar(name)) == ""]
+    hint = (f" ({', '.join(envvar(n) for n in empty)} {'is' if len(empty) == 1 else 'are'} set "
+            "but empty: a missing or misnamed pipeline secret?)") if empty else ""
     if len(missing) == len(_EXCHANGE_OPTIONS):
         every = ", ".join(_option(name) for name in _EXCHANGE_OPTIONS)
         raise click.UsageError(
             f"--url needs credentials: --token ({envvar('token')}), "
-            f"or for the token exchange all of {every}"
+            f"or for the token exchange all of {every}{hint}"
         )
     if missing:
         raise click.UsageError(
             "the token exchange needs --api-key, --api-secret, --username, --password and "
-            f"--area; missing: {', '.join(_option(name) for name in missing)}"
+            f"--area; missing: {', '.join(_option(name) for name in missing)}{hint}"
         )
     return Credentials(**{name: str(values[name]) for name in _EXCHANGE_OPTIONS})
+
+
+def _wrong_base(error: NotFound, client: ApiClient, url: str | None) -> NotFound:
+    """A 404 on a read before any write most often means a wrong API base: say so."""
+    if url is None or error.method != "GET" or client.stats.writes():
+        return error
+    error.message += (f" (the API base {target_label(url)} may be wrong: check that --url "
+                      "ends in /v3/rest, e.g. https://HOST/v3/rest)")
+    error.args = (error.message,)
+    return error
 
 
 def _option(name: str) -> str:

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from apimctl.api.dialect import detect
 from apimctl.errors import ApimctlError
 from apimctl.export.fit import fit_schema
 from apimctl.export.layout import LAYOUTS, Layout, layout_files
 from apimctl.export.model import Export
 from apimctl.export.naming import resolve_kinds
 from apimctl.export.objects import build_documents
+from apimctl.kinds import ENDPOINT
+from apimctl.kinds.dialects import SPEC, Dialect, dialect_of
 from apimctl.manifests.schema import manifest_schema
 from apimctl.state.live import Lister, LiveState, read_live
 
@@ -26,18 +29,21 @@ async def export_area(client: Lister, *, kinds_: Sequence[str] | None = None,
                       source: str = "") -> Export:
     """Read the area through ``client`` and export it (see :func:`export_state`)."""
     resolve_kinds(kinds_)  # fail on a bad --kinds before any call
-    return export_state(await read_live(client), kinds_=kinds_, with_ids=with_ids,
-                        layout=layout, source=source)
+    live = await read_live(client)
+    found = await detect(client, None, [o.doc for o in live.of(ENDPOINT.name)])
+    return export_state(live, kinds_=kinds_, with_ids=with_ids, layout=layout, source=source,
+                        dialect=dialect_of(found.name))
 
 
 def export_state(live: LiveState, *, kinds_: Sequence[str] | None = None, with_ids: bool = False,
-                 layout: Layout = "single", source: str = "") -> Export:
-    """The export of ``live`` (pure: no I/O). Raises :class:`ApimctlError` for an empty area,
+                 layout: Layout = "single", source: str = "", dialect: Dialect = SPEC) -> Export:
+    """The export of ``live`` (pure: no I/O), in ``dialect`` (the target's: its defaults are
+    left out, its vocabulary is what the area holds). Raises :class:`ApimctlError` for an empty area,
     which would give manifests that do not validate."""
     if layout not in LAYOUTS:
         raise ApimctlError(f"--layout: expected one of {', '.join(LAYOUTS)}, got {layout!r}")
     keys, _ = resolve_kinds(kinds_)
-    docs, variables = build_documents(live, manifest_keys=keys, with_ids=with_ids)
+    docs, variables = build_documents(live, manifest_keys=keys, with_ids=with_ids, dialect=dialect)
     if not docs:
         raise ApimctlError("the area has no objects of the kinds asked for; nothing to export")
     schema = manifest_schema()

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from apimctl import __version__
 from apimctl.export.model import ExportFile
 from apimctl.manifests.schema import manifest_schema
 
@@ -26,9 +27,13 @@ _OTHER_BREAKS = "\r\x85\u2028\u2029"
 
 
 def schema_url() -> str:
-    """The ``$id`` of the manifest schema (what editors fetch for the modeline)."""
+    """What editors fetch for the modeline: the manifest schema as released with this version
+    (the schema's ``$id`` on main, with ``main`` replaced by the git tag ``v{__version__}``), so
+    an exported file keeps validating against the schema of the apimctl that wrote it."""
     url = manifest_schema().get("$id")
-    return url if isinstance(url, str) and url else FALLBACK_SCHEMA_URL
+    if not isinstance(url, str) or not url:
+        url = FALLBACK_SCHEMA_URL
+    return url.replace("/apimctl/apimctl/main/", f"/apimctl/apimctl/v{__version__}/", 1)
 
 
 def export_file(name: str, doc: Mapping[str, Any], source: str) -> ExportFile:

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from apimctl import kinds
 from apimctl.kinds import Kind
+from apimctl.kinds.endpoint import ERROR_SET_FIELD
 
 # Fields a reader looks for first; the rest follow in the registry's order.
 _FIRST = ("description", "version", "startDateTime", "endDateTime", "requestPathAlias",
-          "trafficManagerDomain", "publicDomains", "systemDomains", "errorSet")
+          "trafficManagerDomain", "publicDomains", "systemDomains", ERROR_SET_FIELD)
 
 
 def join_path(prefix: str, name: str) -> str:
@@ -75,27 +75,23 @@ def _keyed_list(kind: Kind, path: str, value: Mapping[str, Any]) -> list[Any]:
     each with only the fields that differ from the item defaults."""
     key_field = kind.keyed[path]
     defaults = kind.nested.get(path, {})
+    implied = list(kind.ops.implied_items(path))
     items: list[Any] = []
-    for key in _keys(kind, path, value):
+    for key in _keys(implied, value):
         body = value[key]
-        item_defaults = dict(defaults)
-        if _is_error_message(kind, path) and key in kinds.ERROR_CATALOG:
-            item_defaults["status"] = kinds.ERROR_CATALOG[key][1]
-            if body == item_defaults:
-                continue  # not an override: the catalog default
+        item_defaults = dict(kind.ops.item_defaults(path, key, defaults))
+        if key in implied and body == item_defaults:
+            continue  # not an override: an item the platform has at its defaults
         fields = differing(kind, path, body, item_defaults) if isinstance(body, Mapping) else {}
         items.append({key_field: key, **fields})
     return items
 
 
-def _is_error_message(kind: Kind, path: str) -> bool:
-    return kind is kinds.ERROR_SET and path == "errorMessages"
-
-
-def _keys(kind: Kind, path: str, value: Mapping[str, Any]) -> list[str]:
-    """The keys in the order written: an error set's messages in the catalog's order."""
+def _keys(implied: list[str], value: Mapping[str, Any]) -> list[str]:
+    """The keys in the order written: the items the platform always has in its order (an
+    error set's messages in the catalog's), then the others."""
     keys = list(value)
-    if _is_error_message(kind, path):
-        order = list(kinds.ERROR_CATALOG)
-        keys.sort(key=lambda k: (order.index(k) if k in order else len(order), k))
+    if implied:
+        order = {k: i for i, k in enumerate(implied)}
+        keys.sort(key=lambda k: (order.get(k, len(order)), k))
     return keys

@@ -14,39 +14,41 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from apimctl import kinds
 from apimctl.errors import ApimctlError
 from apimctl.export.dump import MARKER, export_file
 from apimctl.export.model import Export, ExportFile
-from apimctl.export.naming import TOP_ORDER, service_file_names
+from apimctl.export.naming import object_file_names
+from apimctl.kinds import Kind
 
 Layout = Literal["single", "per-service"]
 LAYOUTS: tuple[Layout, ...] = ("single", "per-service")
 SINGLE_FILE = "apimctl.yaml"
-_KIND_FILES = {"domains": "domains.yaml", "roles": "roles.yaml", "packages": "packages.yaml",
-               "scheduledMaintenanceEvents": "maintenance.yaml"}
 
 
 def layout_files(docs: Mapping[str, list[Any]], layout: Layout, source: str = "") -> list[ExportFile]:
-    """The export's files in the chosen layout."""
+    """The export's files in the chosen layout (``per-service``: each kind's objects in the
+    kind's file, ``Kind.file_name``, or one file per object, ``Kind.file_per_object``)."""
     if layout == "single":
         return [export_file(SINGLE_FILE, docs, source)]
     files: list[ExportFile] = []
-    for key in TOP_ORDER:
+    for kind in kinds.TOP_LEVEL:
+        key = kind.manifest_key
         if key not in docs:
             continue
-        if key != "services":
-            files.append(export_file(_KIND_FILES[key], {key: docs[key]}, source))
+        if kind.file_per_object:
+            files.extend(_object_files(kind, docs[key], source))
         else:
-            files.extend(_service_files(docs[key], source))
+            files.append(export_file(kind.file_name, {key: docs[key]}, source))
     return sorted(files, key=lambda f: f.name)
 
 
-def _service_files(services: list[Any], source: str) -> list[ExportFile]:
-    """One file per service (see :func:`apimctl.export.naming.service_file_names`)."""
+def _object_files(kind: Kind, entries: list[Any], source: str) -> list[ExportFile]:
+    """One file per object (see :func:`apimctl.export.naming.object_file_names`)."""
     # names are escaped (``$${``) in the documents; the file name follows the real name
-    real = {_unescape(str(s["name"])): s for s in services}
-    return [export_file(file_name, {"services": [real[name]]}, source)
-            for name, file_name in service_file_names(real).items()]
+    real = {_unescape(str(e[kind.identity])): e for e in entries}
+    return [export_file(file_name, {kind.manifest_key: [real[name]]}, source)
+            for name, file_name in object_file_names(kind.name, real).items()]
 
 
 def _unescape(text: str) -> str:

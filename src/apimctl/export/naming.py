@@ -18,13 +18,15 @@ from collections.abc import Callable, Iterable, Sequence
 
 from apimctl import kinds
 from apimctl.errors import ApimctlError
+from apimctl.kinds import Kind
 
 TOP_ORDER = tuple(k.manifest_key for k in kinds.TOP_LEVEL)
-SECRET_SUFFIX = {
-    "systemDomainCredentialSecret": "BACKEND_SECRET",
-    "systemDomainAuthentication.password": "BACKEND_PASSWORD",
-}
+# what an export without ``--kinds`` writes: every kind but the read-only ones, which come
+# with the objects that refer to them (:func:`apimctl.export.objects.build_documents`)
+DEFAULT_ORDER = tuple(k.manifest_key for k in kinds.TOP_LEVEL if not k.read_only)
 _SLUG_LENGTH = 60
+# the kind the ``per-service`` layout writes one object a file
+_PER_OBJECT = next(k for k in kinds.TOP_LEVEL if k.file_per_object)
 
 
 # --- which kinds ------------------------------------------------------------------------------
@@ -39,7 +41,7 @@ def resolve_kinds(requested: Sequence[str] | None) -> tuple[list[str], list[str]
     the output must validate, and references to undeclared objects do not.
     """
     if not requested:
-        return list(TOP_ORDER), []
+        return list(DEFAULT_ORDER), []
     chosen = _manifest_keys(requested)
     needed = _with_references(chosen)
     ordered = [k for k in TOP_ORDER if k in needed]
@@ -71,18 +73,27 @@ def _with_references(chosen: set[str]) -> set[str]:
 
 
 def _references_of(manifest_key: str) -> set[str]:
-    """Top-level manifest keys the objects under ``manifest_key`` (and their children) name."""
+    """Top-level manifest keys the objects under ``manifest_key`` (and their children) name;
+    host names aside (a host under no declared domain is only a warning)."""
     kind = kinds.by_manifest_key(manifest_key)
     assert kind is not None
     out: set[str] = set()
     for k in (kind, *kinds.children_of(kind)):
         for dep in k.depends_on:
+            if _by_host_only(k, dep):
+                continue
             target = kinds.get(dep)
             while target.parent is not None:
                 target = kinds.get(target.parent)
-            if target is not kind and target.name != "domain":
+            if target is not kind:
                 out.add(target.manifest_key)
     return out
+
+
+def _by_host_only(kind: Kind, dep: str) -> bool:
+    """Whether ``kind`` refers to ``dep`` by host names alone (endpoints to domains)."""
+    scopes = {r.scope for r in kind.references if r.kind == dep}
+    return scopes == {"host"}
 
 
 # --- secret variables ------------------------------------------------------------------------
@@ -151,7 +162,14 @@ def _slug(name: str) -> str:
 
 
 def service_file_names(names: Iterable[str]) -> dict[str, str]:
-    """The per-service file of each service name: ``service-<slug>.yaml``.
+    """The per-service file of each service name: ``service-<slug>.yaml`` (see
+    :func:`object_file_names`)."""
+    return object_file_names(_PER_OBJECT.name, names)
+
+
+def object_file_names(kind_name: str, names: Iterable[str]) -> dict[str, str]:
+    """The file of each object of a kind written one object a file (``Kind.file_per_object``):
+    ``<kind>-<slug>.yaml`` (``service-weather.yaml``).
 
     Names that slug alike (``A B``, ``a/b``, ``a-b``), and names with nothing left to slug
     (``天气``), all get a suffix derived from the name itself, never a counter, so a file
@@ -164,9 +182,9 @@ def service_file_names(names: Iterable[str]) -> dict[str, str]:
     for slug, members in groups.items():
         for name in members:
             if slug and len(members) == 1:
-                out[name] = f"service-{slug}.yaml"
+                out[name] = f"{kind_name}-{slug}.yaml"
             else:
-                stem = "-".join(p for p in ("service", slug, _digest((name,))) if p)
+                stem = "-".join(p for p in (kind_name, slug, _digest((name,))) if p)
                 out[name] = f"{stem}.yaml"
     widened = _unique({(n,): f for n, f in out.items()},
                       lambda parts, f: f.removesuffix(".yaml") + f"-{_digest(parts, 16)}.yaml")

@@ -2,9 +2,10 @@
 
 Each object is brought into its normal form and written with only the fields that differ
 from the defaults (:mod:`apimctl.export.fields`), children under their parent sorted by
-identity, ids only when asked for, strings holding a literal ``${`` escaped as ``$${``, and
-secrets replaced by ``${VAR}`` references named once every secret of the area is known
-(:func:`apimctl.export.naming.variable_names`). Called by
+identity, ids only when asked for, strings holding a literal ``${`` escaped as ``$${``; the
+kind's ``export`` operation (:class:`~apimctl.kinds.base.KindOps`) shapes the entry, writing
+secrets as ``${VAR}`` references named once every secret of the area is known
+(:func:`apimctl.export.naming.variable_names`). Nothing here names a kind. Called by
 :func:`apimctl.export.area.export_state` through :func:`build_documents`.
 """
 
@@ -17,56 +18,56 @@ from typing import Any
 
 from apimctl import kinds
 from apimctl.export.fields import differing
-from apimctl.export.naming import SECRET_SUFFIX, TOP_ORDER, variable_names
+from apimctl.export.naming import DEFAULT_ORDER, variable_names
 from apimctl.kinds import Kind
+from apimctl.kinds import references as refs
+from apimctl.kinds.base import Exported, escape_literal
+from apimctl.kinds.dialects import SPEC, Dialect, comparable, exported_messages
 from apimctl.state.live import LiveObject, LiveState
 from apimctl.state.normalise import Context, normalise
 
-# Fields the manifest schema requires even when they hold the default.
-_REQUIRED_ENDPOINT_FIELDS = ("requestPathAlias", "trafficManagerDomain")
+__all__ = ["build_documents", "escape_literal"]
 
 
 def build_documents(live: LiveState, *, manifest_keys: Sequence[str] | None = None,
-                    with_ids: bool = False) -> tuple[dict[str, list[Any]], list[str]]:
-    """Per top-level manifest key, the exported objects; and the variables they reference."""
-    area = _Area(live)
+                    with_ids: bool = False, dialect: Dialect = SPEC) -> tuple[dict[str, list[Any]], list[str]]:
+    """Per top-level manifest key, the exported objects; and the variables they reference.
+
+    A read-only kind (a data source: organizations) not asked for by name is exported with
+    the objects the exported ones refer to, so that the manifests' references check."""
+    area = _Area(live, dialect=dialect)  # values compared with the target dialect's defaults
     exporter = _Exporter(area, with_ids)
-    makers = {
-        "domains": ("domain", exporter.domain),
-        "roles": ("role", exporter.role),
-        "services": ("service", exporter.service),
-        "packages": ("package", exporter.package),
-        "scheduledMaintenanceEvents": ("maintenanceEvent", exporter.maintenance_event),
-    }
-    keys = list(manifest_keys) if manifest_keys is not None else list(TOP_ORDER)
+    keys = list(manifest_keys) if manifest_keys is not None else list(DEFAULT_ORDER)
     docs: dict[str, list[Any]] = {}
-    for key in TOP_ORDER:
-        if key not in keys:
-            continue
-        kind_name, make = makers[key]
-        items = [make(obj) for obj in area.top(kind_name)]
-        if items:
-            docs[key] = items
-    return exporter.name_secrets(docs), exporter.used()
+    for kind in kinds.TOP_LEVEL:
+        if kind.manifest_key in keys:
+            items = [exporter.entry(kind, obj) for obj in area.top(kind.name)]
+            if items:
+                docs[kind.manifest_key] = items
+    for kind in kinds.TOP_LEVEL:
+        if kind.read_only and kind.manifest_key not in keys:
+            names = _referenced(docs, kind)
+            items = [exporter.entry(kind, obj) for obj in area.top(kind.name)
+                     if escape_literal(obj.name) in names]
+            if items:
+                docs[kind.manifest_key] = items
+    ordered = {k.manifest_key: docs[k.manifest_key] for k in kinds.TOP_LEVEL if k.manifest_key in docs}
+    return exporter.name_secrets(ordered), exporter.used()
 
 
-def escape_literal(value: Any) -> Any:
-    """Strings with a literal ``${`` escaped as ``$${`` so substitution gives them back."""
-    if isinstance(value, str):
-        return value.replace("${", "$${")
-    if isinstance(value, list):
-        return [escape_literal(v) for v in value]
-    if isinstance(value, dict):
-        return {k: escape_literal(v) for k, v in value.items()}
-    return value
+def _referenced(docs: Mapping[str, list[Any]], kind: Kind) -> set[str]:
+    """Names of the objects of ``kind`` that the documents refer to (as written: escaped)."""
+    return {ref.name for obj in refs.objects(docs) if isinstance(obj.entry, Mapping)
+            for ref in refs.refs_of(obj.kind, obj.entry, obj.parent_key) if ref.kind == kind.name}
 
 
 @dataclass
 class _Area:
-    """The live state grouped for export: children by parent id, sorted by identity."""
+    """The live state grouped for export: children by parent id, in the API's order."""
 
     live: LiveState
     children: dict[tuple[str, str], list[LiveObject]] = field(default_factory=dict)
+    dialect: Dialect = SPEC
 
     def __post_init__(self) -> None:
         grouped: dict[tuple[str, str], list[LiveObject]] = defaultdict(list)
@@ -78,10 +79,14 @@ class _Area:
         self.children = dict(grouped)
 
     def top(self, kind: str) -> list[LiveObject]:
-        return sorted(self.live.of(kind), key=lambda o: (o.name, o.id))
+        return _sorted(self.live.of(kind))
 
     def of(self, kind: str, parent: LiveObject) -> list[LiveObject]:
         return self.children.get((kind, parent.id), [])
+
+
+def _sorted(objs: Sequence[LiveObject]) -> list[LiveObject]:
+    return sorted(objs, key=lambda o: (o.name, o.id))
 
 
 class _SecretRef(str):
@@ -96,12 +101,47 @@ class _SecretRef(str):
 
 
 class _Exporter:
-    """Makes the document of each object; remembers the secrets it stood in for."""
+    """Makes the entry of each object (by its kind's ``export``); remembers the secrets it
+    stood in for."""
 
     def __init__(self, area: _Area, with_ids: bool) -> None:
         self.area = area
         self.with_ids = with_ids
         self.requests: list[tuple[str, ...]] = []
+
+    def entry(self, kind: Kind, obj: LiveObject, names: tuple[str, ...] = (),
+              ctx: Context | None = None, written_ctx: Context | None = None) -> Any:
+        """The manifest entry of ``obj``. ``ctx``: what its live form is compared in;
+        ``written_ctx``: the same for the manifests written (children come sorted)."""
+        names = (*names, obj.name)
+        doc = {**self.head(kind, obj), **self.fields(kind, obj, ctx, written_ctx)}
+
+        def secret(part: str) -> str:
+            return self.secret(*names, part)
+
+        return kind.ops.export(Exported(doc, obj.doc, self.children(kind, obj, names), secret))
+
+    def children(self, kind: Kind, obj: LiveObject,
+                 names: tuple[str, ...]) -> dict[str, list[Any]]:
+        """The written lists of ``obj``'s child kinds. Siblings give a child its context
+        (an endpoint's default error set): in the API's order for the live side, in the
+        order written (or the API's, when a list is not written) for the manifests."""
+        out: dict[str, list[Any]] = {}
+        live_names: dict[str, list[str]] = {}
+        written_names: dict[str, list[str]] = {}
+        for child in kinds.children_of(kind):
+            objs = self.area.of(child.name, obj)
+            ordered = _sorted(objs)
+            ctx = child.ops.context(live_names)
+            written_ctx = child.ops.context(written_names)
+            entries = [self.entry(child, o, names, ctx, written_ctx) for o in ordered]
+            live_names[child.name] = [o.name for o in objs]
+            if child.ops.written(entries):
+                out[child.manifest_key] = entries
+                written_names[child.name] = [o.name for o in ordered]
+            else:
+                written_names[child.name] = live_names[child.name]
+        return out
 
     def head(self, kind: Kind, obj: LiveObject) -> dict[str, Any]:
         out: dict[str, Any] = {kind.identity: escape_literal(obj.name)}
@@ -109,12 +149,18 @@ class _Exporter:
             out["id"] = obj.id
         return out
 
-    def plain(self, kind: Kind, obj: LiveObject, ctx: Context | None = None,
-              base_ctx: Context | None = None) -> dict[str, Any]:
+    def fields(self, kind: Kind, obj: LiveObject, ctx: Context | None,
+               written_ctx: Context | None) -> dict[str, Any]:
+        """The fields whose normal form differs from the defaults' (written in ``written_ctx``)."""
         norm = normalise(kind, obj.doc, ctx)
-        base = normalise(kind, {}, base_ctx or ctx)
+        base = normalise(kind, {}, written_ctx or ctx)
+        comparable(kind.name, norm, base, {}, self.area.dialect)  # the target's defaults
         norm.pop(kind.identity, None)
-        return {**self.head(kind, obj), **escape_literal(differing(kind, "", norm, base))}
+        found = differing(kind, "", norm, base)
+        if kind.name == kinds.ERROR_SET.name:
+            exported_messages(found, norm, self.area.dialect)
+        result: dict[str, Any] = escape_literal(found)
+        return result
 
     def secret(self, *parts: str) -> str:
         """A stand-in for the reference; :meth:`name_secrets` names them all at the end, when
@@ -140,91 +186,3 @@ class _Exporter:
     def used(self) -> list[str]:
         names = variable_names(self.requests)
         return list(dict.fromkeys(names[parts] for parts in self.requests))
-
-    # -- kinds
-
-    def domain(self, obj: LiveObject) -> Any:
-        return escape_literal(obj.name)
-
-    def role(self, obj: LiveObject) -> Any:
-        doc = self.plain(kinds.ROLE, obj)
-        return doc if len(doc) > 1 else doc["name"]
-
-    def service(self, obj: LiveObject) -> dict[str, Any]:
-        doc = self.plain(kinds.SERVICE, obj)
-        live_sets = self.area.of("errorSet", obj)
-        sets = sorted(live_sets, key=lambda o: (o.name, o.id))
-        exported_sets = [self.plain(kinds.ERROR_SET, s) for s in sets]
-        if exported_sets != [{"name": "Default"}]:
-            doc["errorSets"] = exported_sets
-        first_live = live_sets[0].name if live_sets else None
-        first_written = sets[0].name if "errorSets" in doc and sets else first_live
-        endpoints = sorted(self.area.of("endpoint", obj), key=lambda o: (o.name, o.id))
-        if endpoints:
-            doc["endpoints"] = [self.endpoint(obj, ep, first_live, first_written)
-                                for ep in endpoints]
-        return doc
-
-    def endpoint(self, service: LiveObject, obj: LiveObject, first_live: str | None,
-                 first_written: str | None) -> dict[str, Any]:
-        doc = self.plain(kinds.ENDPOINT, obj, Context(first_live), Context(first_written))
-        doc = _with_required(doc, obj.doc, _REQUIRED_ENDPOINT_FIELDS)
-        if "systemDomainCredentialSecret" in doc:
-            doc["systemDomainCredentialSecret"] = self.secret(
-                service.name, obj.name, SECRET_SUFFIX["systemDomainCredentialSecret"])
-        if isinstance(doc.get("systemDomainAuthentication"), dict):
-            doc["systemDomainAuthentication"] = self.backend_auth(service, obj, doc)
-        return doc
-
-    def backend_auth(self, service: LiveObject, obj: LiveObject,
-                     doc: Mapping[str, Any]) -> dict[str, Any]:
-        """The endpoint's ``systemDomainAuthentication``, led by its type, its password (for
-        ``httpBasic``) a secret reference."""
-        raw = obj.doc.get("systemDomainAuthentication")
-        kind_of_auth = raw.get("type") if isinstance(raw, Mapping) else None
-        kind_of_auth = kind_of_auth or kinds.SYSTEM_DOMAIN_AUTH_DEFAULTS["type"]
-        auth = {"type": kind_of_auth, **doc["systemDomainAuthentication"]}
-        if kind_of_auth == "httpBasic":
-            auth["password"] = self.secret(
-                service.name, obj.name, SECRET_SUFFIX["systemDomainAuthentication.password"])
-        return auth
-
-    def package(self, obj: LiveObject) -> dict[str, Any]:
-        doc = self.plain(kinds.PACKAGE, obj)
-        plans = sorted(self.area.of("plan", obj), key=lambda o: (o.name, o.id))
-        if plans:
-            doc["plans"] = [self.plan(p) for p in plans]
-        return doc
-
-    def plan(self, obj: LiveObject) -> dict[str, Any]:
-        doc = self.plain(kinds.PLAN, obj)
-        if "services" in doc:
-            doc["services"] = [_entitlement(s) for s in doc["services"]]
-        return doc
-
-    def maintenance_event(self, obj: LiveObject) -> dict[str, Any]:
-        doc = self.plain(kinds.MAINTENANCE_EVENT, obj)
-        endpoints = [e for e in obj.doc.get("endpoints") or [] if isinstance(e, Mapping)]
-        pairs = sorted({(str(e.get("service")), str(e.get("endpoint"))) for e in endpoints})
-        doc.pop("endpoints", None)
-        if pairs:
-            doc["endpoints"] = escape_literal([{"service": s, "endpoint": e} for s, e in pairs])
-        return doc
-
-
-def _with_required(doc: dict[str, Any], live: Mapping[str, Any],
-                   names: Sequence[str]) -> dict[str, Any]:
-    """``doc`` with the required ``names`` present (after the identity), from ``live``."""
-    head = {k: v for k, v in doc.items() if k in ("name", "id")}
-    required = {n: doc.get(n, escape_literal(live.get(n) or "")) for n in names}
-    rest = {k: v for k, v in doc.items() if k not in head and k not in required}
-    return {**head, **required, **rest}
-
-
-def _entitlement(item: Mapping[str, Any]) -> dict[str, Any]:
-    """A plan's entitled service, always with ``endpoints`` (omitted means "all declared"),
-    and endpoints entitled with every method as plain names."""
-    endpoints = []
-    for ep in item.get("endpoints") or []:
-        endpoints.append(ep["name"] if isinstance(ep, Mapping) and len(ep) == 1 else ep)
-    return {"name": item["name"], "endpoints": endpoints}

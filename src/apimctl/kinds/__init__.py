@@ -8,13 +8,16 @@ paths and body parameter names, ``render`` and ``export`` the manifest keys. Add
 adding its module here, its entry in :data:`KINDS`, its schema and the server catalog
 (see ``docs/architecture.md``).
 
-Kinds, in the order creates run (deletes run in reverse): ``domain``, ``role``, ``service``,
+Kinds, in the order creates run (deletes run in reverse): ``domain``, ``organization`` (read
+only: never written), ``role``, ``service``,
 ``errorSet`` (in a service), ``endpoint`` (in a service), ``package``, ``plan`` (in a package),
 ``maintenanceEvent``.
 
 Object keys (``--target KIND:NAME``, plan addresses, ``settings.ignore``) are the identity
 value for top-level kinds and ``parent/name`` for nested ones: ``service:Weather``,
-``endpoint:Weather/Forecast``, ``plan:Weather Partners/Gold``, ``domain:example.com``.
+``endpoint:Weather/Forecast``, ``plan:Weather Partners/Gold``, ``domain:example.com``. Inside a
+name, ``/`` is written ``\\/`` and ``\\`` is written ``\\\\`` (:func:`escape_name`), so
+``endpoint:a\\/b/Same`` (service ``a/b``) and ``endpoint:a/b\\/Same`` (service ``a``) differ.
 
 Modelling: nested singletons (``cors``, ``cache``, ``processor``, ``systemDomainAuthentication``,
 a service's ``cache`` and ``securityProfile``) and nested lists without an identity of their own
@@ -31,7 +34,16 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from apimctl import platform
-from apimctl.kinds.base import NESTED_COMPUTED_FIELDS, Kind, Reference, SubResource
+from apimctl.kinds.base import (
+    NESTED_COMPUTED_FIELDS,
+    Kind,
+    Reference,
+    SubResource,
+    escape_name,
+    join_key,
+    split_first,
+    unescape_name,
+)
 from apimctl.kinds.domain import DOMAIN
 from apimctl.kinds.endpoint import (
     CORS_DEFAULTS,
@@ -44,6 +56,7 @@ from apimctl.kinds.endpoint import (
 )
 from apimctl.kinds.error_set import ERROR_MESSAGE_FIELDS, ERROR_SET
 from apimctl.kinds.maintenance_event import MAINTENANCE_EVENT
+from apimctl.kinds.organization import ORGANIZATION
 from apimctl.kinds.package import PACKAGE
 from apimctl.kinds.plan import ENTITLED_ENDPOINT_DEFAULTS, PLAN
 from apimctl.kinds.role import ROLE
@@ -53,7 +66,7 @@ from apimctl.kinds.service import OAUTH_DEFAULTS, SERVICE
 ERROR_CATALOG = platform.ERROR_CATALOG
 
 KINDS: tuple[Kind, ...] = (
-    DOMAIN, ROLE, SERVICE, ERROR_SET, ENDPOINT, PACKAGE, PLAN, MAINTENANCE_EVENT,
+    DOMAIN, ORGANIZATION, ROLE, SERVICE, ERROR_SET, ENDPOINT, PACKAGE, PLAN, MAINTENANCE_EVENT,
 )
 BY_NAME: Mapping[str, Kind] = MappingProxyType({k.name: k for k in KINDS})
 TOP_LEVEL: tuple[Kind, ...] = tuple(k for k in KINDS if k.top_level)
@@ -82,24 +95,26 @@ def by_manifest_key(key: str) -> Kind | None:
 
 
 def split_key(kind: Kind, key: str) -> tuple[str | None, str]:
-    """``("Weather", "Forecast")`` for ``endpoint`` key ``Weather/Forecast``.
+    """``("Weather", "Forecast")`` for ``endpoint`` key ``Weather/Forecast``: the parent's key
+    (still escaped) and the object's own name (unescaped).
 
-    Only the first ``/`` separates the parent: service and package names may not contain
-    one in keys, while endpoint and plan names may.
+    The first unescaped ``/`` separates the parent; a ``/`` inside a name is written ``\\/``
+    and a ``\\`` as ``\\\\`` (``endpoint`` key ``a\\/b/c\\/d``: service ``a/b``, endpoint ``c/d``).
     """
     if kind.parent is None:
-        return None, key
-    parent, sep, name = key.partition("/")
-    if not sep:
+        return None, unescape_name(key)
+    parent, name = split_first(key)
+    if parent is None:
         raise ValueError(f"{kind.name} key {key!r} must be PARENT/NAME")
-    return parent, name
+    return parent, unescape_name(name)
 
 
 __all__ = [
     "BY_NAME", "CORS_DEFAULTS", "DOMAIN", "ENDPOINT", "ENDPOINT_CACHE_DEFAULTS",
     "ENTITLED_ENDPOINT_DEFAULTS", "ERROR_CATALOG", "ERROR_MESSAGE_FIELDS", "ERROR_SET", "KINDS",
     "MAINTENANCE_EVENT", "META_FIELDS", "METHOD_DEFAULTS", "NESTED_COMPUTED_FIELDS",
-    "OAUTH_DEFAULTS", "ORDER", "PACKAGE", "PLAN", "PROCESSOR_DEFAULTS", "RESPONSE_FILTER_DEFAULTS",
+    "OAUTH_DEFAULTS", "ORDER", "ORGANIZATION", "PACKAGE", "PLAN", "PROCESSOR_DEFAULTS", "RESPONSE_FILTER_DEFAULTS",
     "ROLE", "SERVICE", "SYSTEM_DOMAIN_AUTH_DEFAULTS", "TOP_LEVEL", "Kind", "Reference",
-    "SubResource", "by_manifest_key", "children_of", "get", "split_key",
+    "SubResource", "by_manifest_key", "children_of", "escape_name", "get", "join_key",
+    "split_first", "split_key", "unescape_name",
 ]

@@ -8,6 +8,7 @@ the rules that belong to it; :mod:`apimctl.kinds` lists them in :data:`~apimctl.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -37,7 +38,10 @@ class Reference:
     carries in place of the name (``("id", "name")``: ``{"id": ..., "name": ...}``; ``("id",)``:
     ``{"id": ...}``, replacing the whole list item of a compound reference). ``unknown``: the
     offline check's message for a name that resolves to nothing (``{label}``, ``{key}``,
-    ``{parent_label}``, ``{manifest_key}``); empty: the default of the scope.
+    ``{parent_label}``, ``{manifest_key}``); empty: the default of the scope. ``required``: a
+    write body needs the id (a name that resolves to nothing fails the write); ``False``: the
+    server resolves the name itself, and the id is sent only when it is known (an endpoint's
+    error set, created in the same call as its service).
     """
 
     field: str
@@ -46,6 +50,7 @@ class Reference:
     within: str | None = None
     body: tuple[str, ...] = ("id", "name")
     unknown: str = ""
+    required: bool = True
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,9 @@ class Kind:
       call (``PUT /services/{id}/endpoints``).
     - ``manifest_rank``: where a top-level kind's key comes among a manifest's keys (the order
       validate lists them in); ties keep the order of ``KINDS``.
+    - ``export_file``: the file of export's ``per-service`` layout holding the kind's objects
+      (empty: ``<manifest_key>.yaml``); ``file_per_object``: that layout writes one file per
+      object instead (``service-<name>.yaml``).
     """
 
     name: str
@@ -133,6 +141,8 @@ class Kind:
     batch_updates: bool = False
     manifest_rank: int = 0
     reserved: frozenset[str] = frozenset()
+    export_file: str = ""
+    file_per_object: bool = False
     ops: KindOps = field(default_factory=lambda: MissingOps(), compare=False, repr=False)
 
     def identity_of(self, name: str) -> str:
@@ -161,8 +171,55 @@ class Kind:
         return ",".join(self.fields)
 
     def key_of(self, name: str, parent_key: str | None = None) -> str:
-        """The object's key: its identity, prefixed with the parent's key for nested kinds."""
-        return f"{parent_key}/{name}" if parent_key is not None else name
+        """The object's key: its identity (escaped, see :func:`escape_name`), prefixed with the
+        parent's key for nested kinds."""
+        return join_key(parent_key, name)
+
+    @property
+    def file_name(self) -> str:
+        """The file of export's ``per-service`` layout holding the kind's objects."""
+        return self.export_file or f"{self.manifest_key}.yaml"
+
+
+# --- keys -------------------------------------------------------------------------------------
+#
+# A key is ``NAME`` or ``PARENT_KEY/NAME``; inside a name ``\`` is written ``\\`` and ``/`` is
+# written ``\/``, so a key splits at its first unescaped ``/`` whatever the names hold (service
+# ``a/b`` with endpoint ``Same`` is ``a\/b/Same``; service ``a`` with endpoint ``b/Same`` is
+# ``a/b\/Same``). Names without ``/`` or ``\`` are their own key text.
+
+KEY_SEPARATOR = "/"
+KEY_ESCAPE = "\\"
+_UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
+
+
+def escape_name(name: str) -> str:
+    """``name`` as it is written inside a key: ``\\`` -> ``\\\\``, ``/`` -> ``\\/``."""
+    return name.replace(KEY_ESCAPE, KEY_ESCAPE * 2).replace(KEY_SEPARATOR, KEY_ESCAPE + KEY_SEPARATOR)
+
+
+def unescape_name(text: str) -> str:
+    """The name an escaped key part stands for (the inverse of :func:`escape_name`)."""
+    return _UNESCAPE.sub(r"\1", text)
+
+
+def join_key(parent_key: str | None, name: str) -> str:
+    """The key of ``name`` under the object keyed ``parent_key`` (top level: ``None``)."""
+    own = escape_name(name)
+    return f"{parent_key}{KEY_SEPARATOR}{own}" if parent_key is not None else own
+
+
+def split_first(key: str) -> tuple[str | None, str]:
+    """``key`` split at its first unescaped ``/``: ``(parent key, rest)``, or ``(None, key)``."""
+    i = 0
+    while i < len(key):
+        if key[i] == KEY_ESCAPE:
+            i += 2
+            continue
+        if key[i] == KEY_SEPARATOR:
+            return key[:i], key[i + 1:]
+        i += 1
+    return None, key
 
 
 # --- per-kind operations ----------------------------------------------------------------------
@@ -228,6 +285,35 @@ class Context:
     default_error_set: str | None = None
 
 
+@dataclass(frozen=True)
+class Exported:
+    """What :meth:`KindOps.export` turns into a manifest entry.
+
+    ``doc``: the object's identity (and ``id``, when asked for) followed by the fields whose
+    normal form differs from the normal form of the defaults, in manifest shape, literal
+    ``${`` escaped; ``live``: the object as read (manifest shape, not normalised, not escaped);
+    ``children``: the entries of its child kinds, by manifest key, the lists to write only;
+    ``secret``: the reference to write in place of a secret, given the last part of its
+    variable's name (``BACKEND_SECRET``: the names of the object and its parents come first).
+    """
+
+    doc: dict[str, Any]
+    live: Mapping[str, Any]
+    children: Mapping[str, list[Any]] = field(default_factory=dict)
+    secret: Callable[[str], str] = field(default=lambda part: "${" + part + "}")
+
+
+def escape_literal(value: Any) -> Any:
+    """Strings with a literal ``${`` escaped as ``$${`` so substitution gives them back."""
+    if isinstance(value, str):
+        return value.replace("${", "$${")
+    if isinstance(value, list):
+        return [escape_literal(v) for v in value]
+    if isinstance(value, dict):
+        return {k: escape_literal(v) for k, v in value.items()}
+    return value
+
+
 class Resolver(Protocol):
     """Names to ids for write bodies: live ids plus the ids created earlier in the apply."""
 
@@ -254,8 +340,16 @@ class KindOps(Protocol):
       objects under the same parent per kind name, in API order.
     - :meth:`body`: the API body of a manifest-shaped ``desired`` object (or of some of its
       fields, for an update): references resolved through ``refs``.
+    - :meth:`export`: the manifest entry of a live object (:class:`Exported`: the fields that
+      differ from the defaults, its exported children, a namer of secret variables);
+      :meth:`written`: whether the exported entries of the kind under one parent are written
+      (not when they are what the platform creates by itself).
 
-    Export's per-kind code (``apimctl.export.objects``) is not yet an operation here.
+    Comparing (``apimctl.state.normalise``) asks the kind too: :meth:`defaults_for` (the
+    defaults an object is compared with), :meth:`item_defaults` and :meth:`implied_items`
+    (items of a keyed list the platform always has, with their defaults), ``context_fields``
+    and :meth:`contextual` (fields whose empty value stands for a value of the
+    :class:`Context`), :meth:`set_member` (how a member of a set is compared).
     """
 
     collections: tuple[str, ...]
@@ -270,6 +364,23 @@ class KindOps(Protocol):
 
     def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
              parent: str | None) -> dict[str, Any]: ...
+
+    def export(self, entry: Exported) -> Any: ...
+
+    def written(self, entries: Sequence[Any]) -> bool: ...
+
+    context_fields: frozenset[str]
+
+    def defaults_for(self, doc: Mapping[str, Any]) -> Mapping[str, Any]: ...
+
+    def item_defaults(self, path: str, key: str,
+                      defaults: Mapping[str, Any]) -> Mapping[str, Any]: ...
+
+    def implied_items(self, path: str) -> Sequence[str]: ...
+
+    def contextual(self, path: str, value: Any, ctx: Context) -> Any: ...
+
+    def set_member(self, item: Mapping[str, Any]) -> Any: ...
 
 
 def fingerprint(raw: Mapping[str, Any]) -> tuple[str | None, int | None]:
@@ -303,6 +414,7 @@ class Ops:
 
     collections: tuple[str, ...] = ()
     singletons: tuple[str, ...] = ()
+    context_fields: frozenset[str] = frozenset()
     # fields never sent back (dropped from every body besides the meta fields)
     meta: frozenset[str] = frozenset({"id", "previousNames"})
 
@@ -322,7 +434,11 @@ class Ops:
 
     def strip(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         """The raw object without server-computed fields and child collections."""
-        drop = self.kind.computed | set(self.child_keys())
+        kind = self.kind
+        cached: tuple[Kind, frozenset[str]] | None = self.__dict__.get("_strip_drop")
+        if cached is None or cached[0] is not kind:  # computed once per kind, not per object
+            cached = self.__dict__["_strip_drop"] = (kind, kind.computed | set(self.child_keys()))
+        drop = cached[1]
         return {k: v for k, v in raw.items() if k not in drop}
 
     def read(self, raw: Mapping[str, Any], lookups: Lookups,
@@ -339,7 +455,54 @@ class Ops:
 
     def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
              parent: str | None) -> dict[str, Any]:
-        return self.own_fields(desired)
+        return self.resolved(self.own_fields(desired), refs, parent)
+
+    def resolved(self, body: Mapping[str, Any], refs: Resolver,
+                 parent: str | None) -> dict[str, Any]:
+        """``body`` with the kind's references as a write body carries them (names to ids
+        through ``refs``: :func:`apimctl.kinds.references.resolve`)."""
+        # imported here: the references module reads the registry, which imports this module
+        from apimctl.kinds.references import resolve
+
+        def id_of(ref: Any) -> str | None:
+            if ref.reference.required:
+                return refs.id(ref.kind, ref.key)
+            return refs.find(ref.kind, ref.key)
+
+        return resolve(self.kind, body, parent, id_of)
+
+    # -- export
+
+    def export(self, entry: Exported) -> Any:
+        """The entry: its fields, then its child kinds' lists."""
+        return {**entry.doc, **entry.children}
+
+    def written(self, entries: Sequence[Any]) -> bool:
+        return bool(entries)
+
+    # -- comparing
+
+    def defaults_for(self, doc: Mapping[str, Any]) -> Mapping[str, Any]:
+        return self.kind.defaults
+
+    def item_defaults(self, path: str, key: str,
+                      defaults: Mapping[str, Any]) -> Mapping[str, Any]:
+        return defaults
+
+    def implied_items(self, path: str) -> Sequence[str]:
+        return ()
+
+    def contextual(self, path: str, value: Any, ctx: Context) -> Any:
+        return value
+
+    def set_member(self, item: Mapping[str, Any]) -> Any:
+        """The comparable form of an object in a set: its name (or address); the item itself
+        when it has neither (then compared by its content)."""
+        if "name" in item:
+            return item["name"]
+        if "address" in item:
+            return item["address"]
+        return item
 
 
 class MissingOps(Ops):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from apimctl.kinds.base import Kind, Lookups, Ops, Read, Resolver
+from apimctl.kinds.base import Exported, Kind, Lookups, Ops, Read, Resolver
 
 
 class DomainOps(Ops):
@@ -19,6 +19,10 @@ class DomainOps(Ops):
     def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
              parent: str | None) -> dict[str, Any]:
         return {DOMAIN.identity: desired.get(DOMAIN.identity, key)}
+
+    def export(self, entry: Exported) -> Any:
+        """A domain is written as its name."""
+        return entry.doc[DOMAIN.identity]
 
 
 DOMAIN: Kind = Kind(

@@ -9,6 +9,7 @@ from typing import Any
 from apimctl.kinds.base import (
     NESTED_COMPUTED_FIELDS,
     Context,
+    Exported,
     Kind,
     Lookups,
     Ops,
@@ -17,11 +18,14 @@ from apimctl.kinds.base import (
     Resolver,
     SubResource,
     as_list,
+    escape_literal,
     fingerprint,
     frozen,
     names_of,
 )
+from apimctl.kinds.dialects import ENDPOINT_EXTRA_READ_FIELDS
 from apimctl.kinds.error_set import ERROR_SET
+from apimctl.kinds.error_set import PLATFORM_ERROR_SET as PLATFORM_ERROR_SET  # planning uses it
 
 # the label of an endpoint's methods in lookups and in apply's index of ids
 METHOD = "method"
@@ -30,6 +34,16 @@ RESPONSE_FILTERS = "responseFilters"
 # the field naming the endpoint's error set (``null``: the service's first one)
 ERROR_SET_FIELD = "errorSet"
 DOMAIN_FIELDS = ("publicDomains", "systemDomains")
+# fields the manifest schema requires even when they hold the default
+REQUIRED_FIELDS = ("requestPathAlias", "trafficManagerDomain")
+CREDENTIAL_SECRET = "systemDomainCredentialSecret"
+BACKEND_AUTH = "systemDomainAuthentication"
+# the last part of the variable an export writes in place of each secret
+# (``WEATHER_FORECAST_BACKEND_SECRET``: the service's and the endpoint's names come first)
+SECRET_VARIABLES: Mapping[str, str] = MappingProxyType({
+    CREDENTIAL_SECRET: "BACKEND_SECRET",
+    f"{BACKEND_AUTH}.password": "BACKEND_PASSWORD",
+})
 
 CORS_DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "allDomainsEnabled": True, "subDomainMatchingAllowed": False, "maxAge": 0,
@@ -85,6 +99,8 @@ ENDPOINT_READ_FIELDS: tuple[str, ...] = (
     *(f for f in ENDPOINT_SCALAR_DEFAULTS if f != "systemDomainAuthentication"),
     "cors", "cache", "processor", "systemDomainAuthentication",
     "methods.*",
+    # fields of real deployments (SUPPLEMENT §10.8): compared only when a manifest names them
+    *ENDPOINT_EXTRA_READ_FIELDS,
 )
 
 
@@ -101,10 +117,6 @@ def _methods(raw: Any) -> list[dict[str, Any]]:
     return out
 
 
-# The error set the platform gives a service created without any (SUPPLEMENT §2).
-PLATFORM_ERROR_SET = "Default"
-
-
 def default_error_set(sets: Iterable[str]) -> str | None:
     """The error set of an endpoint whose ``errorSet`` is ``null``: the service's first set
     (``sets``: the names of the service's error sets, in API order), ``None`` without any."""
@@ -119,10 +131,6 @@ def default_error_sets(sets: Iterable[tuple[str | None, str]]) -> dict[str, str]
         if parent is not None:
             first.setdefault(parent, name)
     return first
-
-
-def domains_body(values: Iterable[Any]) -> list[dict[str, Any]]:
-    return [v if isinstance(v, dict) else {"address": v} for v in values or []]
 
 
 class EndpointOps(Ops):
@@ -161,21 +169,59 @@ class EndpointOps(Ops):
     def context(self, siblings: Mapping[str, Sequence[str]]) -> Context:
         return Context(default_error_set=default_error_set(siblings.get(ERROR_SET.name) or ()))
 
+    context_fields: frozenset[str] = frozenset({ERROR_SET_FIELD})
+
+    def export(self, entry: Exported) -> Any:
+        """The fields the schema requires come first (defaults or not); secrets are variable
+        references; ``systemDomainAuthentication`` is led by its type."""
+        doc = entry.doc
+        head = {k: v for k, v in doc.items() if k in (ENDPOINT.identity, "id")}
+        required = {n: doc.get(n, escape_literal(entry.live.get(n) or "")) for n in REQUIRED_FIELDS}
+        rest = {k: v for k, v in doc.items() if k not in head and k not in required}
+        doc = {**head, **required, **rest}
+        if CREDENTIAL_SECRET in doc:
+            doc[CREDENTIAL_SECRET] = entry.secret(SECRET_VARIABLES[CREDENTIAL_SECRET])
+        if isinstance(doc.get(BACKEND_AUTH), dict):
+            doc[BACKEND_AUTH] = self._backend_auth(entry, doc[BACKEND_AUTH])
+        return doc
+
+    @staticmethod
+    def _backend_auth(entry: Exported, fields: Mapping[str, Any]) -> dict[str, Any]:
+        raw = entry.live.get(BACKEND_AUTH)
+        kind_of_auth = raw.get("type") if isinstance(raw, Mapping) else None
+        kind_of_auth = kind_of_auth or SYSTEM_DOMAIN_AUTH_DEFAULTS["type"]
+        auth = {"type": kind_of_auth, **fields}
+        if kind_of_auth == "httpBasic":
+            auth["password"] = entry.secret(SECRET_VARIABLES[f"{BACKEND_AUTH}.password"])
+        return auth
+
+    def contextual(self, path: str, value: Any, ctx: Context) -> Any:
+        """The error set by name; none means the service's first one (the context's)."""
+        if isinstance(value, Mapping):
+            value = value.get("name")
+        if value in (None, ""):
+            return ctx.default_error_set
+        return value
+
+    def defaults_for(self, doc: Mapping[str, Any]) -> Mapping[str, Any]:
+        # the OAuth rules are the service's (its security profile): imported when called,
+        # since the service module imports this one
+        from apimctl.kinds.service import endpoint_defaults
+
+        return endpoint_defaults(self.kind.defaults, doc)
+
     def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
              parent: str | None) -> dict[str, Any]:
+        """Hosts as ``{"address": ...}``, the error set by name (and id when it exists: the
+        server resolves a new one within the service), methods whole."""
         body = self.own_fields(desired)
         for name in DOMAIN_FIELDS:
-            if name in body:
-                body[name] = domains_body(body[name])
-        if ERROR_SET_FIELD in body:
-            name = body[ERROR_SET_FIELD]
-            if name is not None:  # by name: the server resolves it within the service
-                found = refs.find(ERROR_SET.name, f"{parent}/{name}")
-                body[ERROR_SET_FIELD] = {"id": found, "name": name} if found else {"name": name}
+            if name in body and body[name] is None:
+                body[name] = []
         methods = desired.get(METHODS)
         if methods is not None:
             body[METHODS] = [dict(m) for m in methods]
-        return body
+        return self.resolved(body, refs, parent)
 
 
 ENDPOINT: Kind = Kind(
@@ -184,7 +230,7 @@ ENDPOINT: Kind = Kind(
     batch_updates=True, path="/services/{service}/endpoints",
     body="endpoint", parent="service",
     depends_on=("domain", "errorSet"),
-    references=(Reference("errorSet", "errorSet", scope="parent"),
+    references=(Reference("errorSet", "errorSet", scope="parent", required=False),
                 Reference("publicDomains[]", "domain", scope="host"),
                 Reference("systemDomains[]", "domain", scope="host")),
     computed=frozenset({"id", "created", "updated", "scheduledMaintenanceEvent"}),

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from apimctl import platform
 from apimctl.kinds.base import (
     Kind,
     Lookups,
@@ -19,6 +20,11 @@ from apimctl.kinds.base import (
 
 MESSAGES = "errorMessages"
 
+# the error message catalog (SUPPLEMENT §5): id -> (HTTP status, status text)
+ERROR_CATALOG = platform.ERROR_CATALOG
+# The error set the platform gives a service created without any (SUPPLEMENT §2).
+PLATFORM_ERROR_SET = "Default"
+
 ERROR_MESSAGE_FIELDS: tuple[str, ...] = ("status", "detailHeader", "responseBody")
 
 ERROR_SET_READ_FIELDS: tuple[str, ...] = (
@@ -30,6 +36,21 @@ class ErrorSetOps(Ops):
     """An error set's messages are written whole when created, one by one when they change."""
 
     collections: tuple[str, ...] = (MESSAGES,)
+
+    def implied_items(self, path: str) -> Sequence[str]:
+        """Every set holds the whole catalog: a message not listed is at its catalog default."""
+        return tuple(ERROR_CATALOG) if path == MESSAGES else ()
+
+    def item_defaults(self, path: str, key: str,
+                      defaults: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A catalog message's status defaults to the catalog's status text."""
+        if path == MESSAGES and key in ERROR_CATALOG:
+            return {**defaults, "status": ERROR_CATALOG[key][1]}
+        return defaults
+
+    def written(self, entries: Sequence[Any]) -> bool:
+        """A service's sets are exported unless they are the one set the platform creates."""
+        return list(entries) != [{ERROR_SET.identity: PLATFORM_ERROR_SET}]
 
     def read(self, raw: Mapping[str, Any], lookups: Lookups,
              parent: Mapping[str, Any] | None) -> Read:

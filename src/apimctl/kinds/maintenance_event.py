@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from apimctl.kinds.base import (
+    Exported,
     Kind,
     Lookups,
     Ops,
@@ -14,8 +15,10 @@ from apimctl.kinds.base import (
     Resolver,
     SubResource,
     as_list,
+    escape_literal,
     fingerprint,
     frozen,
+    join_key,
 )
 from apimctl.kinds.endpoint import ENDPOINT
 from apimctl.kinds.service import SERVICE
@@ -44,13 +47,30 @@ class MaintenanceEventOps(Ops):
         body = self.own_fields(desired)
         endpoints = desired.get(ENDPOINTS)
         if endpoints is not None:
-            body[ENDPOINTS] = [{"id": refs.id(ENDPOINT.name, endpoint_key(e))} for e in endpoints]
-        return body
+            body[ENDPOINTS] = [dict(e) for e in endpoints]
+        return self.resolved(body, refs, parent)  # each pair as {id: endpoint id}
+
+
+    def export(self, entry: Exported) -> Any:
+        """The event's endpoints as ``{service, endpoint}`` pairs, sorted."""
+        doc = super().export(entry)
+        endpoints = [e for e in entry.live.get(ENDPOINTS) or [] if isinstance(e, Mapping)]
+        pairs = sorted({(str(e.get(SERVICE.name)), str(e.get(ENDPOINT.name))) for e in endpoints})
+        doc.pop(ENDPOINTS, None)
+        if pairs:
+            doc[ENDPOINTS] = escape_literal([{SERVICE.name: s, ENDPOINT.name: e} for s, e in pairs])
+        return doc
+
+    def set_member(self, item: Mapping[str, Any]) -> Any:
+        """A ``{service, endpoint}`` pair is the endpoint's key."""
+        if SERVICE.name in item and ENDPOINT.name in item:
+            return endpoint_key(item)
+        return super().set_member(item)
 
 
 def endpoint_key(ref: Mapping[str, Any]) -> str:
     """The key of the endpoint a ``{service, endpoint}`` pair names."""
-    return f"{ref[SERVICE.name]}/{ref[ENDPOINT.name]}"
+    return join_key(join_key(None, ref[SERVICE.name]), ref[ENDPOINT.name])
 
 
 MAINTENANCE_EVENT: Kind = Kind(
@@ -69,5 +89,6 @@ MAINTENANCE_EVENT: Kind = Kind(
     sub_resources=frozen({
         "endpoints": SubResource("endpoints", None, "POST {id: endpoint id} / DELETE"),
     }),
+    export_file="maintenance.yaml",
     ops=MaintenanceEventOps(lambda: MAINTENANCE_EVENT),
 )

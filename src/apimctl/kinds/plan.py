@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import (
+    Exported,
     Kind,
     Lookups,
     Ops,
@@ -17,14 +18,16 @@ from apimctl.kinds.base import (
     as_list,
     fingerprint,
     frozen,
+    join_key,
     names_of,
 )
-from apimctl.kinds.endpoint import ENDPOINT, METHOD
-from apimctl.kinds.role import ROLE, permissions
+from apimctl.kinds.endpoint import ENDPOINT, METHOD, METHODS
+from apimctl.kinds.role import ROLE
 from apimctl.kinds.service import SERVICE
 
 SERVICES = "services"
 ROLES = "roles"
+ENDPOINTS = ENDPOINT.manifest_key
 
 ENTITLED_ENDPOINT_DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "undefinedMethodsAllowed": True, "methods": [],
@@ -35,7 +38,12 @@ PLAN_READ_FIELDS: tuple[str, ...] = (
     "adminKeyProvisioningEnabled", "notes", "maxNumKeysAllowed", "numKeysBeforeReview",
     "qpsLimitCeiling", "qpsLimitExempt", "qpsLimitKeyOverrideAllowed", "rateLimitCeiling",
     "rateLimitExempt", "rateLimitKeyOverrideAllowed", "rateLimitPeriod",
-    "responseFilterOverrideAllowed", "status", "emailTemplateSetId", "services", "roles",
+    "responseFilterOverrideAllowed", "status", "emailTemplateSetId", "roles",
+    # entitlements named down to the methods: where real deployments run, a plan service's
+    # endpoints and a plan endpoint's methods come back only when named (SUPPLEMENT §10.6)
+    "services.id", "services.name", "services.endpoints.id", "services.endpoints.name",
+    "services.endpoints.undefinedMethodsAllowed", "services.endpoints.methods.id",
+    "services.endpoints.methods.name",
 )
 
 
@@ -56,26 +64,50 @@ def _entitled(raw: Any, lookups: Lookups) -> list[dict[str, Any]]:
 
 def entitlements(services: list[dict[str, Any]], refs: Resolver) -> list[dict[str, Any]]:
     """Entitlements by id: services, their endpoints and the methods of those."""
+    return _entitled_by_id(services, _OPS.resolved({SERVICES: services}, refs, None)[SERVICES],
+                           refs)
+
+
+def _entitled_by_id(services: list[dict[str, Any]], resolved: list[dict[str, Any]],
+                    refs: Resolver) -> list[dict[str, Any]]:
+    """``services`` (manifest shape) as a body: services and endpoints by the ids of
+    ``resolved`` (the plan's references resolved), endpoints with their defaults, and the
+    methods of those by id."""
     out = []
-    for svc in services:
-        sname = svc["name"]
+    for svc, by_id in zip(services, resolved, strict=True):
+        skey = join_key(None, svc["name"])
         eps = []
-        for ep in svc.get("endpoints") or []:
+        for ep, ep_by_id in zip(svc.get(ENDPOINTS) or [], by_id.get(ENDPOINTS) or [], strict=True):
             ep = {"name": ep} if isinstance(ep, str) else ep
-            ekey = f"{sname}/{ep['name']}"
-            methods = [{"id": refs.id(METHOD, f"{ekey}/{m if isinstance(m, str) else m['name']}")}
-                       for m in ep.get("methods") or []]
-            eps.append({"id": refs.id(ENDPOINT.name, ekey), "name": ep["name"],
+            ekey = join_key(skey, ep["name"])
+            methods = [{"id": refs.id(METHOD, join_key(ekey, m if isinstance(m, str) else m["name"]))}
+                       for m in ep.get(METHODS) or []]
+            eps.append({"id": ep_by_id["id"], "name": ep["name"],
                         "undefinedMethodsAllowed": ep.get("undefinedMethodsAllowed", True),
-                        "methods": methods})
-        out.append({"id": refs.id(SERVICE.name, sname), "name": sname, "endpoints": eps})
+                        METHODS: methods})
+        out.append({"id": by_id["id"], "name": svc["name"], ENDPOINTS: eps})
     return out
+
+
+def _exported_entitlement(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A plan's entitled service, always with ``endpoints`` (omitted means "all declared"),
+    and endpoints entitled with every method as plain names."""
+    endpoints = []
+    for ep in item.get(ENDPOINTS) or []:
+        endpoints.append(ep["name"] if isinstance(ep, Mapping) and len(ep) == 1 else ep)
+    return {"name": item["name"], ENDPOINTS: endpoints}
 
 
 class PlanOps(Ops):
     """A plan's entitlements and role permissions are reconciled one by one."""
 
     collections: tuple[str, ...] = (SERVICES, ROLES)
+
+    def export(self, entry: Exported) -> Any:
+        doc = super().export(entry)
+        if SERVICES in doc:
+            doc[SERVICES] = [_exported_entitlement(s) for s in doc[SERVICES]]
+        return doc
 
     def read(self, raw: Mapping[str, Any], lookups: Lookups,
              parent: Mapping[str, Any] | None) -> Read:
@@ -91,11 +123,16 @@ class PlanOps(Ops):
         body = self.own_fields(desired)
         services = desired.get(SERVICES)
         if services is not None:
-            body[SERVICES] = entitlements(services, refs)
+            body[SERVICES] = services
         if desired.get(ROLES):
-            body[ROLES] = permissions(desired[ROLES], refs)
+            body[ROLES] = list(desired[ROLES])
+        body = self.resolved(body, refs, parent)
+        if services is not None:
+            body[SERVICES] = _entitled_by_id(services, body[SERVICES], refs)
         return body
 
+
+_OPS = PlanOps(lambda: PLAN)
 
 PLAN: Kind = Kind(
     name="plan", manifest_key="plans", label="plan", path="/packages/{package}/plans", body="plan",
@@ -129,5 +166,5 @@ PLAN: Kind = Kind(
                                "POST {id} / DELETE; only when undefinedMethodsAllowed is false"),
         "roles": SubResource("roles", "role", "role permissions {id: role id, action: register_keys}"),
     }),
-    ops=PlanOps(lambda: PLAN),
+    ops=_OPS,
 )

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from apimctl.kinds import BY_NAME, KINDS, children_of
-from apimctl.kinds.base import Kind, Reference
+from apimctl.kinds.base import Kind, Reference, join_key, split_first, unescape_name
 
 Path = tuple[str | int, ...]
 
@@ -61,7 +61,11 @@ class Ref:
 
     @property
     def key(self) -> str:
-        return f"{self.parent}/{self.name}" if self.parent is not None else self.name
+        if self.parent is None:
+            return join_key(None, self.name)
+        # a compound reference's parent is a name from the document; scope parent's a key
+        parent = join_key(None, self.parent) if self.reference.within is not None else self.parent
+        return join_key(parent, self.name)
 
     @property
     def address(self) -> str:
@@ -154,8 +158,9 @@ def refs_of(kind: Kind | str, doc: Mapping[str, Any], parent_key: str | None = N
 
 
 def rewrite(doc: Mapping[str, Any], values: Iterable[tuple[Path, Any]]) -> dict[str, Any]:
-    """A copy of ``doc`` with the value at each path replaced; only the containers on those
-    paths are copied (``doc`` itself is left as it is)."""
+    """A copy of ``doc`` with the value at each path replaced (a :class:`Merge` is merged into
+    the mapping there); only the containers on those paths are copied (``doc`` itself is left
+    as it is)."""
     out = dict(doc)
     copied: set[int] = {id(out)}
     for path, value in values:
@@ -167,8 +172,23 @@ def rewrite(doc: Mapping[str, Any], values: Iterable[tuple[Path, Any]]) -> dict[
                 copied.add(id(child))
                 node[part] = child
             node = child
-        node[path[-1]] = value
+        last = path[-1]
+        node[last] = value.into(node[last]) if isinstance(value, Merge) else value
     return out
+
+
+@dataclass(frozen=True)
+class Merge:
+    """A reference's body fields put first in a list item, in place of the item's ``drop``
+    fields (the names the body stands for)."""
+
+    body: Mapping[str, Any]
+    drop: frozenset[str | int]
+
+    def into(self, item: Any) -> Any:
+        if not isinstance(item, Mapping):
+            return dict(self.body)
+        return {**self.body, **{k: v for k, v in item.items() if k not in self.drop}}
 
 
 def rename(kind: Kind | str, doc: Mapping[str, Any], parent_key: str | None,
@@ -185,13 +205,13 @@ def rename(kind: Kind | str, doc: Mapping[str, Any], parent_key: str | None,
         new = renames.get(ref.address)
         if new is None:
             continue
-        if ref.parent is None:
-            values.append((ref.path, new))
+        parent, name = split_first(new)
+        if ref.parent is None or parent is None:
+            values.append((ref.path, unescape_name(new)))
             continue
-        parent, _, name = new.partition("/")
-        values.append((ref.path, name))
+        values.append((ref.path, unescape_name(name)))
         if ref.parent_path is not None and ref.parent_path not in own:
-            values.append((ref.parent_path, parent))
+            values.append((ref.parent_path, unescape_name(parent)))
     return rewrite(doc, values)
 
 
@@ -199,8 +219,10 @@ def resolve(kind: Kind | str, doc: Mapping[str, Any], parent_key: str | None,
             id_of: Callable[[Ref], str | None]) -> dict[str, Any]:
     """``doc`` with its references as a write body carries them: a host becomes
     ``{"address": host}``; any other name the fields of ``Reference.body`` (``id`` from
-    ``id_of``, left out when it returns ``None``, and ``name``), in place of the name, or of
-    the whole list item for a compound reference."""
+    ``id_of``, left out when it returns ``None``, and ``name``), in place of the name. A name
+    held in a field of a list item (``services[].name``; both fields of a compound reference's
+    item) gives the item those fields first, in place of the naming fields, its other fields
+    kept (``{"id": ..., "name": ..., "endpoints": [...]}``)."""
     values: list[tuple[Path, Any]] = []
     for ref in refs_of(kind, doc, parent_key):
         if ref.by_host:
@@ -213,7 +235,13 @@ def resolve(kind: Kind | str, doc: Mapping[str, Any], parent_key: str | None,
                 body["id"] = found
             elif field == "name":
                 body["name"] = ref.name
-        values.append((ref.item if ref.reference.within is not None else ref.path, body))
+        if ref.item == ref.path:  # the name itself, or a string item standing for it
+            values.append((ref.path, body))
+            continue
+        drop = {ref.path[-1]}
+        if ref.parent_path is not None and ref.parent_path[:-1] == ref.item:
+            drop.add(ref.parent_path[-1])
+        values.append((ref.item, Merge(body, frozenset(drop))))
     return rewrite(doc, values)
 
 
@@ -341,7 +369,7 @@ def check(doc: Mapping[str, Any]) -> list[Finding]:
         parent_key = obj.parent_key if obj.parent is None or obj.parent_key is not None else ""
         for ref in refs_of(obj.kind, obj.entry, parent_key):
             target = BY_NAME.get(ref.kind)
-            if target is None:  # not a registered kind (organizations, until they are one)
+            if target is None:  # not a registered kind: nothing to check it against
                 continue
             where = (*obj.path, *ref.path)
             if ref.by_host:
@@ -421,6 +449,6 @@ def _check_host(doc: Mapping[str, Any], target: Kind, ref: Ref, where: Path,
 
 
 __all__ = [
-    "Declared", "Finding", "Ref", "addresses", "check", "covered", "hosts", "identity", "objects",
+    "Declared", "Finding", "Merge", "Ref", "addresses", "check", "covered", "hosts", "identity", "objects",
     "parent_domains", "refs_of", "rename", "resolve", "rewrite",
 ]

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from apimctl.kinds.base import Kind, Lookups, Ops, Read, Reference, Resolver, fingerprint, frozen
+from apimctl.kinds.base import (
+    Exported,
+    Kind,
+    Lookups,
+    Ops,
+    Read,
+    Reference,
+    fingerprint,
+    frozen,
+)
+from apimctl.kinds.organization import ORGANIZATION as ORGANIZATION_KIND
 
-# organizations are not managed, only referenced by roles (and read only then)
-ORGANIZATION = "organization"
-ORGANIZATION_PATH = "/organizations"
+# the field naming a role's organization (a read-only kind), and where organizations are listed
+ORGANIZATION = ORGANIZATION_KIND.name
+ORGANIZATION_PATH = ORGANIZATION_KIND.path
 
 # The role that is the area's apply lease (:mod:`apimctl.applying.lease`): created and deleted
 # by apply, never read into live state, planned, pruned or exported.
@@ -17,13 +27,9 @@ LEASE_NAME = "apimctl-apply-lease"
 RESERVED_NAMES: frozenset[str] = frozenset({LEASE_NAME})
 
 
-def permissions(names: Iterable[str] | None, refs: Resolver) -> list[dict[str, Any]]:
-    """Role permissions of a new service or plan, by role id (the action is the default)."""
-    return [{"id": refs.id(ROLE.name, n), "name": n} for n in names or []]
-
-
 class RoleOps(Ops):
-    """A role names its organization (by name in manifests, by id in bodies)."""
+    """A role names its organization (by name in manifests, by id in bodies: its
+    ``Reference``)."""
 
     def read(self, raw: Mapping[str, Any], lookups: Lookups,
              parent: Mapping[str, Any] | None) -> Read:
@@ -34,20 +40,16 @@ class RoleOps(Ops):
         doc.pop("group", None)
         return Read(doc, fingerprint(raw)[0])
 
-    def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
-             parent: str | None) -> dict[str, Any]:
-        body = self.own_fields(desired)
-        if ORGANIZATION in body:
-            org = body[ORGANIZATION]
-            body[ORGANIZATION] = None if org is None else {"id": refs.id(ORGANIZATION, org)}
-        return body
+    def export(self, entry: Exported) -> Any:
+        """A role with nothing but its name is written as the name."""
+        return entry.doc if len(entry.doc) > 1 else entry.doc[ROLE.identity]
 
 
 ROLE: Kind = Kind(
     name="role", manifest_key="roles", label="role", manifest_rank=2, path="/roles", body="role",
     computed=frozenset({"id", "created", "updated", "isPredefined", "isOrgrole", "isAssignable"}),
     defaults=frozen({"description": "", "organization": None}),
-    references=(Reference("organization", "organization", body=("id",)),),
+    references=(Reference(ORGANIZATION, ORGANIZATION_KIND.name, body=("id",)),),
     fields=("id", "name", "created", "updated", "description", "organization"),
     page_index=True,
     ops=RoleOps(lambda: ROLE),

@@ -20,7 +20,7 @@ from apimctl.kinds.base import (
 )
 from apimctl.kinds.endpoint import ENDPOINT, ENDPOINT_READ_FIELDS
 from apimctl.kinds.error_set import ERROR_SET, ERROR_SET_READ_FIELDS
-from apimctl.kinds.role import ROLE, permissions
+from apimctl.kinds.role import ROLE
 
 ROLES = "roles"
 
@@ -31,6 +31,21 @@ OAUTH_DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "grantTypes": [], "tokenBasedRateLimitsEnabled": False, "qpsLimitCeiling": 0,
     "rateLimitCeiling": 0, "forceSslRedirectUrlEnabled": False,
 })
+
+
+# An endpoint authenticated by OAuth has no API-key locations (SUPPLEMENT §4 forbids them with
+# ``requestAuthenticationType: oauth``), so the platform stores ``[]`` rather than the usual
+# ``["request-parameters"]``.
+OAUTH_AUTHENTICATION = "oauth"
+OAUTH_ENDPOINT_DEFAULTS: Mapping[str, Any] = MappingProxyType({"apiKeyValueLocations": []})
+
+
+def endpoint_defaults(defaults: Mapping[str, Any], doc: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The defaults an endpoint ``doc`` is compared with: ``defaults``, with the OAuth ones
+    for an OAuth endpoint."""
+    if doc.get("requestAuthenticationType") == OAUTH_AUTHENTICATION:
+        return {**defaults, **OAUTH_ENDPOINT_DEFAULTS}
+    return defaults
 
 
 class ServiceOps(Ops):
@@ -52,10 +67,11 @@ class ServiceOps(Ops):
 
     def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
              parent: str | None) -> dict[str, Any]:
+        """Role permissions go with a create, by role id (the action is the default)."""
         body = self.own_fields(desired)
         if desired.get(ROLES):
-            body[ROLES] = permissions(desired[ROLES], refs)
-        return body
+            body[ROLES] = list(desired[ROLES])
+        return self.resolved(body, refs, parent)
 
 
 SERVICE: Kind = Kind(
@@ -87,5 +103,6 @@ SERVICE: Kind = Kind(
                              "securityProfile.oauth; DELETE sets it to null"),
         "roles": SubResource("roles", "role", "role permissions {id: role id, action: read}"),
     }),
+    file_per_object=True,
     ops=ServiceOps(lambda: SERVICE),
 )

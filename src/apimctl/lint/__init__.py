@@ -22,7 +22,8 @@ Public interface::
 
 from __future__ import annotations
 
-from apimctl.lint.loading import RECOMMENDED, load_rulesets
+from apimctl.lint.definitions import RECOMMENDED
+from apimctl.lint.loading import load_rulesets
 from apimctl.lint.model import (
     SEVERITIES,
     Finding,

@@ -19,71 +19,29 @@ values; the others pass them.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 from typing import Any
 
 import jsonschema
 from jsonschema.exceptions import SchemaError
 
+from apimctl.lint.function_base import ABSENT, Context, Function, OptionError, Result, show
+from apimctl.lint.time_functions import (
+    datetime_check,
+    human,
+    interval,
+    parse_datetime,
+    parse_duration,
+    prepare_datetime,
+    prepare_interval,
+)
 from apimctl.manifests.model import JsonPath, format_path
 
-
-class _Absent:
-    """The value of a field that is not there (``undefined`` in Spectral)."""
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-
-ABSENT: Any = _Absent()
-
-Result = tuple[JsonPath, str]
-
-
-@dataclass(frozen=True)
-class Context:
-    """What a check may need beyond its value: the time "now" means (UTC)."""
-
-    now: datetime
-
-
-class OptionError(Exception):
-    """``functionOptions`` cannot be used; ``path`` is relative to ``functionOptions``."""
-
-    def __init__(self, path: JsonPath, message: str) -> None:
-        super().__init__(message)
-        self.path = path
-        self.message = message
-
-
-Check = Callable[[Any, Any, str, Context], list[Result]]
-
-
-def _same(options: Any) -> Any:
-    return options
-
-
-@dataclass(frozen=True)
-class Function:
-    """One rule function: its check, the JSON Schema of its options, how they are prepared."""
-
-    name: str
-    check: Check
-    summary: str
-    options: Mapping[str, Any] | None = None  # None: the function takes no options
-    prepare: Callable[[Any], Any] = _same
-    on_absent: bool = False
-
-
-def show(value: Any, limit: int = 60) -> str:
-    """A short JSON rendering of ``value`` for a message."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+__all__ = ["ABSENT", "FUNCTIONS", "Context", "Function", "OptionError", "Result", "human",
+           "parse_datetime", "parse_duration", "show"]
 
 
 # --- presence and truth ------------------------------------------------------------------------
@@ -269,108 +227,6 @@ def xor(value: Any, options: Mapping[str, Any], label: str, ctx: Context) -> lis
     return [((), f"{label}: exactly one of {', '.join(names)} must be defined ({found})")]
 
 
-# --- datetimes -----------------------------------------------------------------------------------
-
-
-def parse_datetime(text: Any) -> datetime | None:
-    """An ISO 8601 datetime (UTC when it names no zone), or ``None``."""
-    if not isinstance(text, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-_DURATION = re.compile(r"P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?")
-
-
-def parse_duration(text: Any) -> timedelta | None:
-    """An ISO 8601 duration of weeks, days, hours, minutes and seconds (``PT12H``, ``P1D``)."""
-    found = _DURATION.fullmatch(text) if isinstance(text, str) else None
-    if found is None or not any(found.groups()) or text.endswith("T"):
-        return None
-    weeks, days, hours, minutes, seconds = (float(g) if g else 0.0 for g in found.groups())
-    return timedelta(weeks=weeks, days=days, hours=hours, minutes=minutes, seconds=seconds)
-
-
-def human(span: timedelta) -> str:
-    """``timedelta(days=3, hours=2)`` -> ``3 days 2 hours``."""
-    seconds = int(span.total_seconds())
-    parts = []
-    for size, unit in ((86400, "day"), (3600, "hour"), (60, "minute"), (1, "second")):
-        count, seconds = divmod(seconds, size)
-        if count:
-            parts.append(f"{count} {unit}" + ("s" if count != 1 else ""))
-    return " ".join(parts) or "0 seconds"
-
-
-def _prepare_datetime(options: Mapping[str, Any]) -> dict[str, datetime | str]:
-    out: dict[str, datetime | str] = {}
-    for key in ("after", "before"):
-        text = options.get(key)
-        if text is None:
-            continue
-        moment = "now" if text == "now" else parse_datetime(text)
-        if moment is None:
-            raise OptionError((key,), f"expected now or an ISO 8601 datetime, got {show(text)}")
-        out[key] = moment
-    return out
-
-
-def datetime_check(value: Any, options: Mapping[str, datetime | str], label: str,
-                   ctx: Context) -> list[Result]:
-    if value is ABSENT:
-        return []
-    moment = parse_datetime(value)
-    if moment is None:
-        return [((), f"{label} must be an ISO 8601 datetime (it is {show(value)})")]
-    out: list[Result] = []
-    after, before = options.get("after"), options.get("before")
-    if after is not None:
-        bound = ctx.now if after == "now" else after
-        if isinstance(bound, datetime) and moment <= bound:
-            what = "in the future" if after == "now" else f"after {bound.isoformat()}"
-            out.append(((), f"{label} must be {what} (it is {value})"))
-    if before is not None:
-        bound = ctx.now if before == "now" else before
-        if isinstance(bound, datetime) and moment >= bound:
-            what = "in the past" if before == "now" else f"before {bound.isoformat()}"
-            out.append(((), f"{label} must be {what} (it is {value})"))
-    return out
-
-
-def _prepare_interval(options: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(options)
-    for key in ("maxDuration", "minDuration"):
-        if key in options:
-            span = parse_duration(options[key])
-            if span is None:
-                raise OptionError((key,), f"expected an ISO 8601 duration such as PT12H or P1D, "
-                                          f"got {show(options[key])}")
-            out[key] = span
-    return out
-
-
-def interval(value: Any, options: Mapping[str, Any], label: str, ctx: Context) -> list[Result]:
-    if not isinstance(value, dict):
-        return []
-    start_key, end_key = options["start"], options["end"]
-    start, end = parse_datetime(value.get(start_key)), parse_datetime(value.get(end_key))
-    if start is None or end is None:
-        return []
-    span = end - start
-    if span <= timedelta(0):
-        return [((end_key,), f"{label}: {end_key} must be after {start_key}")]
-    longest, shortest = options.get("maxDuration"), options.get("minDuration")
-    if longest is not None and span > longest:
-        return [((end_key,), f"{label} lasts {human(span)}, longer than {human(longest)}")]
-    if shortest is not None and span < shortest:
-        return [((end_key,), f"{label} lasts {human(span)}, shorter than {human(shortest)}")]
-    return []
-
-
 # --- the registry --------------------------------------------------------------------------------
 
 _DATETIME = {"type": "string", "minLength": 1}
@@ -409,11 +265,11 @@ FUNCTIONS: Mapping[str, Function] = MappingProxyType({f.name: f for f in (
                       required=["properties"])),
     Function("datetime", datetime_check, "an ISO 8601 datetime after `after` / before `before` (`now` or a datetime)",
              _options({"after": _DATETIME, "before": _DATETIME}, any_of=["after", "before"]),
-             _prepare_datetime),
+             prepare_datetime),
     Function("interval", interval, "the object's `start`..`end` datetimes span at most `maxDuration` "
                                    "(at least `minDuration`)",
              _options({"start": {"type": "string", "minLength": 1}, "end": {"type": "string", "minLength": 1},
                        "maxDuration": {"type": "string"}, "minDuration": {"type": "string"}},
                       required=["start", "end"]),
-             _prepare_interval),
+             prepare_interval),
 )})

@@ -23,8 +23,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from apimctl.errors import ManifestError
+from apimctl.lint.definitions import RECOMMENDED
 from apimctl.lint.engine import run_rules
-from apimctl.lint.loading import RECOMMENDED, load_rulesets
+from apimctl.lint.loading import load_rulesets
 from apimctl.lint.model import Finding, LintReport, RuleInfo
 from apimctl.lint.ruleset import Ruleset
 from apimctl.manifests import Manifest, validate

@@ -337,13 +337,18 @@ def secret_paths(doc: dict[str, Any]) -> Iterator[JsonPath]:
 
 
 _LITERAL_DEFAULT = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:-[^}]")
+_EMPTY_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # no default: set, but empty
 
 
 def _secrets(ctx: Context) -> None:
     for path in secret_paths(ctx.doc):
         value = _get(ctx.doc, path)
         raw = ctx.refs.get(path)
-        if isinstance(value, str) and value and raw is None:
+        empty = _EMPTY_REFERENCE.fullmatch(raw.strip()) if raw is not None and value == "" else None
+        if empty is not None:
+            ctx.error(path, f"environment variable {empty.group(1)} is set but empty: a secret "
+                            "cannot be empty (a missing or misnamed pipeline secret?)")
+        elif isinstance(value, str) and value and raw is None:
             ctx.warning(path, "secret written as a literal value; write it as ${ENV_VAR} so it stays "
                               "out of version control")
         elif raw is not None and _LITERAL_DEFAULT.search(raw):

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from apimctl.manifests.loader import LIST_KINDS, Document, Item
+from apimctl.manifests.documents import LIST_KINDS, Document, Item
 from apimctl.manifests.model import JsonPath, Position, Problems, format_path
 
 

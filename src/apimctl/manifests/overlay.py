@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from apimctl.manifests.documents import Item
 from apimctl.manifests.identity import KIND_LABEL, TOP_LEVEL, identity, identity_field
-from apimctl.manifests.loader import Item
 from apimctl.manifests.merge import Merged
 from apimctl.manifests.model import JsonPath, Position, Problems, format_path
 

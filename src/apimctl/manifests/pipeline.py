@@ -18,7 +18,8 @@ from apimctl import kinds
 from apimctl.errors import ManifestError, Problem
 from apimctl.manifests.canonical import expand
 from apimctl.manifests.checks import Context, run_checks, secret_paths
-from apimctl.manifests.loader import LIST_KINDS, Document, Item, discover, read_file
+from apimctl.manifests.documents import LIST_KINDS, Document, Item
+from apimctl.manifests.loader import discover, read_file
 from apimctl.manifests.merge import Merged, merge_documents
 from apimctl.manifests.model import JsonPath, Manifest, Position, Problems, format_path
 from apimctl.manifests.overlay import apply_overlay

@@ -23,7 +23,7 @@ import jsonschema
 from jsonschema.exceptions import ValidationError
 
 from apimctl.kinds import KINDS, NESTED_COMPUTED_FIELDS
-from apimctl.manifests.loader import LIST_KINDS, Document, Item
+from apimctl.manifests.documents import LIST_KINDS, Document, Item
 from apimctl.manifests.model import JsonPath, Position, Problems, format_path
 
 try:  # an accelerator: answers "valid?" fast; jsonschema still explains every error

@@ -10,7 +10,9 @@ How a plan is made:
 2. **Identity**: each desired object is matched to a live object in the same parent by its
    natural key; ``id:`` pins it to a live id; ``previousNames`` find it under an old name
    (a rename is an update with a ``name`` change, never delete + create). Two live objects
-   with one name are an error that asks for an ``id`` pin.
+   with one name are duplicates (:mod:`apimctl.planning.duplicates`): the pinned one, else
+   the oldest, is managed; ``Plan.duplicates`` lists them (and nested items sharing a key),
+   and ``repair_duplicates`` deletes the other copies.
 3. **Ownership**: a top-level live object no manifest declares is *unmanaged*: listed and left
    alone unless pruning is on (``--prune`` or ``settings.prune``, per kind, optionally limited
    to fnmatch name patterns). Children of a declared object are deleted only when the
@@ -22,8 +24,10 @@ How a plan is made:
    (:mod:`apimctl.planning.diff`); ``settings.ignore`` / ``--ignore`` drop field paths (recorded in
    ``Plan.ignored``).
 5. **Order**: ``graphlib.TopologicalSorter`` over ``depends_on`` (parents and referenced objects
-   first for creates and updates, children and referrers first for deletes), ties broken by
-   action, kind order and key so that plans are deterministic.
+   first for creates and updates, children and referrers first for deletes; a step freeing an
+   endpoint route before one taking it, with a temporary route to break a swap:
+   :mod:`apimctl.planning.routes`), ties broken by action, kind order and key so that plans
+   are deterministic.
 6. **Fingerprints** of every touched live object: its ``updated`` (and ``revisionNumber`` for
    services). Endpoints and error sets have no revision of their own: the service's
    ``(id, revisionNumber)`` covers them and is recorded under the service's address; likewise
@@ -37,21 +41,30 @@ detected; it is written whenever ``systemDomainAuthentication`` is created or ch
 
 from __future__ import annotations
 
+import copy
 import fnmatch
 from collections.abc import Sequence
+from typing import Any
 
 from apimctl import kinds
+from apimctl.api.dialect import Detected, detect, setting_of
 from apimctl.errors import PlanError
-from apimctl.planning.desired import ManifestLike, desired_objects, locator
+from apimctl.kinds.dialects import SPEC_NAME, dialect_of, translate
+from apimctl.planning.desired import Desired, ManifestLike, desired_objects, locator
+from apimctl.planning.domains import domain_warnings
 from apimctl.planning.matching import match
 from apimctl.planning.order import dependencies, order
+from apimctl.planning.routes import route_dependencies
 from apimctl.planning.rules import (
     NOT_PRUNABLE,
+    check_ignores,
     check_targets,
     ignore_rules,
     parse_target,
     prune_rules,
+    rotate_rules,
     select,
+    targeted,
 )
 from apimctl.planning.steps import Builder
 from apimctl.plans.model import Plan, Step, address
@@ -62,27 +75,41 @@ from apimctl.state.live import Lister, LiveState, read_live
 
 def build_plan(manifest: ManifestLike, live: LiveState, *, prune: bool = False,
                targets: Sequence[str] = (), ignores: Sequence[str] = (),
-               max_deletes: int | None = None) -> Plan:
-    """The plan turning ``live`` into what ``manifest`` declares (pure: no I/O)."""
+               max_deletes: int | None = None, repair_duplicates: bool = False,
+               rotate: Sequence[str] = (), dialect: Detected | None = None) -> Plan:
+    """The plan turning ``live`` into what ``manifest`` declares (pure: no I/O).
+    ``repair_duplicates`` deletes the extra live copies of declared objects and items;
+    ``rotate`` (``KIND:KEY:PATH`` patterns, ``--rotate``) sends those write-only secrets;
+    ``dialect``: the target's (SUPPLEMENT §10; default ``spec``, not recorded in the plan):
+    the manifests' values are compared and written in its vocabulary."""
     doc = manifest.doc
     settings = doc.get("settings") or {}
     desired = desired_objects(doc, locator(manifest))
-    if not any(desired.get(k.name) for k in kinds.TOP_LEVEL):
+    table = dialect_of(dialect.name if dialect else SPEC_NAME)
+    dropped = _translate(desired, table)
+    if not any(desired.get(k.name) for k in kinds.TOP_LEVEL if not k.read_only):
         raise PlanError("the manifests declare no objects: refusing to plan, since an empty "
                         "input would mean deleting everything (check the paths given)")
     parsed_targets = [parse_target(t) for t in targets]
     rules = ignore_rules(settings, ignores)
     matched = match(desired, live)
-    builder = Builder(manifest, live, matched, rules)
+    builder = Builder(manifest, live, matched, rules, repair=repair_duplicates, dialect=table)
+    builder.rotate = rotate_rules(rotate)
     builder.build(prune_rules(settings, prune))
-    deps = dependencies(builder.steps, builder.desired_at,
-                        {a: builder.live_doc(o) for a, o in builder.live_at.items()})
+    live_docs = {a: builder.live_doc(o) for a, o in builder.live_at.items()}
+    deps = dependencies(builder.steps, builder.desired_at, live_docs)
+    builder.steps.update(route_dependencies(builder.steps, builder.desired_at, live_docs, deps,
+                                            live))
     steps = {a: _with_deps(s, deps[a]) for a, s in builder.steps.items()}
     plan = builder.plan
     plan.steps = order(steps)
+    if dialect is not None:
+        plan.dialect, plan.dialect_reason = dialect.name, dialect.reason
+    plan.warnings.extend(dropped)
+    known = {(d.kind.name, d.key) for ds in desired.values() for d in ds}
+    known |= {(o.kind, o.key) for k in kinds.KINDS for o in live.of(k.name)}
+    check_ignores(rules, known)
     if parsed_targets:
-        known = {(d.kind.name, d.key) for ds in desired.values() for d in ds}
-        known |= {(o.kind, o.key) for k in kinds.KINDS for o in live.of(k.name)}
         check_targets(parsed_targets, known)
         plan.steps = select(plan.steps, parsed_targets)
         kept = [u for u in plan.unmanaged
@@ -90,12 +117,27 @@ def build_plan(manifest: ManifestLike, live: LiveState, *, prune: bool = False,
         left_out = tuple(f"{address(u.kind, u.key)} {NOT_PRUNABLE}" for u in plan.unmanaged
                          if u not in kept)
         plan.unmanaged = kept
+        plan.write_only = [w for w in plan.write_only if targeted(parsed_targets, w.kind, w.key)]
         plan.warnings = [w for w in plan.warnings if not w.startswith(left_out)]
         plan.warnings.append(f"only {', '.join(targets)} (--target) and what they need were planned; "
                              "other differences are not shown")
+    plan.warnings.extend(domain_warnings(desired, live))
     _keep_relevant(plan)
     _check_deletes(plan, max_deletes)
     return plan
+
+
+def _translate(desired: dict[str, list[Desired]], table: Any) -> list[str]:
+    """The desired objects in the target's vocabulary (in place); warnings for the fields of
+    real deployments (SUPPLEMENT §10.8) a ``spec`` target does not have, left out."""
+    warnings = []
+    for objs in desired.values():
+        for obj in objs:
+            obj.doc = {k: copy.deepcopy(v) for k, v in obj.doc.items()}
+            for path in translate(obj.kind.name, obj.doc, table):
+                warnings.append(f"{obj.address}: {path} exists only in the mashery dialect; "
+                                f"not written to this {table.name} target")
+    return warnings
 
 
 def _with_deps(step: Step, deps: tuple[str, ...]) -> Step:
@@ -116,16 +158,27 @@ def _check_deletes(plan: Plan, max_deletes: int | None) -> None:
     deletes = [s.address for s in plan.steps if s.action == "delete"]
     if max_deletes is not None and len(deletes) > max_deletes:
         shown = ", ".join(deletes[:10]) + (", ..." if len(deletes) > 10 else "")
-        raise PlanError(f"the plan deletes {len(deletes)} objects, more than --max-deletes "
+        objects = "object" if len(deletes) == 1 else "objects"
+        raise PlanError(f"the plan deletes {len(deletes)} {objects}, more than --max-deletes "
                         f"{max_deletes} allows: {shown}")
 
 
 async def make_plan(client: Lister, manifest: ManifestLike, *, prune: bool = False,
                     targets: Sequence[str] = (), ignores: Sequence[str] = (),
-                    max_deletes: int | None = None) -> Plan:
+                    max_deletes: int | None = None, repair_duplicates: bool = False,
+                    rotate: Sequence[str] = ()) -> Plan:
     """Read the live state through ``client`` and plan the manifests against it."""
     for text in targets:  # fail on a bad target before any call is made
         parse_target(text)
     live = await read_live(client)
+    found = await target_dialect(client, manifest, live)
     return build_plan(manifest, live, prune=prune, targets=targets, ignores=ignores,
-                      max_deletes=max_deletes)
+                      max_deletes=max_deletes, repair_duplicates=repair_duplicates, rotate=rotate,
+                      dialect=found)
+
+
+async def target_dialect(client: Any, manifest: ManifestLike | None, live: LiveState) -> Detected:
+    """The dialect of the area ``client`` reads (``--dialect``, ``settings.dialect``, or
+    detected: :func:`apimctl.api.dialect.detect`), ``live`` having been read through it."""
+    setting = setting_of(manifest.doc) if manifest is not None else None
+    return await detect(client, setting, [o.doc for o in live.of(kinds.ENDPOINT.name)])

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from apimctl.errors import PlanError
 from apimctl.manifests import Manifest, load_manifests
 from apimctl.planning.build import make_plan
-from apimctl.planning.rules import ignore_rules, parse_target
+from apimctl.planning.rules import RotateRule, ignore_rules, parse_target
 from apimctl.planning.steps import literal_secrets
 from apimctl.plans.file import check_destination, save_plan
 from apimctl.plans.model import Plan
@@ -51,6 +51,8 @@ class PlanRequest:
     max_deletes: int | None = None
     out: str | None = None
     target: str = ""
+    repair_duplicates: bool = False
+    rotate: tuple[str, ...] = ()  # --rotate KIND:KEY:PATH; --rotate-secrets is ROTATE_ALL
 
 
 async def plan(request: PlanRequest, connect: Connect, *, notice: Notice = quiet) -> Plan:
@@ -60,10 +62,12 @@ async def plan(request: PlanRequest, connect: Connect, *, notice: Notice = quiet
     if request.out:
         check_destination(request.out)
     manifest = read_manifests(request.paths, request.overlays, request.targets, request.ignores,
-                              notice)
+                              notice, rotate=request.rotate)
     async with connect() as client:
         made = await make_plan(client, manifest, prune=request.prune, targets=request.targets,
-                               ignores=request.ignores, max_deletes=request.max_deletes)
+                               ignores=request.ignores, max_deletes=request.max_deletes,
+                               repair_duplicates=request.repair_duplicates,
+                               rotate=request.rotate)
     made.target = request.target
     if request.out:
         check_saveable(made)
@@ -72,14 +76,16 @@ async def plan(request: PlanRequest, connect: Connect, *, notice: Notice = quiet
 
 
 def read_manifests(paths: tuple[str, ...], overlays: tuple[str, ...], targets: tuple[str, ...],
-                   ignores: tuple[str, ...], notice: Notice) -> Manifest:
-    """The manifests at ``paths``, with the ``--target`` and ``--ignore`` texts checked too:
+                   ignores: tuple[str, ...], notice: Notice, *, rotate: tuple[str, ...] = ()) -> Manifest:
+    """The manifests at ``paths``, with the ``--target``, ``--ignore`` and ``--rotate`` texts checked too:
     everything that can be refused before a call. Warnings go to ``notice``."""
     manifest = load_manifests(list(paths), list(overlays))
     for warning in manifest.warnings:
         notice(f"Warning: {warning}")
     for text in targets:
         parse_target(text)
+    for text in rotate:
+        RotateRule.parse(text)
     ignore_rules(manifest.doc.get("settings") or {}, ignores)
     return manifest
 

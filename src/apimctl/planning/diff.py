@@ -6,9 +6,15 @@ within the object; members of keyed collections are addressed by their key:
 ``cors.maxAge``, ``errorMessages[ERR_403_DEVELOPER_OVER_QPS].status``,
 ``methods[getForecast].responseFilters[public].notes``, ``services[Weather].endpoints[Forecast]``.
 
-The walk is written out rather than delegated to deepdiff: it needs the kind's knowledge of
+The walk is written out rather than delegated to DeepDiff: it needs the kind's knowledge of
 which maps are keyed collections and which are opaque values, must leave omitted collections
-alone, and runs over tens of thousands of objects in the plan's time budget.
+alone, marks changes to secret fields as sensitive, produces the plan's ``Change`` values
+(paths as the plan shows them), and runs over tens of thousands of objects in the plan's time
+budget. DeepDiff is therefore not a runtime dependency; it is a test dependency (the ``test``
+extra), used for what it does well: as the independent oracle of this module's property tests
+(``tests/unit/planning/test_diff_properties.py``), which check over generated endpoints that
+:func:`diff` is empty exactly when DeepDiff finds no difference between the normalised sides
+and that both report the same changed paths.
 """
 
 from __future__ import annotations
@@ -58,10 +64,14 @@ def diff(kind: Kind, live: Mapping[str, Any], desired: Mapping[str, Any]) -> lis
     changes: list[Change] = []
     if live == desired:
         return changes
-    for name in list(desired) + [n for n in live if n not in desired]:
-        if name not in desired and name in kind.left_alone:
-            continue
-        changes.extend(_walk(kind, name, name, live.get(name), desired.get(name)))
+    for name, after in desired.items():
+        before = live.get(name)
+        if before != after:  # equal fields (most of them) need no walk
+            changes.extend(_walk(kind, name, name, before, after))
+    left_alone = kind.left_alone
+    for name, before in live.items():
+        if name not in desired and name not in left_alone and before is not None:
+            changes.extend(_walk(kind, name, name, before, None))
     return changes
 
 

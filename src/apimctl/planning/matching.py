@@ -1,6 +1,8 @@
 """Identity matching: pair each desired object with its live object.
 
 By natural key within the same parent, by ``id:`` pin, or under a ``previousNames`` entry.
+Several live objects with one name are duplicates (:mod:`apimctl.planning.duplicates`): the
+pinned one, else the oldest, is matched, and the group is recorded in ``Match.duplicates``.
 Called by :mod:`apimctl.planning.build`.
 """
 
@@ -14,6 +16,7 @@ from typing import Any
 from apimctl import kinds
 from apimctl.errors import PlanError
 from apimctl.planning.desired import Desired
+from apimctl.planning.duplicates import PINNED, keeper
 from apimctl.state.live import LiveObject, LiveState
 
 # --- matching --------------------------------------------------------------------------------
@@ -26,15 +29,18 @@ class Match:
     pairs: list[tuple[Desired, LiveObject | None]] = field(default_factory=list)
     live_of: dict[str, LiveObject | None] = field(default_factory=dict)  # desired address ->
     unmatched: list[LiveObject] = field(default_factory=list)
+    # (desired object, the live copies sharing its identity, the one kept, why)
+    duplicates: list[tuple[Desired, tuple[LiveObject, ...], LiveObject, str]] = field(
+        default_factory=list)
 
 
-def _pick(candidates: list[LiveObject], obj: Desired, name: str) -> LiveObject | None:
+def _pick(candidates: list[LiveObject], obj: Desired, found: Match) -> LiveObject | None:
+    """The live object of ``obj`` among those with its name: with several, the oldest (or
+    the first listed), and the group is recorded as duplicates."""
     if len(candidates) > 1:
-        ids = ", ".join(c.id for c in candidates)
-        raise PlanError(
-            f"{obj.where()}: {len(candidates)} live {obj.kind.name} objects are named {name!r} "
-            f"(ids {ids}); add `id:` to pin the one this manifest manages"
-        )
+        index, reason = keeper([c.raw for c in candidates])
+        found.duplicates.append((obj, tuple(candidates), candidates[index], reason))
+        return candidates[index]
     return candidates[0] if candidates else None
 
 
@@ -53,19 +59,22 @@ class _Scope:
 _EMPTY_SCOPE = _Scope()
 
 
-def _match_one(obj: Desired, scope: _Scope) -> LiveObject | None:
+def _match_one(obj: Desired, scope: _Scope, result: Match) -> LiveObject | None:
+    fold = obj.kind.identity_of
     if obj.pin is not None:
         found = scope.by_id.get(obj.pin)
         if found is None:
             raise PlanError(f"{obj.where()}: id {obj.pin!r} pins {obj.kind.name} {obj.key!r} "
                             "to no live object")
+        copies = scope.by_name.get(fold(found.name), [])
+        if len(copies) > 1:
+            result.duplicates.append((obj, tuple(copies), found, PINNED))
         return found
-    fold = obj.kind.identity_of
-    found = _pick(scope.by_name.get(fold(obj.name), []), obj, obj.name)
+    found = _pick(scope.by_name.get(fold(obj.name), []), obj, result)
     for old in obj.previous:
         if found is not None:
             break
-        found = _pick(scope.by_name.get(fold(old), []), obj, old)
+        found = _pick(scope.by_name.get(fold(old), []), obj, result)
     return found
 
 
@@ -87,7 +96,7 @@ def match(desired: Mapping[str, list[Desired]], live: LiveState) -> Match:
                 found = None
             else:
                 scope_id = parent_live.id if parent_live is not None else None
-                found = _match_one(want, scopes.get(scope_id, _EMPTY_SCOPE))
+                found = _match_one(want, scopes.get(scope_id, _EMPTY_SCOPE), result)
             if found is not None:
                 if found.id in claimed:
                     raise PlanError(f"{want.where()}: {kind.name} {want.key!r} and "

@@ -1,8 +1,12 @@
-"""The rules that shape a plan beyond the manifests: prune, ignore and target.
+"""The rules that shape a plan beyond the manifests: prune, ignore, rotate and target.
 
 ``settings.prune``/``--prune`` decide which unmanaged objects are deleted,
-``settings.ignore``/``--ignore`` accept out-of-band changes to fields, ``--target`` limits a
-plan to some objects and what they need. Called by :mod:`apimctl.planning.build`.
+``settings.ignore``/``--ignore`` accept out-of-band changes to fields, ``--rotate-secrets``/
+``--rotate`` send write-only secrets that cannot be compared, ``--target`` limits a plan to
+some objects and what they need. Called by :mod:`apimctl.planning.build`.
+
+Keys in these texts are escaped as plan output shows them (a ``/`` inside a name is ``\\/``,
+a ``\\`` is ``\\\\``); a pattern is matched (fnmatch) against the escaped key.
 """
 
 from __future__ import annotations
@@ -39,6 +43,39 @@ class IgnoreRule:
 
     def applies(self, kind: str, key: str) -> bool:
         return kind == self.kind and (key == self.key or fnmatch.fnmatchcase(key, self.key))
+
+
+ROTATE_ALL = "*:*:*"
+"""The ``--rotate`` text ``--rotate-secrets`` stands for: every write-only field."""
+
+
+@dataclass(frozen=True)
+class RotateRule:
+    """``KIND:KEY:PATH`` of write-only secrets to send although nothing else of their block
+    changed (each part may be an fnmatch pattern; :data:`ROTATE_ALL` is every one)."""
+
+    kind: str
+    key: str
+    path: str
+
+    @classmethod
+    def parse(cls, text: str) -> RotateRule:
+        kind, sep, rest = text.partition(":")
+        key, sep2, path = rest.rpartition(":")
+        if not sep or not sep2 or not key or not path:
+            raise PlanError(f"--rotate {text!r}: expected KIND:NAME:FIELD_PATH, e.g. "
+                            "endpoint:Weather/Forecast:systemDomainAuthentication.password")
+        if text != ROTATE_ALL:
+            _check_kind(kind, f"--rotate {text!r}")
+        return cls(kind, key, path)
+
+    def applies(self, kind: str, key: str, path: str) -> bool:
+        return all(have == want or fnmatch.fnmatchcase(have, want)
+                   for have, want in ((kind, self.kind), (key, self.key), (path, self.path)))
+
+
+def rotate_rules(texts: Sequence[str]) -> list[RotateRule]:
+    return [RotateRule.parse(text) for text in texts]
 
 
 def _check_kind(kind: str, what: str) -> Kind:
@@ -101,11 +138,11 @@ def _contains(target: tuple[str, str], step: Step) -> bool:
     kind, key = target
     if step.kind == kind and (step.key == key or fnmatch.fnmatchcase(step.key, key)):
         return True
-    # children by their parent's address: names may contain "/" (service "a/b")
+    # children by their parent's key (escaped: service "a/b" is "a\/b")
     parent = kinds.get(step.kind).parent
     if parent != kind:
         return False
-    owner = step.parent.partition(":")[2] if step.parent else step.key.partition("/")[0]
+    owner = step.parent.partition(":")[2] if step.parent else kinds.split_first(step.key)[0] or ""
     return owner == key or fnmatch.fnmatchcase(owner, key)
 
 
@@ -122,8 +159,34 @@ def select(steps: Sequence[Step], targets: Sequence[tuple[str, str]]) -> list[St
     return [s for s in steps if s.address in keep]
 
 
+def targeted(targets: Sequence[tuple[str, str]], kind: str, key: str) -> bool:
+    """Whether the object ``kind:key`` is one of ``targets`` or inside one."""
+    return any(_contains(t, Step("update", kind, key)) for t in targets)
+
+
+def check_ignores(rules: Sequence[IgnoreRule], known: set[tuple[str, str]]) -> None:
+    """Refuse an ignore rule that matches no declared or live object, or names a field its
+    kind does not have: a typo would otherwise accept nothing, silently."""
+    for rule in rules:
+        where = "--ignore" if rule.reason == "--ignore" else "settings.ignore"
+        text = f"{where} {rule.kind}:{rule.key}:{rule.path}"
+        if not any(k == rule.kind and (n == rule.key or fnmatch.fnmatchcase(n, rule.key))
+                   for k, n in known):
+            hint = (r" (inside a name, / is written \/ and \ is written \\)"
+                    if "/" in rule.key or "\\" in rule.key else "")
+            raise PlanError(f"{text} matches no declared or live {rule.kind}{hint}")
+        kind = kinds.BY_NAME[rule.kind]
+        fields = {f.partition(".")[0] for f in (*kind.fields, *kind.nested, *kind.secret)}
+        head = rule.path.replace("[", ".").partition(".")[0]
+        if head and not any(fnmatch.fnmatchcase(f, head) for f in fields):
+            raise PlanError(f"{text}: a {rule.kind} has no field {head!r} "
+                            f"(fields: {', '.join(sorted(fields - {'id', 'created', 'updated'}))})")
+
+
 def check_targets(targets: Sequence[tuple[str, str]], known: set[tuple[str, str]]) -> None:
     for kind, key in targets:
         hit = any(k == kind and (n == key or fnmatch.fnmatchcase(n, key)) for k, n in known)
         if not hit:
-            raise PlanError(f"--target {kind}:{key} matches no declared or live object")
+            hint = (r" (inside a name, / is written \/ and \ is written \\)"
+                    if "/" in key or "\\" in key else "")
+            raise PlanError(f"--target {kind}:{key} matches no declared or live object{hint}")

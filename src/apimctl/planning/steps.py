@@ -12,14 +12,26 @@ from collections.abc import Mapping
 from typing import Any
 
 from apimctl import kinds
+from apimctl.errors import PlanError
 from apimctl.kinds import ENDPOINT, ERROR_SET, SERVICE, Kind
+from apimctl.kinds.dialects import SPEC, Dialect, comparable
 from apimctl.kinds.endpoint import PLATFORM_ERROR_SET, default_error_sets
 from apimctl.planning.desired import Desired, ManifestLike
 from apimctl.planning.diff import diff, flatten, ignored
+from apimctl.planning.duplicates import nested_duplicates, repair_changes, warning
 from apimctl.planning.matching import Match, written
 from apimctl.planning.references import translate
-from apimctl.planning.rules import NOT_PRUNABLE, IgnoreRule, PruneRule
-from apimctl.plans.model import Change, Fingerprint, Plan, Step, Unmanaged, address
+from apimctl.planning.rules import NOT_PRUNABLE, IgnoreRule, PruneRule, RotateRule
+from apimctl.plans.model import (
+    Change,
+    Duplicate,
+    Fingerprint,
+    Plan,
+    Step,
+    Unmanaged,
+    WriteOnly,
+    address,
+)
 from apimctl.state.live import LiveObject, LiveState
 from apimctl.state.normalise import Context, normalise
 
@@ -34,8 +46,10 @@ class Builder:
     """Turns matched pairs into steps, unmanaged entries, fingerprints and secret values."""
 
     def __init__(self, manifest: ManifestLike, live: LiveState, match_: Match,
-                 rules: list[IgnoreRule]) -> None:
+                 rules: list[IgnoreRule], *, repair: bool = False, dialect: Dialect = SPEC) -> None:
         self.manifest = manifest
+        self.dialect = dialect  # the target's (SUPPLEMENT §10): its defaults and vocabulary
+        self.repair = repair  # --repair-duplicates: delete the extra copies
         self.live = live
         self.match = match_
         self.rules = rules
@@ -50,7 +64,10 @@ class Builder:
         self.renames = {f"{live.kind}:{live.key}": obj.key for obj, live in match_.pairs
                         if live is not None and live.key != obj.key}
         self.translated: dict[int, dict[str, Any]] = {}
+        self.rotate: list[RotateRule] = []  # --rotate-secrets / --rotate
         self.live_at: dict[str, LiveObject] = {}
+        # ids of live copies that duplicate a matched object (kept one excluded)
+        self.extra_copies: dict[str, Duplicate] = {}
 
     def _first_live_error_sets(self) -> dict[str, str]:
         """Service id -> the error set its endpoints use when theirs is ``null``."""
@@ -78,16 +95,22 @@ class Builder:
 
     def write_only_changes(self, obj: Desired, changes: list[Change]) -> list[Change]:
         """Write-only secrets cannot be compared; they are written (and shown as sensitive)
-        whenever the object holding them is written."""
+        whenever the block holding them is written, or when ``--rotate-secrets``/``--rotate``
+        names them. Every declared one is listed in ``Plan.write_only`` with whether it is sent."""
         extra = []
         for path in sorted(obj.kind.write_only):
             holder = path.rpartition(".")[0]
             value: Any = obj.doc
             for part in path.split("."):
                 value = value.get(part) if isinstance(value, Mapping) else None
+            if value in (None, ""):
+                continue
             touched = any(c.path == holder or c.path.startswith(holder + ".") for c in changes)
-            if value not in (None, "") and touched:
+            rotated = any(r.applies(obj.kind.name, obj.key, path) for r in self.rotate)
+            sent = touched or rotated
+            if sent:
                 extra.append(Change(path, None, None, sensitive=True))
+            self.plan.write_only.append(WriteOnly(obj.kind.name, obj.key, path, sent))
         return extra
 
     # -- desired documents with secrets as references
@@ -112,13 +135,38 @@ class Builder:
         self.steps[step.address] = step
 
     def build(self, prune: Mapping[str, PruneRule]) -> None:
+        self._object_duplicates()
+        missing = []
         for obj, live in self.match.pairs:
+            if obj.kind.read_only:  # a data source: only checked to exist
+                if live is None:
+                    missing.append(f"{obj.where()}: {obj.kind.label} '{obj.name}' does not exist "
+                                   f"in the area ({obj.kind.manifest_key} are read only: apimctl "
+                                   "never creates one)")
+                continue
             self._pair(obj, live)
+        if missing:
+            raise PlanError("; ".join(missing))
         self._leftovers(prune)
+        hint = warning(self.plan)
+        if hint:
+            self.plan.warnings.append(hint)
+
+    def _object_duplicates(self) -> None:
+        for obj, copies, kept, reason in self.match.duplicates:
+            if obj.kind.read_only:
+                continue
+            ids = tuple(c.id for c in copies)
+            dup = Duplicate(obj.kind.name, obj.key, ids, kept.id, reason, repair=self.repair)
+            if dup in self.plan.duplicates:
+                continue
+            self.plan.duplicates.append(dup)
+            self.extra_copies.update({i: dup for i in dup.extra})
 
     def _pair(self, obj: Desired, live: LiveObject | None) -> None:
         desired_ctx, live_ctx = self.context(obj, live)
         want = normalise(obj.kind, obj.doc, desired_ctx)
+        comparable(obj.kind.name, None, want, obj.doc, self.dialect)
         parent_addr = obj.parent.address if obj.parent else None
         parent_live = self.match.live_of.get(parent_addr) if parent_addr else None
         if live is None:
@@ -131,11 +179,16 @@ class Builder:
                 self._fingerprint(obj.parent.kind.name, obj.parent.key, parent_live)
             return
         have = normalise(obj.kind, self.live_doc(live), live_ctx)
+        comparable(obj.kind.name, have, want, obj.doc, self.dialect)
         changes = diff(obj.kind, have, want)
         changes = self._apply_ignores(obj, changes)
+        nested = nested_duplicates(obj.kind, obj.key, live.raw, self.repair)
+        self.plan.duplicates.extend(nested)
+        if self.repair:
+            changes += repair_changes(nested)
+        changes += self.write_only_changes(obj, changes)
         if not changes:
             return
-        changes += self.write_only_changes(obj, changes)
         self.add(Step("update", obj.kind.name, obj.key, live.id, parent_addr,
                       live.parent_id, tuple(changes), desired=self.step_doc(obj)))
         self.live_at[obj.address] = live
@@ -171,6 +224,11 @@ class Builder:
                             for d, live in self.match.pairs if live is not None}
         for live in self.match.unmatched:
             kind = kinds.get(live.kind)
+            if kind.read_only:  # a data source: never unmanaged, never pruned
+                continue
+            if live.id in self.extra_copies and (self.repair or kind.top_level):
+                self._extra_copy(kind, live, prune[kind.name] if kind.top_level else None)
+                continue
             if kind.top_level:
                 self._unmanaged(kind, live, prune[kind.name])
                 continue
@@ -181,6 +239,20 @@ class Builder:
             self.add(Step("delete", kind.name, key, live.id, parent.address, live.parent_id))
             self.live_at[address(kind.name, key)] = live
             self._touch(kind, key, live, parent)
+
+    def _extra_copy(self, kind: Kind, live: LiveObject, rule: PruneRule | None) -> None:
+        """A live copy of a declared object: deleted with ``--repair-duplicates`` (or when
+        pruning covers it, as before); otherwise left alone, listed under duplicates only."""
+        dup = self.extra_copies[live.id]
+        if not self.repair and not (rule is not None and rule.prunes(live.name) and kind.deletable):
+            return
+        owner = self.desired_at.get(address(kind.name, dup.key))
+        parent = owner.parent if owner is not None else None
+        key = self._free_key(kind, live.key, live)
+        self.add(Step("delete", kind.name, key, live.id, parent.address if parent else None,
+                      live.parent_id))
+        self.live_at[address(kind.name, key)] = live
+        self._touch(kind, key, live, parent)
 
     def _unmanaged(self, kind: Kind, live: LiveObject, rule: PruneRule) -> None:
         if not rule.prunes(live.name):

@@ -24,6 +24,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import ValidationError
 
+from apimctl import __version__
 from apimctl.errors import PlanError
 from apimctl.plans.model import FORMAT_VERSION, Change, Fingerprint, Plan, Step, address
 
@@ -38,8 +39,8 @@ Where = tuple[str | int, ...]
 
 # problems are listed in the order of the fields in the file
 _FIELD_ORDER = {name: rank for rank, name in enumerate(dict.fromkeys([
-    *Plan().to_json(), *Step("create", "role", "-").to_json(),
-    *Change("-", None, None, sensitive=True).to_json(), *Fingerprint("role", "-", "-").to_json()]))}
+    *Plan().to_json(), *Step("create", "-", "-").to_json(),
+    *Change("-", None, None, sensitive=True).to_json(), *Fingerprint("-", "-", "-").to_json()]))}
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -51,14 +52,26 @@ def load_plan(path: str) -> Plan:
     if not isinstance(data, dict) or "steps" not in data:
         raise PlanError(f"{path}: not a saved plan (no `steps`)")
     version = str(data.get("format_version", ""))
-    if version.split(".")[0] != FORMAT_VERSION.split(".")[0]:
+    if not _readable(version):
+        writer = data.get("apimctl_version")
+        by = f"apimctl {writer}" if isinstance(writer, str) and writer else "another apimctl"
         raise PlanError(f"{path}: saved plan has format_version {version!r}; "
-                        f"this apimctl reads {FORMAT_VERSION}")
+                        f"this apimctl reads {FORMAT_VERSION} (apimctl {__version__}): the plan "
+                        f"was written by {by}; plan again with this version, or apply it "
+                        "with the version that wrote it")
     problems = plan_problems(data)
     if problems:
         more = f" (and {len(problems) - SHOWN} more)" if len(problems) > SHOWN else ""
         raise PlanError(f"{path}: not a valid saved plan: " + "; ".join(problems[:SHOWN]) + more)
     return Plan.from_json(data)
+
+
+def _readable(version: str) -> bool:
+    """A saved plan of the same major format version and a minor one no newer than this
+    apimctl's (a newer minor may hold fields this version would not apply)."""
+    major, _, minor = version.partition(".")
+    ours_major, _, ours_minor = FORMAT_VERSION.partition(".")
+    return major == ours_major and minor.isdigit() and int(minor) <= int(ours_minor)
 
 
 def _read_json(path: str) -> Any:
@@ -84,11 +97,15 @@ def plan_problems(data: Any) -> list[str]:
     return [f"{_format(where)}: {what}" if where else what for where, what in found]
 
 
+def plan_schema_text() -> str:
+    """The plan JSON Schema file as shipped with the package (``apimctl schema --plan``)."""
+    return resources.files("apimctl").joinpath("schemas/plan.schema.json").read_text("utf-8")
+
+
 @cache
 def plan_schema() -> dict[str, Any]:
     """The plan JSON Schema (Draft 2020-12), as shipped with the package."""
-    text = resources.files("apimctl").joinpath("schemas/plan.schema.json").read_text("utf-8")
-    schema: dict[str, Any] = json.loads(text)
+    schema: dict[str, Any] = json.loads(plan_schema_text())
     return schema
 
 

@@ -14,15 +14,60 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from apimctl import __version__
+
 FORMAT_VERSION = "1.0"
 
 Action = Literal["create", "update", "delete"]
 ACTIONS: tuple[Action, ...] = ("create", "update", "delete")
 
 
+# The key suffix of an extra update that moves an endpoint to a temporary route first, so
+# that routes can be swapped in one apply (``endpoint:Weather/Forecast (temporary route)``).
+TEMPORARY_ROUTE = " (temporary route)"
+
+# The path suffix of a change that deletes the extra copies of a nested item
+# (``methods[GET] (duplicates)``: before the ids listed, after the one kept).
+DUPLICATES = " (duplicates)"
+
+
 def address(kind: str, key: str) -> str:
-    """The stable address of an object: ``kind:key`` (``endpoint:Weather/Forecast``)."""
+    """The stable address of an object: ``kind:key`` (``endpoint:Weather/Forecast``). The key
+    is already escaped (``apimctl.kinds.escape_name``: a ``/`` in a name is ``\\/``, a ``\\``
+    is ``\\\\``), so an address is unambiguous for any name."""
     return f"{kind}:{key}"
+
+
+WRITE_ONLY_NOTE = ("cannot be compared (write-only); sent only with --rotate-secrets "
+                   "or when its block changes")
+
+
+@dataclass(frozen=True)
+class WriteOnly:
+    """A declared write-only secret field (``systemDomainAuthentication.password``): the API
+    never returns it, so the plan cannot tell whether the area holds the declared value.
+    ``sent``: this plan writes it (its block changes, or it is rotated)."""
+
+    kind: str
+    key: str
+    path: str
+    sent: bool = False
+
+    @property
+    def address(self) -> str:
+        return address(self.kind, self.key)
+
+    @property
+    def note(self) -> str:
+        return "sent by this plan" if self.sent else WRITE_ONLY_NOTE
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "key": self.key, "address": self.address, "path": self.path,
+                "sent": self.sent, "note": self.note}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> WriteOnly:
+        return cls(str(data["kind"]), str(data["key"]), str(data["path"]), bool(data.get("sent", False)))
 
 
 @dataclass(frozen=True)
@@ -69,6 +114,20 @@ class Step:
     @property
     def address(self) -> str:
         return address(self.kind, self.key)
+
+    @property
+    def temporary(self) -> bool:
+        """An extra update moving an endpoint to a temporary route (its final step follows)."""
+        return self.key.endswith(TEMPORARY_ROUTE)
+
+    def duplicate_deletes(self) -> set[str]:
+        """Ids of extra copies of nested items this step deletes (``--repair-duplicates``)."""
+        out: set[str] = set()
+        for change in self.changes:
+            if change.path.endswith(DUPLICATES) and isinstance(change.before, list):
+                keep = set(change.after) if isinstance(change.after, list) else set()
+                out |= {str(i) for i in change.before if str(i) not in keep}
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -130,6 +189,49 @@ class Unmanaged:
         return {"kind": self.kind, "key": self.key, "id": self.id}
 
 
+@dataclass(frozen=True)
+class Duplicate:
+    """Live objects (or nested items of one object) sharing one identity.
+
+    ``kind``/``key`` name the object, or the owner of the nested items at ``path``
+    (``methods[GET]``; empty for whole objects). ``keep`` is the copy the plan manages and
+    ``reason`` why (``pinned by id``, ``oldest``, ``first listed``); ``repair``: the plan
+    deletes the other copies (``--repair-duplicates``).
+    """
+
+    kind: str
+    key: str
+    ids: tuple[str, ...]
+    keep: str
+    reason: str
+    path: str = ""
+    repair: bool = False
+
+    @property
+    def address(self) -> str:
+        return address(self.kind, self.key)
+
+    @property
+    def where(self) -> str:
+        """``maintenanceEvent:Upgrade`` or ``endpoint:Weather/Forecast methods[GET]``."""
+        return f"{self.address} {self.path}" if self.path else self.address
+
+    @property
+    def extra(self) -> tuple[str, ...]:
+        """The ids of the copies that are not kept."""
+        return tuple(i for i in self.ids if i != self.keep)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "key": self.key, "path": self.path, "ids": list(self.ids),
+                "keep": self.keep, "reason": self.reason, "repair": self.repair}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Duplicate:
+        return cls(data["kind"], data["key"], tuple(str(i) for i in data.get("ids", [])),
+                   str(data.get("keep", "")), str(data.get("reason", "")),
+                   str(data.get("path", "")), bool(data.get("repair", False)))
+
+
 @dataclass
 class Plan:
     """An ordered list of steps plus what is needed to apply them safely later."""
@@ -140,7 +242,12 @@ class Plan:
     ignored: list[dict[str, str]] = field(default_factory=list)  # {target, reason}
     target: str = ""
     warnings: list[str] = field(default_factory=list)
+    duplicates: list[Duplicate] = field(default_factory=list)
+    write_only: list[WriteOnly] = field(default_factory=list)
     secret_values: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    # the dialect of the target the plan was made for, and why (SUPPLEMENT §10); empty: unknown
+    dialect: str = ""
+    dialect_reason: str = ""
 
     @property
     def has_changes(self) -> bool:
@@ -157,9 +264,10 @@ class Plan:
         return next((s for s in self.steps if s.address == addr), None)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "format_version": FORMAT_VERSION,
             "target": self.target,
+            **({"dialect": self.dialect, "dialect_reason": self.dialect_reason} if self.dialect else {}),
             "summary": self.summary(),
             "steps": [s.to_json() for s in self.steps],
             "unmanaged": [u.to_json() for u in self.unmanaged],
@@ -167,9 +275,18 @@ class Plan:
             "ignored": self.ignored,
             "warnings": self.warnings,
         }
+        if self.duplicates:  # optional (format 1.x): present only when the area holds some
+            out["duplicates"] = [d.to_json() for d in self.duplicates]
+        if self.write_only:  # optional (format 1.x): present only when the manifests declare some
+            out["write_only"] = [w.to_json() for w in self.write_only]
+        return out
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n"
+        """The saved plan (``plan --out``): :meth:`to_json` and, after ``format_version``, the
+        ``apimctl_version`` that wrote it (named when another version refuses the file)."""
+        doc = self.to_json()
+        saved = {"format_version": doc.pop("format_version"), "apimctl_version": __version__, **doc}
+        return json.dumps(saved, indent=2, sort_keys=False) + "\n"
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Plan:
@@ -182,4 +299,8 @@ class Plan:
             ignored=list(data.get("ignored", [])),
             target=str(data.get("target", "")),
             warnings=list(data.get("warnings", [])),
+            duplicates=[Duplicate.from_json(d) for d in data.get("duplicates", [])],
+            write_only=[WriteOnly.from_json(w) for w in data.get("write_only", [])],
+            dialect=str(data.get("dialect", "")),
+            dialect_reason=str(data.get("dialect_reason", "")),
         )

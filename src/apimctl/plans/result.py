@@ -11,7 +11,7 @@ from typing import Any
 
 from apimctl.plans.model import Plan
 
-EXIT_OK, EXIT_ERROR, EXIT_PARTIAL = 0, 1, 3
+EXIT_OK, EXIT_ERROR, EXIT_PARTIAL, EXIT_INTERRUPTED = 0, 1, 3, 130
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,8 @@ class StepOutcome:
 @dataclass
 class ApplyResult:
     """What an apply did. ``exit_code``: 0 all done, 3 partial, 1 nothing written and errors
-    (or ``cancelled``: the confirmation was declined, nothing was written).
+    (or ``cancelled``: the confirmation was declined, nothing was written), 130 ``interrupted``
+    (Ctrl-C or SIGTERM: no new step was started after it; ``skipped`` lists those not started).
 
     ``plan`` is the plan that was (or would have been) executed; its resolved secret values
     are what renderers scrub from the summary. It is not part of :meth:`to_json`.
@@ -45,14 +46,17 @@ class ApplyResult:
     stopped: str | None = None  # why the apply stopped starting new steps, if it did
     seconds: float = 0.0
     cancelled: bool = False
+    interrupted: bool = False
     plan: Plan | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
-        return not (self.failed or self.skipped or self.non_converged or self.cancelled)
+        return not (self.failed or self.skipped or self.non_converged or self.cancelled or self.interrupted)
 
     @property
     def exit_code(self) -> int:
+        if self.interrupted:
+            return EXIT_INTERRUPTED
         if self.ok:
             return EXIT_OK
         return EXIT_PARTIAL if self.done else EXIT_ERROR
@@ -71,6 +75,7 @@ class ApplyResult:
             "skipped": [o.to_json() for o in self.skipped],
             "non_converged": [o.to_json() for o in self.non_converged],
             "stopped": self.stopped,
+            "interrupted": self.interrupted,
             "calls": {"total": self.calls, "writes": self.write_calls, "reads": self.read_calls},
             "seconds": round(self.seconds, 3),
         }

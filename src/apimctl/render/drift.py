@@ -19,7 +19,14 @@ from collections.abc import Callable
 import click
 
 from apimctl.drift import Difference, DriftReport
-from apimctl.render.style import Redactor, field_lines, format_value, plural, safe_target
+from apimctl.render.style import (
+    Redactor,
+    duplicate_line,
+    field_lines,
+    format_value,
+    plural,
+    safe_target,
+)
 
 SYMBOL = {"update": "~", "create": "-", "delete": "+"}
 COLOR = {"update": "yellow", "create": "red", "delete": "green"}
@@ -71,6 +78,8 @@ def _counts(report: DriftReport) -> str:
     actions = [d.step.action for d in report.differences]
     parts = [f"{actions.count('update')} changed", f"{actions.count('delete')} added outside git",
              f"{actions.count('create')} missing"]
+    if report.duplicates:
+        parts.append(f"{plural(len(report.duplicates), 'group')} of duplicates")
     return ", ".join(parts)
 
 
@@ -94,6 +103,10 @@ def _text(report: DriftReport, redactor: Redactor, color: bool = False) -> str:
     if report.differences:
         lines.append("")
     lines += _text_ignores(report)
+    if report.duplicates:
+        lines.append("Duplicates (live copies sharing one identity):")
+        lines += [f"    {redactor.text(duplicate_line(d))}" for d in report.duplicates]
+        lines.append("")
     if report.unmanaged:
         names = ", ".join(f"{u.kind} \"{u.key}\"" for u in report.unmanaged)
         lines += [f"Unmanaged (not in git, left alone, not drift): {names}", ""]
@@ -234,6 +247,10 @@ def _md_tail(report: DriftReport) -> str:
         lines.append("")
     if report.ignored:
         lines.append(f"{plural(len(report.ignored), 'ignored difference')} found.")
+        lines.append("")
+    if report.duplicates:
+        lines += ["**Duplicates** (live copies sharing one identity):", ""]
+        lines += [f"- {_cell(duplicate_line(d), 500)}" for d in report.duplicates[:50]]
         lines.append("")
     if report.unmanaged:
         names = ", ".join(f"`{_cell(u.kind)}` {_name(u.key)}" for u in report.unmanaged[:50])

@@ -5,14 +5,20 @@ The shape is documented in ``docs/plan-format.md`` and described by
 ``format_version``) with secrets redacted, the target stripped of credentials, and a
 ``risks`` list added. Unlike a saved plan (``plan --out``), it is for reading, not for
 ``apply --plan``: secret fields show as ``"(sensitive)"`` rather than ``${VAR}`` references.
-:func:`render_apply_summary` is ``apimctl apply --format json``'s closing report.
+
+``apimctl apply --format json`` streams one JSON object per line (documented in
+``docs/apply-format.md``, described by ``schemas/apply-events.schema.json``):
+:func:`render_apply_event` for each step started and finished, :func:`render_apply_interrupt`
+on Ctrl-C or SIGTERM, and :func:`render_apply_summary` last.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
+from apimctl.applying.schedule import ProgressEvent
 from apimctl.plans.model import Change, Plan, Step
 from apimctl.plans.result import ApplyResult
 from apimctl.render.style import (
@@ -83,7 +89,40 @@ def _scrub(data: Any, redactor: Redactor) -> Any:
     return data
 
 
+APPLY_EVENTS_VERSION = "1.0"
+_FINISHED = {"done": "done", "failed": "failed", "skipped": "skipped"}
+
+
+def _line(data: dict[str, Any], redactor: Redactor) -> str:
+    return json.dumps(_scrub(data, redactor), ensure_ascii=False, default=str, separators=(",", ":"))
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def render_apply_event(event: ProgressEvent, redactor: Redactor) -> str | None:
+    """A step event as one line of JSON (no newline): ``step_started`` or ``step_finished``
+    (``outcome`` done | failed | skipped, ``error`` why it failed or was skipped). ``None``
+    for events that are not part of the stream."""
+    base = {"address": event.address, "action": event.action, "time": _now()}
+    if event.kind == "start":
+        return _line({"type": "step_started", **base}, redactor)
+    if event.kind in _FINISHED:
+        return _line({"type": "step_finished", **base, "outcome": _FINISHED[event.kind],
+                      "error": event.message or None, "completed": event.completed,
+                      "total": event.total}, redactor)
+    return None
+
+
+def render_apply_interrupt(signal_name: str) -> str:
+    """The line of the stream that says a Ctrl-C or SIGTERM came (no new step starts after it)."""
+    return _line({"type": "interrupt", "signal": signal_name, "time": _now()}, Redactor(Plan()))
+
+
 def render_apply_summary(result: ApplyResult, *, plan: Plan | None = None) -> str:
-    """:meth:`ApplyResult.to_json` as indented JSON, with ``plan``'s secret values scrubbed."""
-    data = _scrub(result.to_json(), Redactor(plan or Plan()))
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+    """The last line of the ``apply --format json`` stream: ``{"type": "summary"}`` and the
+    fields of :meth:`ApplyResult.to_json`, with ``plan``'s secret values scrubbed, on one line
+    ending in a newline."""
+    data = {"type": "summary", **result.to_json()}
+    return _line(data, Redactor(plan or Plan())) + "\n"

@@ -15,12 +15,13 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from apimctl.plans.model import ACTIONS, Plan, Step
+from apimctl.plans.model import ACTIONS, WRITE_ONLY_NOTE, Plan, Step
 from apimctl.render.style import (
     SYMBOLS,
     FieldLine,
     Redactor,
     Risk,
+    duplicate_line,
     field_lines,
     format_value,
     plural,
@@ -49,6 +50,7 @@ def render_plan(plan: Plan, *, limit: int = DEFAULT_LIMIT) -> str:
     doc.add(_head(plan, redactor))
     doc.add(_risk_alert(risks(plan, redactor), redactor, doc.room() - RESERVE))
     doc.add(_warnings([redactor.text(w) for w in plan.warnings], doc.room() - RESERVE))
+    doc.add(_duplicates(plan, redactor, doc.room() - RESERVE))
     tail = _tail(plan, redactor, (doc.room() - RESERVE) // 4)
     shown = 0
     for step in plan.steps:
@@ -102,7 +104,8 @@ def _head(plan: Plan, redactor: Redactor) -> str:
     counts = plan.summary()
     lines = ["## apimctl plan", ""]
     if plan.target:
-        lines += [f"Target: {code(_cut(redactor.text(safe_target(plan.target)), 200))}", ""]
+        dialect = f" (dialect {code(plan.dialect)}: {_inline(plan.dialect_reason)})" if plan.dialect else ""
+        lines += [f"Target: {code(_cut(redactor.text(safe_target(plan.target)), 200))}{dialect}", ""]
     if plan.has_changes:
         lines.append(
             f"**Plan:** {counts['create']} to create, {counts['update']} to update, "
@@ -144,6 +147,15 @@ def _warnings(warnings: Sequence[str], budget: int) -> str:
     intro = "**Warnings:**\n"
     lines = [f"- {_inline(_cut(w, 500))}" for w in warnings]
     return intro + "\n".join(_capped(lines, budget - len(intro), lambda n: f"- ... and {n} more"))
+
+
+def _duplicates(plan: Plan, redactor: Redactor, budget: int) -> str:
+    """Live copies sharing one identity: what is kept and what repair deletes."""
+    if not plan.duplicates:
+        return ""
+    lines = [f"- {_inline(_cut(redactor.text(duplicate_line(d)), 500))}" for d in plan.duplicates]
+    return "\n".join(["**Duplicates** (live copies sharing one identity):", "",
+                      *_capped(lines, budget, lambda n: f"- … and {n} more")])
 
 
 def _details(step: Step, redactor: Redactor) -> str:
@@ -194,7 +206,8 @@ def _more(steps: Sequence[Step]) -> str:
 
 def _tail(plan: Plan, redactor: Redactor, budget: int) -> str:
     """Unmanaged objects and ignored fields: listed when they fit ``budget``, else counted."""
-    full = "\n\n".join(p for p in (_unmanaged(plan, redactor), _ignored(plan, redactor)) if p)
+    full = "\n\n".join(p for p in (_unmanaged(plan, redactor), _ignored(plan, redactor),
+                                    _write_only(plan, redactor)) if p)
     if len(full) <= budget:
         return full
     lines = []
@@ -204,7 +217,20 @@ def _tail(plan: Plan, redactor: Redactor, budget: int) -> str:
     if plan.ignored:
         lines.append(f"**Ignored:** {plural(len(plan.ignored), 'accepted out-of-band change')} "
                      "(list omitted for length).")
+    if plan.write_only:
+        lines.append(f"**Write-only secrets:** {plural(len(plan.write_only), 'field')} "
+                     f"{WRITE_ONLY_NOTE} (list omitted for length).")
     return "\n\n".join(lines)
+
+
+def _write_only(plan: Plan, redactor: Redactor) -> str:
+    if not plan.write_only:
+        return ""
+    lines = [f"**Write-only secrets:** {WRITE_ONLY_NOTE}.", ""]
+    for item in plan.write_only:
+        target = code(redactor.text(f"{item.address}:{item.path}"))
+        lines.append(f"- {target}: {'sent by this plan' if item.sent else 'not compared, not sent'}")
+    return "\n".join(lines)
 
 
 def _unmanaged(plan: Plan, redactor: Redactor) -> str:

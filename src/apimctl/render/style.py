@@ -10,7 +10,10 @@ their output, so the rules for secrets live here once:
   including the ``${VAR}`` reference text a step's ``desired`` carries;
 * any string that equals a resolved secret value, or contains one of at least
   :data:`MIN_SCRUB_LENGTH` characters, also renders as ``(sensitive)`` wherever it appears,
-  and the finished text is scrubbed once more (defence in depth).
+  and the finished text is scrubbed once more (defence in depth). Scrubbing looks for every
+  encoding in which apimctl sends a value or a server may echo it (:func:`encodings`): raw,
+  JSON-escaped (ASCII-only or not), URL- and form-encoded, hex and base64 (standard and
+  URL-safe, padded or not), and each line of a multi-line secret.
 
 :func:`field_lines` is the list of field-level lines of a step that the text and Markdown
 renderers print; :func:`risks` lists what a reviewer should look at twice.
@@ -18,14 +21,17 @@ renderers print; :func:`risks` lists what a reviewer should look at twice.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
 
 from apimctl import kinds
-from apimctl.plans.model import Action, Plan, Step
+from apimctl.plans.model import Action, Duplicate, Plan, Step
 
 SYMBOLS: Final[dict[str, str]] = {"create": "+", "update": "~", "delete": "-"}
 
@@ -36,6 +42,10 @@ SECRET_FIELD_NAMES: Final[frozenset[str]] = frozenset(
 
 MIN_SCRUB_LENGTH: Final = 4
 """Secret values at least this long are also scrubbed where they appear inside other text."""
+
+MIN_LINE_LENGTH: Final = 8
+"""Lines of a multi-line secret at least this long are scrubbed on their own too (a server may
+echo the secret with its line breaks changed)."""
 
 RISKY_FIELDS: Final[dict[str, frozenset[str]]] = {
     kinds.PLAN.name: frozenset(
@@ -72,8 +82,11 @@ class Redactor:
                 if change.sensitive:
                     self._secret_paths.setdefault(step.address, set()).add(change.path)
         values = {v for v in plan.secret_values.values() if isinstance(v, str) and v}
-        self._exact = frozenset(values)
-        self._scrub = sorted((v for v in values if len(v) >= MIN_SCRUB_LENGTH), key=len, reverse=True)
+        forms = {form for v in values for form in encodings(v)}
+        self._exact = frozenset(values | forms)
+        self._scrub = sorted((v for v in self._exact if len(v) >= MIN_SCRUB_LENGTH), key=len, reverse=True)
+        hexed = [re.escape(v) for v in self._scrub if _hex_like(v)]
+        self._any_case = re.compile("|".join(hexed), re.IGNORECASE) if hexed else None
 
     def is_secret(self, address: str, path: str) -> bool:
         """Whether the field at ``path`` (dotted) of the object at ``address`` is secret."""
@@ -85,8 +98,10 @@ class Redactor:
         return any(path == p or path.startswith(p + ".") for p in (*declared, *marked))
 
     def leaks(self, text: str) -> bool:
-        """Whether ``text`` is, or contains, a resolved secret value."""
-        return text in self._exact or any(s in text for s in self._scrub)
+        """Whether ``text`` is, or contains, a resolved secret value (in any encoding)."""
+        if text in self._exact or any(s in text for s in self._scrub):
+            return True
+        return self._any_case is not None and self._any_case.search(text) is not None
 
     def value(self, address: str, path: str, value: Any) -> Any:
         """``value`` with every secret part replaced by :data:`SENSITIVE`."""
@@ -103,10 +118,43 @@ class Redactor:
         return value
 
     def text(self, text: str) -> str:
-        """``text`` with any resolved secret value in it replaced by ``(sensitive)``."""
+        """``text`` with any resolved secret value (in any encoding) replaced by ``(sensitive)``."""
         for secret in self._scrub:
             text = text.replace(secret, SENSITIVE_TEXT)
+        if self._any_case is not None:  # hex in any case
+            text = self._any_case.sub(SENSITIVE_TEXT, text)
         return text
+
+
+def encodings(secret: str) -> set[str]:
+    """Every form in which ``secret`` may appear in text: itself, JSON-escaped (with and
+    without ``ensure_ascii``), URL path and form encoded, hex (lower and upper case), base64
+    (standard and URL-safe, with and without padding), and its lines (at least
+    :data:`MIN_LINE_LENGTH` characters) when it has several."""
+    data = secret.encode("utf-8", "surrogatepass")
+    out = {secret}
+    for ascii_only in (True, False):
+        escaped = json.dumps(secret, ensure_ascii=ascii_only)[1:-1]
+        out |= {escaped, escaped.replace("/", "\\/")}  # some encoders escape "/" too
+    out |= {quote(secret, safe=""), quote(secret), quote_plus(secret), quote_plus(secret, safe="")}
+    out |= {q.lower() for q in list(out) if "%" in q}  # %2f as some servers write it
+    hexed = binascii.hexlify(data).decode("ascii")
+    out |= {hexed, hexed.upper()}
+    for encoded in (base64.b64encode(data), base64.urlsafe_b64encode(data)):
+        text = encoded.decode("ascii")
+        out |= {text, text.rstrip("=")}
+    out |= {line for line in _lines(secret) if len(line) >= MIN_LINE_LENGTH}
+    return {form for form in out if form}
+
+
+def _lines(secret: str) -> Iterable[str]:
+    lines = secret.splitlines()
+    return lines if len(lines) > 1 else []
+
+
+def _hex_like(form: str) -> bool:
+    """Hex text, which a server may echo in either case."""
+    return len(form) >= 2 * MIN_SCRUB_LENGTH and all(c in "0123456789abcdefABCDEF" for c in form)
 
 
 def _join(prefix: str, name: str) -> str:
@@ -247,3 +295,12 @@ def safe_target(target: str) -> str:
 def plural(count: int, noun: str) -> str:
     """``1 update``, ``2 updates``."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def duplicate_line(dup: Duplicate) -> str:
+    """One group of duplicates in words: where, the copies, the one kept and what happens to
+    the others (``--repair-duplicates`` deletes them)."""
+    extra = ", ".join(dup.extra) or f"{len(dup.ids) - 1} more listing(s) of {dup.keep}"
+    fate = "deleted by this plan" if dup.repair else "left alone (--repair-duplicates deletes them)"
+    return (f"{dup.where}: {len(dup.ids)} copies (ids {', '.join(dup.ids)}); keeps {dup.keep} "
+            f"({dup.reason}); others {extra}: {fate}")

@@ -14,12 +14,13 @@ from collections.abc import Callable
 
 import click
 
-from apimctl.plans.model import Plan, Step
+from apimctl.plans.model import WRITE_ONLY_NOTE, Plan, Step
 from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.render.style import (
     SYMBOLS,
     FieldLine,
     Redactor,
+    duplicate_line,
     field_lines,
     format_value,
     safe_target,
@@ -41,20 +42,29 @@ def _painter(color: bool) -> Paint:
     return paint
 
 
+def dialect_note(plan: Plan) -> str:
+    """`` (dialect mashery: <why>)`` after the target, when the plan knows its dialect."""
+    if not plan.dialect:
+        return ""
+    return f" (dialect {plan.dialect}: {plan.dialect_reason})" if plan.dialect_reason else f" (dialect {plan.dialect})"
+
+
 def render_plan(plan: Plan, *, color: bool = False) -> str:
     """The whole plan: header, steps with field lines, unmanaged, ignored, warnings, totals."""
     paint = _painter(color)
     redactor = Redactor(plan)
     out: list[str] = []
     if plan.target:
-        out += [f"Target: {safe_target(plan.target)}", ""]
+        out += [f"Target: {safe_target(plan.target)}{dialect_note(plan)}", ""]
     if plan.steps:
         out += ["apimctl will perform the following actions:", ""]
         for step in plan.steps:
             out += _step(step, redactor, paint)
             out.append("")
     out += _unmanaged(plan, paint)
+    out += _duplicates(plan, paint)
     out += _ignored(plan, paint)
+    out += _write_only(plan, paint)
     out += [paint(f"Warning: {w}", "yellow") for w in plan.warnings]
     if plan.warnings:
         out.append("")
@@ -87,6 +97,14 @@ def _unmanaged(plan: Plan, paint: Paint) -> list[str]:
     return [*lines, ""]
 
 
+def _duplicates(plan: Plan, paint: Paint) -> list[str]:
+    if not plan.duplicates:
+        return []
+    lines = [paint("Duplicates (live copies sharing one identity):", "bold")]
+    lines += [f"  {duplicate_line(d)}" for d in plan.duplicates]
+    return [*lines, ""]
+
+
 def _ignored(plan: Plan, paint: Paint) -> list[str]:
     if not plan.ignored:
         return []
@@ -98,7 +116,18 @@ def _ignored(plan: Plan, paint: Paint) -> list[str]:
     return [*lines, ""]
 
 
+def _write_only(plan: Plan, paint: Paint) -> list[str]:
+    if not plan.write_only:
+        return []
+    lines = [paint(f"Write-only secrets: {WRITE_ONLY_NOTE}.", "bold")]
+    lines += [f"  {w.address}:{w.path}: {'sent by this plan' if w.sent else 'not compared, not sent'}"
+              for w in plan.write_only]
+    return [*lines, ""]
+
+
 def _totals(plan: Plan, paint: Paint) -> str:
+    if not plan.has_changes and plan.duplicates:
+        return paint("No changes planned, but the area holds duplicates (see above).", "yellow")
     if not plan.has_changes:
         return paint("No changes. The area matches the manifests.", "green")
     counts = plan.summary()
@@ -117,13 +146,14 @@ def render_apply_summary(result: ApplyResult, *, plan: Plan | None = None, color
     redactor = Redactor(plan or Plan())
     out: list[str] = []
     sections = (("Done", result.done, "green"), ("Failed", result.failed, "red"),
-                ("Skipped", result.skipped, "yellow"), ("Not converged", result.non_converged, "red"))
+                ("Not started" if result.interrupted else "Skipped", result.skipped, "yellow"),
+                ("Not converged", result.non_converged, "red"))
     for title, outcomes, style in sections:
         if outcomes:
             out.append(paint(f"{title}:", style))
             out += [_outcome(o, paint) for o in outcomes]
             out.append("")
-    if result.stopped:
+    if result.stopped and not result.interrupted:
         out += [paint(f"Stopped early: {result.stopped}", "red"), ""]
     out.append(paint(_apply_headline(result), "bold"))
     out.append(f"Calls: {result.calls} ({result.write_calls} writes, {result.read_calls} reads) "
@@ -141,6 +171,9 @@ def _outcome(outcome: StepOutcome, paint: Paint) -> str:
 def _apply_headline(result: ApplyResult) -> str:
     counts = Counter(o.action for o in result.done)
     done = f"{counts['create']} created, {counts['update']} updated, {counts['delete']} deleted"
+    if result.interrupted:
+        return (f"Apply interrupted: {len(result.done)} done ({done}), {len(result.failed)} failed, "
+                f"{len(result.skipped)} not started. Rerun to converge.")
     if result.ok:
         return f"Apply complete: {done}."
     problems = ", ".join(

@@ -49,6 +49,11 @@ class LiveObject:
     updated: str | None = None
     revision: int | None = None
     name: str = ""
+    # the API's object as read, only the fields telling copies apart (id, identity, ``created``,
+    # ``status``, the keyed lists and sets with their items' ids and ``created``): duplicates
+    # inside keyed lists are found here, before the normal form collapses them; child
+    # collections are not kept (they are objects of their own)
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -91,7 +96,7 @@ async def read_raw(client: Lister) -> dict[str, list[dict[str, Any]]]:
 
 async def read_live(client: Lister) -> LiveState:
     """The live state of the client's area (one list call per 1,000 top-level objects)."""
-    return from_raw(await read_raw(client))
+    return from_raw(await read_raw(client), consume=True)
 
 
 def read_call_bound(state: LiveState) -> int:
@@ -122,25 +127,52 @@ def lookups_of(raw: Mapping[str, list[dict[str, Any]]]) -> Lookups:
     return lookups
 
 
+_KEPT_RAW: dict[str, tuple[Kind, tuple[str, ...]]] = {}
+
+
+def _kept_raw(kind: Kind) -> tuple[str, ...]:
+    """The fields of a raw object that :attr:`LiveObject.raw` keeps (computed once per kind):
+    what telling duplicates apart and domains need (id, identity, ``created``, ``status``,
+    the keyed lists and sets with their items' ids), not child collections."""
+    found = _KEPT_RAW.get(kind.name)
+    if found is None or found[0] is not kind:
+        names = {"id", "created", "updated", "status", kind.identity}
+        names |= {path.split(".")[0] for path in (*kind.keyed, *kind.sets)}
+        found = _KEPT_RAW[kind.name] = (kind, tuple(sorted(names)))
+    return found[1]
+
+
 def _read(state: LiveState, kind: Kind, raw: Mapping[str, Any], lookups: Lookups,
           parent_raw: Mapping[str, Any] | None = None, parent: LiveObject | None = None) -> None:
     """Add ``raw`` (in manifest shape, by its kind's ``read``) and its child objects to ``state``."""
     read = kind.ops.read(raw, lookups, parent_raw)
     parent_key = parent.key if parent is not None else None
+    kept = _kept_raw(kind)
     obj = LiveObject(kind.name, kind.key_of(str(raw.get(kind.identity)), parent_key),
                      str(raw.get("id")), read.doc, parent_key,
-                     parent.id if parent is not None else None, read.updated, read.revision)
+                     parent.id if parent is not None else None, read.updated, read.revision,
+                     str(read.doc.get(kind.identity, "")),
+                     raw={k: raw[k] for k in kept if k in raw})
     state.add(obj)
     for child in kinds.children_of(kind):
         for item in as_list(raw.get(child.manifest_key)):
             _read(state, child, item, lookups, raw, obj)
 
 
-def from_raw(raw: Mapping[str, list[dict[str, Any]]]) -> LiveState:
-    """Translate the raw lists of :func:`read_raw` (keyed by kind name) into a LiveState."""
+def from_raw(raw: Mapping[str, list[dict[str, Any]]], *, consume: bool = False) -> LiveState:
+    """Translate the raw lists of :func:`read_raw` (keyed by kind name) into a LiveState.
+
+    ``consume=True`` empties the lists of ``raw`` as their objects are read, so the raw data
+    (child collections included) is freed object by object rather than held until the end."""
     lookups = lookups_of(raw)
     state = LiveState()
     for kind in kinds.TOP_LEVEL:
-        for obj in raw.get(kind.name, []):
+        items = raw.get(kind.name, [])
+        if consume:
+            items.reverse()
+            while items:
+                _read(state, kind, items.pop(), lookups)
+            continue
+        for obj in items:
             _read(state, kind, obj, lookups)
     return state

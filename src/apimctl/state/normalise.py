@@ -12,8 +12,11 @@ it into manifest shape. Everything is driven by the kind's entry in :mod:`apimct
 - nested objects get their defaults (``null`` becomes the default object, except for the
   nullable ones such as ``systemDomainAuthentication``);
 - keyed lists become maps keyed by their identity (methods by name, messages by id);
-- an error set's messages always cover the whole catalog: a message not listed compares
-  against its catalog default;
+- keyed lists hold the items the platform always has (``implied_items``: an error set's
+  messages cover the whole catalog), an item not listed comparing against its defaults;
+- the kind's own rules come from its operations (``Kind.ops``): the defaults an object is
+  compared with (an OAuth endpoint's), fields whose empty value stands for a value of the
+  :class:`Context` (an endpoint's error set), how members of sets compare;
 - secret values are replaced by ``sha256:<hex>`` so that only hashes are ever compared.
 
 Keys listed in ``Kind.left_alone`` stay absent when absent, so ``diff`` can leave them alone.
@@ -27,20 +30,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from apimctl.kinds import (
-    BY_NAME,
-    ENDPOINT,
-    ERROR_CATALOG,
-    ERROR_SET,
-    META_FIELDS,
-    NESTED_COMPUTED_FIELDS,
-    SERVICE,
-    Kind,
-)
-from apimctl.kinds.base import Context
-from apimctl.kinds.endpoint import ERROR_SET_FIELD
-from apimctl.kinds.error_set import MESSAGES
-from apimctl.kinds.maintenance_event import endpoint_key
+from apimctl.kinds import BY_NAME, META_FIELDS, NESTED_COMPUTED_FIELDS, Kind
+from apimctl.kinds.base import Context, KindOps
 
 __all__ = ["Context", "canonical_datetime", "normalise", "secret_hash"]
 
@@ -75,25 +66,35 @@ def canonical_datetime(value: Any) -> Any:
     return parsed.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _set_item(item: Any) -> Any:
-    """Members of sets: names as given; ``{service, endpoint}`` pairs as ``service/endpoint``."""
+def _set_item(ops: KindOps, item: Any) -> Any:
+    """Members of sets: names as given, objects as the kind compares them (``set_member``:
+    their name or address, an event's ``{service, endpoint}`` pair as the endpoint's key)."""
+    if type(item) is str:
+        return item
     if isinstance(item, Mapping):
-        if SERVICE.name in item and ENDPOINT.name in item:
-            return endpoint_key(item)
-        if "name" in item:
-            return item["name"]
-        if "address" in item:
-            return item["address"]
+        member = ops.set_member(item)
+        if member is not item:
+            return member
     if isinstance(item, Mapping | list):
         return json.dumps(item, sort_keys=True)  # an odd member: compared by its content
     return item
 
 
-def _as_set(value: Any) -> list[Any]:
+def _set_key(value: Any) -> tuple[str, Any]:
+    return (str(type(value)), value)
+
+
+def _as_set(ops: KindOps, value: Any) -> list[Any]:
     if value is None:
         return []
+    if type(value) is list and all(type(i) is str for i in value):
+        # plain names (the common case): one type, so the order is the strings' own
+        return sorted(set(value))
     items = [value] if isinstance(value, str | Mapping) else list(value)
-    return sorted({_set_item(i) for i in items}, key=lambda v: (str(type(v)), v))
+    members = {_set_item(ops, i) for i in items}
+    if all(type(m) is str for m in members):
+        return sorted(members)
+    return sorted(members, key=_set_key)
 
 
 def _fold_scalar(value: Any, default: Any) -> Any:
@@ -113,7 +114,34 @@ def _fold_scalar(value: Any, default: Any) -> Any:
 # manifest's own ``id``/``previousNames``, which are not object fields.
 _NESTED_SKIP = NESTED_COMPUTED_FIELDS | META_FIELDS
 
-_SCALAR, _SECRET, _DATETIME, _SET, _KEYED, _OPAQUE, _NESTED, _ERROR_SET = range(8)
+_SCALAR, _SECRET, _DATETIME, _SET, _KEYED, _OPAQUE, _NESTED, _CONTEXTUAL = range(8)
+
+
+# One row of a compiled table: (name, path, tag, left_alone, default).
+_Row = tuple[str, str, int, bool, Any]
+
+
+class _Table:
+    """The fields of one prefix (the top level, ``cors``, ``methods``, ...), compiled once.
+
+    ``rows`` (each defaulted field with its default as found in ``source``, the defaults the
+    table was compiled from: the kind's own mappings, the same object on every call) are kept
+    split by treatment: ``pairs`` (name, default) of every row, in order; ``left_alone`` the
+    names left out when absent; ``nested`` (name, path, tag) of the rows that are not plain
+    scalars; ``scalars`` (name, default) of the others. ``known`` holds the names the rows
+    cover; ``extra`` caches how other names of a document are treated (``None``: not
+    compared)."""
+
+    __slots__ = ("extra", "known", "left_alone", "nested", "pairs", "scalars", "source")
+
+    def __init__(self, source: Mapping[str, Any], rows: list[_Row], known: frozenset[str]) -> None:
+        self.source = source
+        self.known = known
+        self.pairs = [(r[0], r[4]) for r in rows]
+        self.left_alone = tuple(r[0] for r in rows if r[3])
+        self.nested = [(r[0], r[1], r[2]) for r in rows if r[2] != _SCALAR]
+        self.scalars = [(r[0], r[4]) for r in rows if r[2] == _SCALAR]
+        self.extra: dict[str, tuple[str, int] | None] = {}
 
 
 class _Compiled:
@@ -127,7 +155,7 @@ class _Compiled:
                                and n not in kind.defaults)
         self.tags: dict[str, int] = {}
         self.paths: dict[tuple[str, str], str] = {}
-        self.plans: dict[str, list[tuple[str, str, int, bool]]] = {}
+        self.tables: dict[str, _Table] = {}
 
     def entry(self, prefix: str, name: str) -> tuple[str, str, int, bool] | None:
         """``(name, path, tag, left_alone)`` of a field, or ``None`` when it is not compared."""
@@ -137,13 +165,23 @@ class _Compiled:
             return None
         return (name, path, self.tag(path), path in self.kind.left_alone)
 
-    def fields(self, prefix: str, defaults: Mapping[str, Any]) -> list[tuple[str, str, int, bool]]:
-        """The entries of the defaulted fields at ``prefix`` (same keys for every call)."""
-        found = self.plans.get(prefix)
+    def table(self, prefix: str, defaults: Mapping[str, Any]) -> _Table:
+        """The compiled fields at ``prefix`` (the defaults there have the same keys on every
+        call; only their values may differ: an OAuth endpoint's, a catalog message's)."""
+        found = self.tables.get(prefix)
         if found is None:
             names = list(defaults) + (list(self.top_extra) if not prefix else [])
-            found = [e for n in names if (e := self.entry(prefix, n)) is not None]
-            self.plans[prefix] = found
+            rows = [(*e, defaults.get(e[0])) for n in names
+                    if (e := self.entry(prefix, n)) is not None]
+            found = self.tables[prefix] = _Table(defaults, rows, frozenset(names))
+        return found
+
+    def extra(self, table: _Table, prefix: str, name: str) -> tuple[str, int] | None:
+        """``(path, tag)`` of a field without a default, ``None`` when it is not compared."""
+        if name in table.extra:
+            return table.extra[name]
+        entry = self.entry(prefix, name)
+        found = table.extra[name] = (entry[1], entry[2]) if entry is not None else None
         return found
 
     def path(self, prefix: str, name: str) -> str:
@@ -173,8 +211,8 @@ class _Compiled:
             return _OPAQUE
         if path in kind.nested:
             return _NESTED
-        if kind.name == ENDPOINT.name and path == ERROR_SET_FIELD:
-            return _ERROR_SET
+        if path in kind.ops.context_fields:
+            return _CONTEXTUAL
         return _SCALAR
 
 
@@ -195,22 +233,35 @@ class _Normaliser:
         self.c = _compiled(kind)
 
     def object(self, prefix: str, doc: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name, path, tag, left_alone in self.c.fields(prefix, defaults):
-            default = defaults.get(name)
+        table = self.c.table(prefix, defaults)
+        own = defaults is not table.source  # defaults made for this object: their own values
+        # every row at once, in order: the document's value, else the default ...
+        if own:
+            out = {name: doc[name] if name in doc else defaults.get(name) for name, _ in table.pairs}
+        else:
+            out = {name: doc.get(name, default) for name, default in table.pairs}
+        for name in table.left_alone:  # ... but left alone when absent
+            if name not in doc:
+                del out[name]
+        for name, path, tag in table.nested:
+            if name in out:
+                out[name] = self.value(tag, path, out[name])
+        # scalars from the document fold by the default's type (a default never needs it)
+        for name, default in table.scalars:
             if name in doc:
-                value = doc[name]
-            elif left_alone:
-                continue
-            else:
-                value = default
-            out[name] = self._one(tag, path, value, default)
-        for name in doc:
-            if name in defaults or name in out:
-                continue
-            entry = self.c.entry(prefix, name)
-            if entry is not None:
-                out[name] = self._one(entry[2], entry[1], doc[name], None)
+                if own:
+                    default = defaults.get(name)
+                value = out[name]
+                if value is None or default is None or type(value) is not type(default):
+                    out[name] = _fold_scalar(value, default)
+        known = table.known
+        if own or not doc.keys() <= known:
+            for name in doc:
+                if name in known or (own and name in defaults):
+                    continue
+                extra = self.c.extra(table, prefix, name)
+                if extra is not None:
+                    out[name] = self._one(extra[1], extra[0], doc[name], None)
         return out
 
     def _one(self, tag: int, path: str, value: Any, default: Any) -> Any:
@@ -222,65 +273,44 @@ class _Normaliser:
 
     def value(self, tag: int, path: str, value: Any) -> Any:
         kind = self.kind
-        if tag == _SECRET:
-            return secret_hash(value) if isinstance(value, str) else value
-        if tag == _DATETIME:
-            return canonical_datetime(value)
         if tag == _SET:
-            return _as_set(value)
-        if tag == _KEYED:
-            return self.keyed(path, value)
-        if tag == _OPAQUE:
-            return dict(value) if isinstance(value, Mapping) else ({} if value is None else value)
+            return _as_set(kind.ops, value)
         if tag == _NESTED:
             if value is None and path in kind.nullable:
                 return None
             if value is None:
                 value = {}
-            if isinstance(value, Mapping):
+            if type(value) is dict or isinstance(value, Mapping):
                 return self.object(path, value, kind.nested[path])
             return value
-        return self._error_set(value)
+        if tag == _KEYED:
+            return self.keyed(path, value)
+        if tag == _SECRET:
+            return secret_hash(value) if isinstance(value, str) else value
+        if tag == _DATETIME:
+            return canonical_datetime(value)
+        if tag == _OPAQUE:
+            return dict(value) if isinstance(value, Mapping) else ({} if value is None else value)
+        return kind.ops.contextual(path, value, self.ctx)
 
     def keyed(self, path: str, value: Any) -> dict[str, Any]:
-        key_field = self.kind.keyed[path]
-        defaults = self.kind.nested.get(path, {})
+        kind = self.kind
+        key_field = kind.keyed[path]
+        defaults = kind.nested.get(path, {})
+        ops = kind.ops
         items: dict[str, Any] = {}
         for item in [] if value is None else value:
             if isinstance(item, str):
                 item = {key_field: item}
-            if not isinstance(item, Mapping) or key_field not in item:
+            if not (type(item) is dict or isinstance(item, Mapping)) or key_field not in item:
                 continue
             key = str(item[key_field])
             body = {k: v for k, v in item.items() if k != key_field}
-            item_defaults = self._item_defaults(path, key, defaults)
-            items[key] = self.object(path, body, item_defaults)
-        if self.kind.name == ERROR_SET.name and path == MESSAGES:
-            for msg_id in ERROR_CATALOG:
-                if msg_id not in items:
-                    items[msg_id] = self.object(path, {}, self._item_defaults(path, msg_id, defaults))
+            items[key] = self.object(path, body, ops.item_defaults(path, key, defaults))
+        for implied in ops.implied_items(path):  # the platform always has these
+            if implied not in items:
+                items[implied] = self.object(path, {}, ops.item_defaults(path, implied, defaults))
         return dict(sorted(items.items()))
-
-    def _item_defaults(self, path: str, key: str, defaults: Mapping[str, Any]) -> Mapping[str, Any]:
-        if self.kind.name == ERROR_SET.name and path == MESSAGES and key in ERROR_CATALOG:
-            return {**defaults, "status": ERROR_CATALOG[key][1]}
-        return defaults
-
-    def _error_set(self, value: Any) -> Any:
-        if isinstance(value, Mapping):
-            value = value.get("name")
-        if value in (None, ""):
-            return self.ctx.default_error_set
-        return value
-
-
-def _defaults(kind: Kind, doc: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The defaults ``doc`` is compared with. An OAuth endpoint has no API-key locations
-    (SUPPLEMENT §4 forbids them with ``requestAuthenticationType: oauth``), so the platform
-    stores ``[]`` rather than the usual ``["request-parameters"]``."""
-    if kind.name == ENDPOINT.name and doc.get("requestAuthenticationType") == "oauth":
-        return {**kind.defaults, "apiKeyValueLocations": []}
-    return kind.defaults
 
 
 def normalise(kind: Kind, doc: Mapping[str, Any], ctx: Context | None = None) -> dict[str, Any]:
@@ -289,7 +319,7 @@ def normalise(kind: Kind, doc: Mapping[str, Any], ctx: Context | None = None) ->
     Child kinds (a service's ``endpoints`` and ``errorSets``, a package's ``plans``) are not
     part of the result: they are compared as objects of their own.
     """
-    out = _Normaliser(kind, ctx or Context()).object("", doc, _defaults(kind, doc))
+    out = _Normaliser(kind, ctx or Context()).object("", doc, kind.ops.defaults_for(doc))
     if kind.fold_case and isinstance(out.get(kind.identity), str):
         out[kind.identity] = kind.identity_of(out[kind.identity])
     return out

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from clientkit import FakeApi, VirtualClock
+
+from .clientkit import FakeApi, VirtualClock
 
 
 @pytest.fixture

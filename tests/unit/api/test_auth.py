@@ -8,10 +8,11 @@ from urllib.parse import parse_qs
 
 import httpx
 import pytest
-from clientkit import FakeApi, reply
 
 from apimctl.api.auth import Credentials, token_url
 from apimctl.errors import AuthError, ServerError
+
+from .clientkit import FakeApi, reply
 
 pytestmark = pytest.mark.anyio
 

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 import vcr
-from clientkit import BASE, TOKEN, VirtualClock
 
 from apimctl.api.client import ApiClient
 from apimctl.api.quirks import as_list, parse_datetime
 from apimctl.api.ratelimit import Backoff
 from apimctl.errors import Invalid, NotFound, QuotaExhausted, ServerError
+
+from .clientkit import BASE, TOKEN, VirtualClock
 
 pytestmark = pytest.mark.anyio
 

@@ -6,7 +6,6 @@ import json
 
 import httpx
 import pytest
-from clientkit import TOKEN, FakeApi, reply
 
 from apimctl.errors import (
     ApiError,
@@ -16,8 +15,11 @@ from apimctl.errors import (
     ServerError,
     Throttled,
     TransportError,
+    Unreachable,
     is_retryable,
 )
+
+from .clientkit import TOKEN, FakeApi, reply
 
 pytestmark = pytest.mark.anyio
 
@@ -178,9 +180,36 @@ async def test_transport_failures_are_retried(api: FakeApi, exc: Exception, says
     assert len(api.seen) == 3
     api.script = [exc] * 7
     api.seen.clear()
-    error = await _fails(api, "get", "/services")
+    error = await _fails_with(api, max_connect_failures=100)  # the breaker apart (see below)
     assert type(error) is TransportError and says in str(error)
     assert len(api.seen) == 7
+
+
+@pytest.mark.parametrize(
+    "exc", [httpx.ConnectError("[Errno 111] Connection refused"), httpx.ConnectTimeout("timed out")]
+)
+async def test_a_dead_server_fails_fast(api: FakeApi, exc: Exception) -> None:
+    """Connection failures in a row, across calls, open the breaker: nothing more is sent."""
+    api.script = [exc] * 20
+    async with api.client() as client:
+        with pytest.raises(Unreachable, match=r"api\.example\.test is unreachable") as caught:
+            await api.clock.run(client.get("/services"))
+        assert len(api.seen) == 3 and "3 connection attempts in a row failed" in str(caught.value)
+        with pytest.raises(Unreachable, match=r"^PUT /services/s1: not sent"):
+            await api.clock.run(client.put("/services/s1", {"name": "x"}))
+    assert len(api.seen) == 3
+
+
+async def test_replies_between_connection_failures_keep_the_breaker_closed(api: FakeApi) -> None:
+    refused = httpx.ConnectError("[Errno 111] Connection refused")
+    api.script = [refused, refused, reply(503), refused, refused, reply(200, [])]
+    async with api.client() as client:
+        assert await api.clock.run(client.get("/services")) == []
+    assert len(api.seen) == 6 and not client.breaker.open
+    slow = httpx.ReadTimeout("timed out")
+    api.script = [slow] * 4 + [reply(200, [])]
+    async with api.client() as client:
+        assert await api.clock.run(client.get("/services")) == []  # a slow server is alive
 
 
 async def test_post_is_not_retried_when_the_outcome_is_unknown(api: FakeApi) -> None:

@@ -7,9 +7,10 @@ import math
 
 import httpx
 import pytest
-from clientkit import FakeApi, reply
 
 from apimctl.errors import NotFound, ServerError
+
+from .clientkit import FakeApi, reply
 
 pytestmark = pytest.mark.anyio
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from clientkit import VirtualClock
 
 from apimctl.api.ratelimit import Backoff, RateLimiter
+
+from .clientkit import VirtualClock
 
 pytestmark = pytest.mark.anyio
 

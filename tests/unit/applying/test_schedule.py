@@ -163,3 +163,48 @@ def test_a_unit_done_without_some_steps_holds_back_only_their_dependants() -> No
     assert "endpoint:W/Bad" in result.skipped[0].reason
     assert result.exit_code == 3
     assert ("failed", "endpoint:W/Bad") in {(e.kind, e.address) for e in events}
+
+
+def test_an_interrupt_starts_no_new_unit_and_lets_the_running_one_finish() -> None:
+    asyncio.run(_interrupt_during_a_unit())
+
+
+async def _interrupt_during_a_unit() -> None:
+    interrupt = asyncio.Event()
+    chain = units(step("role", "a"), step("role", "b", deps=("role:a",)), step("role", "c", deps=("role:b",)))
+    events: list[ProgressEvent] = []
+
+    async def execute(unit: Unit) -> None:
+        if unit.name == "role:a":
+            interrupt.set()  # the signal comes while role:a is being written
+            await asyncio.sleep(0.05)
+
+    result = await execute_units(chain, execute, parallelism=4, progress=events.append, interrupt=interrupt)
+    assert [o.address for o in result.done] == ["role:a"]
+    assert [o.address for o in result.skipped] == ["role:b", "role:c"]
+    assert result.interrupted and result.exit_code == 130
+    assert [e.address for e in events if e.kind == "start"] == ["role:a"]
+
+
+def test_running_calls_that_outlive_the_grace_are_cancelled() -> None:
+    asyncio.run(_interrupt_with_a_slow_unit())
+
+
+async def _interrupt_with_a_slow_unit() -> None:
+    interrupt = asyncio.Event()
+
+    async def execute(unit: Unit) -> None:
+        if unit.name == "role:slow":
+            await asyncio.sleep(30)
+
+    async def signal_soon() -> None:
+        await asyncio.sleep(0.05)
+        interrupt.set()
+
+    task = asyncio.ensure_future(signal_soon())
+    result = await execute_units(units(step("role", "slow"), step("role", "next", deps=("role:slow",))),
+                                 execute, parallelism=2, progress=None, interrupt=interrupt, grace=0.1)
+    await task
+    assert [(o.address, o.reason) for o in result.failed] == [("role:slow", "cancelled: interrupted (Ctrl-C or SIGTERM)")]
+    assert [o.address for o in result.skipped] == ["role:next"]
+    assert result.exit_code == 130

@@ -1,9 +1,8 @@
-"""Connection options to an ApiClient: a URL with a token or the token exchange, or the
-embedded reference server."""
+"""Connection options to an ApiClient: a URL with a token or the token exchange (the embedded
+reference server is tested in ``tests/integration/test_target_embedded.py``)."""
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,8 @@ def _options(**overrides: Any) -> dict[str, Any]:
         "parallelism": 8,
         "timeout": 30.0,
         "verbose": False,
+        "dialect": "auto",
+        "dialect_source": "--dialect",
     }
     options.update(overrides)
     return options
@@ -122,7 +123,10 @@ async def test_bad_urls(url: str, says: str) -> None:
 
 
 def test_target_label() -> None:
-    assert target.target_label(None) == "embedded (.apimctl/local.db)"
+    assert target.target_label(None) == f"embedded ({Path.cwd() / '.apimctl' / 'local.db'})"
+    assert target.target_label("embedded") == target.target_label(None)
+    assert target.target_label("https://h/v3/rest/") == "https://h/v3/rest"
+    assert target.target_label("https://h") == target.target_label("https://h/") == "https://h/v3/rest"
     assert (
         target.target_label("https://apim.example.test/v3/rest")
         == "https://apim.example.test/v3/rest"
@@ -148,41 +152,3 @@ def test_connection_settings_from_the_options() -> None:
     assert settings == _options(url="https://h/v3/rest", token="t", verbose=True)
     assert _settings(["--qps", "5"])["qps_given"] is True
     assert _settings([], env={"APIMCTL_QPS": "3"}) == _options(url=None, qps=3.0, qps_given=True)
-
-
-def _server_ready() -> bool:
-    try:
-        server = importlib.import_module("apimctl.server")
-    except Exception:  # not written yet, or mid-edit
-        return False
-    return hasattr(server, "create_app") and hasattr(server, "ServerConfig")
-
-
-@pytest.mark.skipif(
-    not _server_ready(), reason="apimctl.server (create_app, ServerConfig) is not available yet"
-)
-async def test_embedded_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    notes: list[str] = []
-    async with target.open_client(
-        **_options(url=None, token="ignored"), announce=notes.append
-    ) as client:
-        assert client.base_url == "http://embedded/v3/rest"
-        assert client.limiter.qps is None  # no client-side limit unless --qps was given
-        assert await client.list_all("/services") == []
-        await client.post("/domains", {"domain": "example.com"})
-        assert [d["domain"] for d in await client.list_all("/domains")] == ["example.com"]
-    assert notes == [target.EMBEDDED_NOTICE]
-    assert (
-        notes[0]
-        == "Using the embedded reference server (.apimctl/local.db); set --url or APIMCTL_URL to target an area."
-    )
-    assert (tmp_path / ".apimctl" / "local.db").exists()
-    assert (tmp_path / ".apimctl" / ".gitignore").read_text().strip().endswith("*")
-
-    # the state persists across runs; an explicit --qps applies
-    async with target.open_client(
-        **_options(url=None, qps=7.0, qps_given=True), announce=notes.append
-    ) as client:
-        assert client.limiter.qps == 7.0
-        assert [d["domain"] for d in await client.list_all("/domains")] == ["example.com"]

@@ -8,11 +8,13 @@ import sys
 from pathlib import Path
 
 import jsonschema
+import pytest
 from click.testing import CliRunner
-from corpus_cases import DOMAINS, SERVICE
 
 from apimctl.cli import cli
 from apimctl.render.problems import render_github, render_text, summary
+
+from ..manifests.corpus_cases import DOMAINS, SERVICE
 
 ROOT = Path(__file__).resolve().parents[3]
 BAD = DOMAINS + SERVICE + "        cors: {maxAge: soon}\n        systemDomainCredentialSecret: plain\n"
@@ -75,6 +77,7 @@ def test_counts_in_summary(workdir) -> None:
     assert invoke("validate", "d") == (0, "", "valid: 2 files, 6 objects\n")
 
 
+@pytest.mark.slow
 def test_process_exit_codes_and_no_traceback(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     (tmp_path / "ok.yaml").write_text(DOMAINS + SERVICE)
@@ -94,6 +97,13 @@ def test_schema_command_prints_the_shipped_schema() -> None:
     assert code == 0
     jsonschema.Draft202012Validator.check_schema(schema)
     assert schema == json.loads((ROOT / "schemas" / "manifest.schema.json").read_text())
+
+
+def test_schema_plan_prints_the_shipped_plan_schema() -> None:
+    code, out, _ = invoke("schema", "--plan")
+    assert code == 0
+    assert out == (ROOT / "schemas" / "plan.schema.json").read_text()
+    jsonschema.Draft202012Validator.check_schema(json.loads(out))
 
 
 def test_renderers_escape_and_count() -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pytest
 
 from apimctl import kinds
-from apimctl.kinds.base import Context, KindOps, Lookups, MissingOps, Read
+from apimctl.kinds.base import Context, Exported, KindOps, Lookups, MissingOps, Read
 
 
 @pytest.mark.parametrize("kind", kinds.KINDS, ids=lambda k: k.name)
@@ -21,6 +24,67 @@ def test_operations_answer_for_their_own_kind(kind: kinds.Kind) -> None:
     assert isinstance(read, Read)
     assert isinstance(kind.ops.context({}), Context)
     assert set(kind.ops.collections) <= set(kind.sub_resources)  # each one is written through its API
+    assert isinstance(kind.ops.defaults_for(read.doc), Mapping)
+    assert set(kind.ops.context_fields) <= set(kind.defaults) | set(kind.nested)
+
+
+@pytest.mark.parametrize("kind", kinds.KINDS, ids=lambda k: k.name)
+def test_export_gives_a_manifest_entry(kind: kinds.Kind) -> None:
+    """An object with nothing but its identity is its name, or a mapping holding it."""
+    asked: list[str] = []
+
+    def secret(part: str) -> str:
+        asked.append(part)
+        return "${" + part + "}"
+
+    entry = kind.ops.export(Exported({kind.identity: "x"}, {kind.identity: "x"}, {}, secret))
+    assert entry == "x" or (isinstance(entry, Mapping) and entry[kind.identity] == "x")
+    assert not asked  # no secret to stand in for
+    assert kind.ops.written([entry])
+    # an empty list is left out, but for a service's error sets: no set is not the platform's
+    assert kind.ops.written([]) == (kind is kinds.ERROR_SET)
+
+
+@pytest.mark.parametrize("kind", kinds.KINDS, ids=lambda k: k.name)
+def test_export_keeps_the_fields_and_writes_the_children(kind: kinds.Kind) -> None:
+    doc: dict[str, Any] = {kind.identity: "x", "id": "7"}
+    children = {kinds.get(c).manifest_key: [{"name": "c"}] for c in kind.children}
+    entry = kind.ops.export(Exported(dict(doc), doc, children))
+    if isinstance(entry, Mapping):
+        assert entry[kind.identity] == "x" and entry["id"] == "7"
+        assert all(entry[k] == v for k, v in children.items())
+
+
+def test_export_names_secrets_through_the_callback() -> None:
+    doc = {"name": "Forecast", "systemDomainCredentialSecret": "sha256:...",
+           "systemDomainAuthentication": {"username": "u"}}
+    live = {**doc, "systemDomainAuthentication": {"type": "httpBasic", "username": "u"}}
+    entry = kinds.ENDPOINT.ops.export(Exported(doc, live, {}, lambda part: f"<{part}>"))
+    assert entry["systemDomainCredentialSecret"] == "<BACKEND_SECRET>"
+    assert entry["systemDomainAuthentication"] == {"type": "httpBasic", "username": "u",
+                                                   "password": "<BACKEND_PASSWORD>"}
+    assert list(entry)[:3] == ["name", "requestPathAlias", "trafficManagerDomain"]
+
+
+def test_the_platform_error_set_is_not_written() -> None:
+    ops = kinds.ERROR_SET.ops
+    assert not ops.written([{"name": "Default"}])
+    assert ops.written([{"name": "JSON errors"}])
+    assert ops.written([{"name": "Default", "id": "1"}])
+
+
+def test_comparing_rules_live_in_their_kinds() -> None:
+    endpoint = kinds.ENDPOINT.ops
+    assert endpoint.contextual("errorSet", None, Context("First")) == "First"
+    assert endpoint.contextual("errorSet", {"id": "1", "name": "Other"}, Context("First")) == "Other"
+    assert endpoint.defaults_for({"requestAuthenticationType": "oauth"})["apiKeyValueLocations"] == []
+    assert endpoint.defaults_for({}) is kinds.ENDPOINT.defaults
+    error_set = kinds.ERROR_SET.ops
+    assert list(error_set.implied_items("errorMessages")) == list(kinds.ERROR_CATALOG)
+    status = kinds.ERROR_CATALOG["ERR_403_DEVELOPER_OVER_QPS"][1]
+    assert error_set.item_defaults("errorMessages", "ERR_403_DEVELOPER_OVER_QPS", {})["status"] == status
+    pair = {"service": "Weather", "endpoint": "Forecast"}
+    assert kinds.MAINTENANCE_EVENT.ops.set_member(pair) == "Weather/Forecast"
 
 
 def test_a_kind_without_operations_fails_loudly() -> None:

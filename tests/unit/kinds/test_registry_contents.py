@@ -9,7 +9,7 @@ from apimctl import kinds
 
 def test_kinds_in_creation_order() -> None:
     names = [k.name for k in kinds.KINDS]
-    assert names == ["domain", "role", "service", "errorSet", "endpoint", "package", "plan",
+    assert names == ["domain", "organization", "role", "service", "errorSet", "endpoint", "package", "plan",
                      "maintenanceEvent"]
     for kind in kinds.KINDS:
         if kind.parent:
@@ -42,7 +42,8 @@ def test_service_projection_reads_the_whole_tree() -> None:
     for needed in ("endpoints.cors", "endpoints.cache", "endpoints.processor", "endpoints.methods.*",
                    "endpoints.errorSet", "errorSets.errorMessages", "roles", "securityProfile"):
         assert needed in fields
-    assert "plans.services" in kinds.PACKAGE.fields and "plans.roles" in kinds.PACKAGE.fields
+    # entitlements named down to the methods (SUPPLEMENT §10.6: Exp where real deployments run)
+    assert "plans.services.endpoints.methods.id" in kinds.PACKAGE.fields and "plans.roles" in kinds.PACKAGE.fields
 
 
 def test_secrets_and_defaults_declared() -> None:

@@ -6,9 +6,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from lintkit import check
 
 from apimctl.lint.functions import ABSENT, FUNCTIONS, OptionError, human, parse_duration
+
+from .lintkit import check
 
 TESTED = {"truthy", "falsy", "defined", "undefined", "pattern", "enumeration", "length", "schema",
           "alphabetical", "xor", "datetime", "interval"}

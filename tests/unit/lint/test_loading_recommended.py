@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 import yaml
-from lintkit import WEATHER, by_rule, lint, write
+
+from .lintkit import WEATHER, by_rule, lint, write
 
 Doc = dict[str, Any]
 

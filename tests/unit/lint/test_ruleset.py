@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lintkit import write
 
 from apimctl.lint import RECOMMENDED, RulesetError, load_rulesets
 from apimctl.lint.loading import builtin_text
 from apimctl.lint.ruleset import glob_pattern
+
+from .lintkit import write
 
 EXPECTED_RECOMMENDED = {
     "apimctl-endpoint-ssl-required", "apimctl-endpoint-high-security",

@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lintkit import WEATHER, by_rule, lint, rules_of, write
 
 from apimctl.errors import ManifestError
 from apimctl.lint import RulesetError
+
+from .lintkit import WEATHER, by_rule, lint, rules_of, write
 
 RULES = """\
 rules:

@@ -2,8 +2,8 @@
 
 Each case writes ``files`` into an empty directory, runs the validator there on ``paths``
 (with ``overlays`` and ``env``) and expects exactly the ``expected`` lines, in order, as the
-text format prints them (``file:line:col: path: message``). ``test_manifest_corpus.py`` runs
-them; ``test_manifest_properties.py`` reuses the valid base below.
+text format prints them (``file:line:col: path: message``). ``test_pipeline_corpus.py`` runs
+them; ``test_pipeline_properties.py`` reuses the valid base below.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class Case:
 
 NO_OBJECTS = ("no objects found (services, packages, roles, domains or scheduledMaintenanceEvents); "
               "refusing an empty configuration")
-TOP = "services, packages, roles, domains, scheduledMaintenanceEvents, settings"
+TOP = "services, packages, roles, domains, scheduledMaintenanceEvents, organizations, settings"
 
 CASES: list[Case] = [
     # --- reading files -----------------------------------------------------------------------

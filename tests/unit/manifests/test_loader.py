@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from corpus_cases import DOMAINS, SERVICE
 
 from apimctl.errors import ManifestError
 from apimctl.manifests import (
@@ -14,10 +13,12 @@ from apimctl.manifests import (
     Position,
     is_secret_path,
     load_manifests,
-    loader,
     validate,
     validate_paths,
+    yaml_events,
 )
+
+from .corpus_cases import DOMAINS, SERVICE
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "weather"
 
@@ -285,7 +286,7 @@ def test_unquoted_variable_in_a_string_field_stays_a_string(workdir) -> None:
 
 
 def test_file_with_too_many_entries_is_refused(workdir, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(loader, "MAX_ENTRIES", 1000)
+    monkeypatch.setattr(yaml_events, "MAX_ENTRIES", 1000)
     workdir({"m.yaml": "roles: [" + ", ".join(["r"] * 400) + "]\nservices:\n  - name: S\n    roles: ["
              + ", ".join(["r"] * 700) + "]\n"})
     assert [str(p) for p in validate_paths(["m.yaml"], env={})] == [

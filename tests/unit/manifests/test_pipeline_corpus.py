@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from corpus_cases import CASES, Case
 
 from apimctl.manifests import validate
 from apimctl.render.problems import render_text
+
+from .corpus_cases import CASES, Case
 
 
 def test_corpus_is_large_and_names_are_unique() -> None:

@@ -7,6 +7,7 @@ import os
 import tempfile
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -103,6 +104,7 @@ def run(text: str | bytes) -> ValidationResult:
         return result
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(doc=manifests())
 def test_generated_manifests_validate(doc: dict[str, Any]) -> None:
@@ -118,6 +120,7 @@ JUNK = st.sampled_from([":", "-", "- ", "[", "]", "{", "}", "\t", "&a", "*a", "!
                         '"', "\n", "  ", "<<: *a", "? ", "|", ">", "%", "@", "`", ",", "é", "\ufeff"])
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(doc=manifests(), data=st.data())
 def test_text_mutations_never_raise(doc: dict[str, Any], data: st.DataObject) -> None:
@@ -161,6 +164,7 @@ def _paths(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(doc=manifests(), data=st.data())
 def test_structural_mutations_never_raise(doc: dict[str, Any], data: st.DataObject) -> None:
@@ -179,6 +183,7 @@ def test_structural_mutations_never_raise(doc: dict[str, Any], data: st.DataObje
     run(yaml.safe_dump(doc, allow_unicode=True))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(doc=manifests(), data=st.data())
 def test_overlay_mutations_never_raise_and_stay_located(doc: dict[str, Any], data: st.DataObject) -> None:

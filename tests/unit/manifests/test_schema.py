@@ -34,9 +34,13 @@ def test_schema_is_valid_draft_2020_12() -> None:
     jsonschema.Draft202012Validator.check_schema(schema)
 
 
-def test_top_level_symlink_points_at_the_packaged_schema() -> None:
-    link = ROOT / "schemas" / "manifest.schema.json"
-    assert link.resolve() == (ROOT / "src" / "apimctl" / "schemas" / "manifest.schema.json").resolve()
+def test_top_level_schema_is_a_copy_of_the_packaged_schema() -> None:
+    """A real file (editors and checkouts without symlinks read it), identical to the one the
+    package ships."""
+    copy = ROOT / "schemas" / "manifest.schema.json"
+    assert not copy.is_symlink()
+    packaged = ROOT / "src" / "apimctl" / "schemas" / "manifest.schema.json"
+    assert copy.read_bytes() == packaged.read_bytes()
 
 
 def test_every_field_has_a_description_and_objects_are_closed() -> None:

@@ -68,11 +68,15 @@ def test_rename_by_previous_names_is_an_update() -> None:
 
 def test_id_pin_and_duplicate_names() -> None:
     live = {"service": [svc("W", "s1"), svc("W", "s2", description="two")]}
-    with pytest.raises(PlanError, match="pin"):
-        plan_of({"services": [{"name": "W"}]}, live)
+    plan = plan_of({"services": [{"name": "W"}]}, live)  # duplicates: reported, not an error
+    (dup,) = plan.duplicates
+    assert (dup.address, dup.ids, dup.keep, dup.reason) == ("service:W", ("s1", "s2"), "s1", "first listed")
+    assert not plan.steps and not plan.unmanaged and "--repair-duplicates" in plan.warnings[-1]
+    repaired = plan_of({"services": [{"name": "W"}]}, live, repair_duplicates=True)
+    assert actions(repaired) == [("delete", "service:W (id s2)")]
     plan = plan_of({"services": [{"name": "W", "id": "s2"}]}, live)
     assert [s.id for s in plan.steps] == ["s2"]
-    assert [u.id for u in plan.unmanaged] == ["s1"]
+    assert [(d.keep, d.reason) for d in plan.duplicates] == [("s2", "pinned by id")]
     with pytest.raises(PlanError, match="no live object"):
         plan_of({"services": [{"name": "W", "id": "nope"}]}, live)
 
@@ -193,8 +197,8 @@ class Located(M):
 
 def test_errors_point_at_the_manifest() -> None:
     live = {"service": [svc("W", "s1"), svc("W", "s2")]}
-    with pytest.raises(PlanError, match=r"^team\.yaml:5:5: services\[0\]: 2 live service"):
-        build_plan(Located({"services": [{"name": "W"}]}), from_raw(live))
+    with pytest.raises(PlanError, match=r"^team\.yaml:5:5: services\[0\]: id 'nope' pins service"):
+        build_plan(Located({"services": [{"name": "W", "id": "nope"}]}), from_raw(live))
 
 
 def test_pinned_update_and_pruned_duplicate_are_both_planned() -> None:
@@ -299,5 +303,6 @@ def test_target_finds_children_of_a_service_whose_name_has_a_slash() -> None:
                         svc("a", "s2", [ep("X", "e2", cors={"maxAge": 60})])]}
     doc = {"services": [{"name": "a/b", "endpoints": [want_ep("E")]},
                         {"name": "a", "endpoints": [want_ep("X")]}]}
-    plan = plan_of(doc, live, targets=["service:a/b"])
-    assert [(s.action, s.address, s.id) for s in plan.steps] == [("update", "endpoint:a/b/E", "e1")]
+    # the key of service "a/b" is "a\/b" (a "/" inside a name is escaped)
+    plan = plan_of(doc, live, targets=["service:a\\/b"])
+    assert [(s.action, s.address, s.id) for s in plan.steps] == [("update", "endpoint:a\\/b/E", "e1")]

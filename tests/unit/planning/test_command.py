@@ -7,12 +7,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from areakit import ROLES, FakeArea, role
 
 from apimctl.errors import ManifestError, PlanError
 from apimctl.planning.command import PlanRequest, plan
 from apimctl.plans.file import load_plan
 from apimctl.plans.model import Plan
+
+from ..areakit import ROLES, FakeArea, role
 
 ROLES_YAML = "roles: [Partners, Interns]\n"
 LITERAL = """\

@@ -14,7 +14,7 @@ import pytest
 from apimctl import kinds
 from apimctl.errors import PlanError
 from apimctl.plans.file import check_destination, load_plan, plan_problems, plan_schema, save_plan
-from apimctl.plans.model import Change, Fingerprint, Plan, Step, Unmanaged
+from apimctl.plans.model import FORMAT_VERSION, Change, Fingerprint, Plan, Step, Unmanaged
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -52,6 +52,32 @@ def test_a_saved_plan_round_trips(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.json"]  # no temporary left
 
 
+def test_a_saved_plan_names_the_apimctl_version_that_wrote_it(tmp_path: Path) -> None:
+    from apimctl import __version__
+
+    data = json.loads(saved().dumps())
+    assert list(data)[:2] == ["format_version", "apimctl_version"]
+    assert data["apimctl_version"] == __version__
+    assert "apimctl_version" not in saved().to_json()  # the JSON output (and its goldens) unchanged
+    assert plan_problems(data) == []
+
+
+@pytest.mark.parametrize("version", ["2.0", "1.99", "1", "1.x"])
+def test_a_plan_of_an_incompatible_format_names_both_versions(tmp_path: Path, version: str) -> None:
+    from apimctl import __version__
+
+    data = {**json.loads(saved().dumps()), "format_version": version, "apimctl_version": "9.1.0"}
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(PlanError) as info:
+        load_plan(str(path))
+    message = str(info.value)
+    assert message.startswith(f"{path}: saved plan has format_version {version!r}; "
+                              f"this apimctl reads {FORMAT_VERSION}")
+    assert f"(apimctl {__version__})" in message and "written by apimctl 9.1.0" in message
+    assert "plan again" in message
+
+
 def test_the_packaged_schema_is_the_documented_one() -> None:
     packaged = ROOT / "src" / "apimctl" / "schemas" / "plan.schema.json"
     assert packaged.read_bytes() == (ROOT / "schemas" / "plan.schema.json").read_bytes()
@@ -59,7 +85,9 @@ def test_the_packaged_schema_is_the_documented_one() -> None:
 
 
 def test_the_schema_knows_every_kind() -> None:
-    assert plan_schema()["$defs"]["kind"]["enum"] == list(kinds.BY_NAME)
+    # a read-only kind (organizations) is never planned: no step, fingerprint or unmanaged entry
+    planned = [k.name for k in kinds.KINDS if not k.read_only]
+    assert plan_schema()["$defs"]["kind"]["enum"] == planned
 
 
 def _step(index: int, **fields: Any) -> Callable[[dict[str, Any]], None]:

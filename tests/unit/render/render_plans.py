@@ -1,4 +1,4 @@
-"""Plans built by hand for the renderer tests (imported by the ``test_render_*`` modules)."""
+"""Plans built by hand for the renderer tests (imported by the renderer tests of this folder)."""
 
 from __future__ import annotations
 

@@ -9,11 +9,12 @@ from typing import Any
 
 import jsonschema
 import pytest
-from render_plans import big_plan, mixed_plan, no_change_plan
 
 from apimctl.plans.model import FORMAT_VERSION, Change, Plan, Step
 from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.render.json import render_apply_summary, render_plan
+
+from .render_plans import big_plan, mixed_plan, no_change_plan
 
 Golden = Callable[[str, str], None]
 

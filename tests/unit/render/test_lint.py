@@ -11,10 +11,11 @@ from typing import Any
 
 import jsonschema
 import pytest
-from lintkit import WEATHER, lint, write
 
 from apimctl.lint import Finding, LintReport, RuleInfo
 from apimctl.render.lint import FORMATS, render, summary
+
+from ..lint.lintkit import WEATHER, lint, write
 
 RULES = [RuleInfo("ssl", "error", "Public endpoints require TLS", "Keys travel in clear text otherwise."),
          RuleInfo("hs", "warn", "High security", "", "https://docs.example.com/hs"),

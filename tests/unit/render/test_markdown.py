@@ -8,10 +8,11 @@ from collections.abc import Callable
 
 import pytest
 from markdown_it import MarkdownIt
-from render_plans import big_plan, mixed_plan, no_change_plan
 
 from apimctl.plans.model import Change, Plan, Step, Unmanaged
 from apimctl.render.markdown import MAX_ROWS, cell, code, render_plan
+
+from .render_plans import big_plan, mixed_plan, no_change_plan
 
 Golden = Callable[[str, str], None]
 

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from render_plans import PASSWORD, SECRET, mixed_plan
 
 from apimctl.plans.model import Change, Plan, Step, Unmanaged
 from apimctl.render import json as render_json
 from apimctl.render import markdown, text
+
+from .render_plans import PASSWORD, SECRET, mixed_plan
 
 RENDERERS: dict[str, Callable[[Plan], str]] = {
     "text": text.render_plan,

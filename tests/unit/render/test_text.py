@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from render_plans import big_plan, mixed_plan, no_change_plan
-
 from apimctl.plans.model import Change, Plan, Step
 from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.render.text import render_apply_summary, render_plan
+
+from .render_plans import big_plan, mixed_plan, no_change_plan
 
 Golden = Callable[[str, str], None]
 

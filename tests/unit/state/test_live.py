@@ -1,18 +1,15 @@
-"""Reading the live state: one list call per 1,000 objects per kind, and the translation of
-API objects into manifest shape (references by name, quirks accepted)."""
+"""Reading the live state with a fake lister: one list call per top-level kind with its
+projection, and the translation of API objects into manifest shape (references by name, quirks
+accepted). The call count against a reference server is in
+``tests/integration/test_live_read_calls.py``."""
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
-import httpx
-
 from apimctl import kinds
-from apimctl.api.client import ApiClient
-from apimctl.server import ServerConfig, create_app
-from apimctl.state.live import from_raw, read_call_bound, read_live, read_raw
+from apimctl.state.live import from_raw, read_raw
 
 
 class FakeLister:
@@ -76,27 +73,3 @@ def test_translation_into_manifest_shape() -> None:
         {"name": "F", "undefinedMethodsAllowed": True, "methods": ["get"]}]}]
     (event,) = state.of("maintenanceEvent")
     assert event.doc["endpoints"] == [{"service": "W", "endpoint": "F"}]
-
-
-def test_read_calls_grow_by_thousands(tmp_path: Path) -> None:
-    """1,001 domains cost two list calls; everything else one each."""
-    config = ServerConfig(db_path=str(tmp_path / "a.db"), tokens={"t": "a"},
-                          auto_approve_domains=True)
-    transport = httpx.ASGITransport(app=create_app(config))
-
-    async def scenario() -> tuple[int, int, int]:
-        async with ApiClient("http://x/v3/rest", token="t", qps=None, transport=transport) as c:
-            gate = asyncio.Semaphore(16)
-
-            async def add(i: int) -> None:
-                async with gate:
-                    await c.post("/domains", {"domain": f"d{i}.example"})
-
-            await asyncio.gather(*(add(i) for i in range(1001)))
-        async with ApiClient("http://x/v3/rest", token="t", qps=None, transport=transport) as c:
-            state = await read_live(c)
-            return c.stats.reads(), read_call_bound(state), len(state.of("domain"))
-
-    reads, bound, domains = asyncio.run(scenario())
-    assert domains == 1001
-    assert reads == bound == 2 + 4

@@ -1,0 +1,327 @@
+"""The reconciler's one table of the platform's dialects (spec/SUPPLEMENT.md §10).
+
+The platform exists as its specification describes it (``spec``) and as real deployments
+behave (``mashery``). Everything the reconciler does differently for one or the other is a
+value of :class:`Dialect` here, and every stage asks this table, never a dialect's name:
+
+- error-code headers the client reads (both are always understood, §6 and §10.1);
+- enum vocabularies (§10.2): manifests may use either spelling; both sides of a comparison
+  and every write are in the target's (:func:`translate`);
+- defaults that differ (§10.5): a new endpoint's ``returnedHeaders``, the ``detailHeader`` of
+  an error set's messages (:func:`comparable`, :func:`message_default`, :func:`field_default`);
+- plan entitlements (§10.6): read with explicit nested ``fields``, written with an explicit
+  endpoint list (``whole_service_entitlements``: a target that ignores the list);
+- role permissions (§10.7): item by item, or the whole collection with a required ``action``;
+- fields of real deployments apimctl does not manage (§10.8): carried through writes
+  untouched and never compared unless the manifest names them (:data:`UNMANAGED`).
+
+This module is pure data and functions on manifest-shaped mappings; it knows nothing of the
+reference server (which keeps its own table in ``apimctl.server.dialects``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+SPEC_NAME = "spec"
+MASHERY_NAME = "mashery"
+AUTO = "auto"
+CHOICES: tuple[str, ...] = (SPEC_NAME, MASHERY_NAME, AUTO)
+
+# the error-code headers of both dialects: the client reads either, whatever the target
+ERROR_CODE_HEADERS: tuple[str, ...] = ("X-Svc-Error-Code", "X-Mashery-Error-Code")
+# headers only a ``mashery`` target sends (auto-detection, §10.1)
+MASHERY_HEADER_PREFIX = "x-mashery-"
+MASHERY_HOST_SUFFIX = "mashery.com"
+
+
+def _frozen(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(value))
+
+
+# --- vocabularies (§10.2): per kind, per field path, the values in each dialect, same order --
+
+_GRANTS_SPEC = ("authorization-code", "implicit", "password", "client-credentials")
+_GRANTS_MASHERY = ("authorization_code", "implicit", "password", "client_credentials")
+
+VOCABULARIES: Mapping[str, Mapping[str, Mapping[str, tuple[str, ...]]]] = _frozen({
+    "endpoint": _frozen({
+        "forwardedHeaders": _frozen({
+            SPEC_NAME: ("svc-host", "svc-message-id", "svc-service-id"),
+            MASHERY_NAME: ("mashery-host", "mashery-message-id", "mashery-service-id"),
+        }),
+        "returnedHeaders": _frozen({
+            SPEC_NAME: ("svc-message-id", "svc-responder"),
+            MASHERY_NAME: ("mashery-message-id", "mashery-responder"),
+        }),
+        "oauthGrantTypes": _frozen({SPEC_NAME: _GRANTS_SPEC, MASHERY_NAME: _GRANTS_MASHERY}),
+    }),
+    "service": _frozen({
+        "securityProfile.oauth.grantTypes": _frozen({SPEC_NAME: _GRANTS_SPEC, MASHERY_NAME: _GRANTS_MASHERY}),
+    }),
+})
+
+# --- fields of real deployments apimctl does not manage (§10.8), per kind, by dotted path ----
+
+UNMANAGED: Mapping[str, tuple[str, ...]] = _frozen({
+    "endpoint": ("inboundMsslRequired", "userControlledErrorLocation",
+                 "userControlledErrorLocationKey", "rateLimitHeadersEnabled"),
+    "service": ("organization", "securityProfile.oauth.masheryTokenApiEnabled",
+                "securityProfile.oauth.enableRefreshTokenTtl",
+                "securityProfile.oauth.forceOauthRedirectUrl", "securityProfile.oauth.macAlgorithm"),
+    "package": ("organization",),
+})
+# the read projection of endpoints names these too (ignored by a ``spec`` target, §1)
+ENDPOINT_EXTRA_READ_FIELDS: tuple[str, ...] = UNMANAGED["endpoint"]
+
+_DETAILS = {
+    "ERR_403_NOT_AUTHORIZED": "Not Authorized",
+    "ERR_403_DEVELOPER_INACTIVE": "Account Inactive",
+    "ERR_403_DEVELOPER_OVER_QPS": "Account Over Queries Per Second Limit",
+    "ERR_403_DEVELOPER_OVER_RATE": "Account Over Rate Limit",
+    "ERR_403_DEVELOPER_UNKNOWN_REFERER": "Invalid Referer",
+    "ERR_403_SERVICE_OVER_QPS": "Rate Limit Exceeded",
+    "ERR_403_SERVICE_REQUIRES_SSL": "Service Requires SSL",
+    "ERR_503_SERVICE_UNAVAILABLE": "Scheduled Maintenance",
+    "ERR_400_UNSUPPORTED_PARAMETER": "Unsupported Parameter",
+    "ERR_400_UNSUPPORTED_SIGNATURE_METHOD": "Unsupported Signature Method",
+    "ERR_400_MISSING_REQUIRED_CONSUMER_KEY": "Missing Required Consumer Key",
+    "ERR_400_MISSING_REQUIRED_REQUEST_TOKEN": "Missing Required Request Token",
+    "ERR_400_MISSING_REQUIRED_ACCESS_TOKEN": "Missing Required Access Token",
+    "ERR_400_DUPLICATED_OAUTH_PROTOCOL_PARAMETER": "Duplicated OAuth Protocol Parameter",
+    "ERR_401_TIMESTAMP_IS_INVALID": "Timestamp Is Invalid",
+    "ERR_401_INVALID_SIGNATURE": "Invalid Signature",
+    "ERR_401_INVALID_OR_EXPIRED_TOKEN": "Invalid Or Expired Token",
+    "ERR_401_INVALID_CONSUMER_KEY": "Invalid Consumer Key",
+    "ERR_401_INVALID_NONCE": "Invalid NONCE",
+}
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one dialect of the management API differs. The defaults are ``spec``."""
+
+    name: str
+    # defaults that differ from SUPPLEMENT §3, per kind, per top-level field (manifest shape)
+    defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _frozen({}))
+    # an error message's default ``detailHeader`` by message id (absent: "")
+    message_details: Mapping[str, str] = field(default_factory=lambda: _frozen({}))
+    # role permissions are written as one collection (PUT {"roles": [...]}, DELETE to clear)
+    roles_as_collection: bool = False
+    # a role permission must carry its action
+    role_action_required: bool = False
+    # entitling a service entitles all its endpoints even when the body lists some
+    # (apimctl then removes the extras in the same apply); no known dialect does
+    whole_service_entitlements: bool = False
+    # the fields of §10.8 exist (and are read); elsewhere they are dropped from writes
+    has_extra_fields: bool = False
+
+    def vocabulary(self, kind: str, path: str) -> tuple[str, ...]:
+        return VOCABULARIES.get(kind, {}).get(path, {}).get(self.name, ())
+
+    def detail_header(self, message_id: str) -> str:
+        """The default ``detailHeader`` of a catalog message in this dialect (§10.5)."""
+        return self.message_details.get(message_id, "")
+
+
+SPEC = Dialect(SPEC_NAME)
+MASHERY = Dialect(
+    MASHERY_NAME,
+    defaults=_frozen({"endpoint": _frozen({"returnedHeaders": ("mashery-responder",)})}),
+    message_details=_frozen(_DETAILS),
+    roles_as_collection=True,
+    role_action_required=True,
+    has_extra_fields=True,
+)
+DIALECTS: Mapping[str, Dialect] = _frozen({d.name: d for d in (SPEC, MASHERY)})
+ROLE_ACTIONS: Mapping[str, str] = _frozen({"service": "read", "plan": "register_keys"})
+
+
+def dialect_of(name: str | None) -> Dialect:
+    """The dialect called ``name``; ``spec`` for ``None``/empty (plans made before dialects)."""
+    if not name:
+        return SPEC
+    try:
+        return DIALECTS[name]
+    except KeyError:
+        raise ValueError(f"unknown dialect {name!r}; choose one of {', '.join(CHOICES)}") from None
+
+
+# --- translation ------------------------------------------------------------------------------
+
+
+_TRANSLATIONS: dict[tuple[str, str, str], tuple[Dialect, Mapping[str, str]]] = {}
+
+
+def _translation(kind: str, path: str, dialect: Dialect) -> Mapping[str, str]:
+    """Every spelling of the field's values (in any dialect) -> the dialect's spelling
+    (computed once per field and dialect: the vocabularies are constants)."""
+    cached = _TRANSLATIONS.get((kind, path, dialect.name))
+    if cached is not None and cached[0] is dialect:
+        return cached[1]
+    table = _TRANSLATIONS[(kind, path, dialect.name)] = (dialect, _make_translation(kind, path, dialect))
+    return table[1]
+
+
+def _make_translation(kind: str, path: str, dialect: Dialect) -> Mapping[str, str]:
+    vocab = VOCABULARIES.get(kind, {}).get(path, {})
+    target = vocab.get(dialect.name, ())
+    out: dict[str, str] = {}
+    for spellings in vocab.values():
+        for i, value in enumerate(spellings):
+            if i < len(target):
+                out[value] = target[i]
+    return out
+
+
+def translate_value(kind: str, path: str, value: Any, dialect: Dialect) -> Any:
+    """An enum value (or list of them) of ``kind``'s field ``path`` in the dialect's spelling."""
+    table = _translation(kind, path, dialect)
+    if not table:
+        return value
+    if isinstance(value, str):
+        return table.get(value, value)
+    if isinstance(value, list | tuple):
+        return [table.get(v, v) if isinstance(v, str) else v for v in value]
+    return value
+
+
+def _at(doc: Any, parts: list[str]) -> tuple[Any, str] | None:
+    for part in parts[:-1]:
+        doc = doc.get(part) if isinstance(doc, Mapping) else None
+    if isinstance(doc, dict) and parts[-1] in doc:
+        return doc, parts[-1]
+    return None
+
+
+def translate(kind: str, doc: dict[str, Any], dialect: Dialect) -> list[str]:
+    """Bring ``doc`` (manifest shape, changed in place) into the dialect's vocabulary; without
+    the fields of §10.8 when the dialect has none. Returns the paths of the fields dropped."""
+    for path in VOCABULARIES.get(kind, {}):
+        found = _at(doc, path.split("."))
+        if found is not None:
+            holder, name = found
+            holder[name] = translate_value(kind, path, holder[name], dialect)
+    dropped: list[str] = []
+    if not dialect.has_extra_fields:
+        for path in UNMANAGED.get(kind, ()):
+            found = _at(doc, path.split("."))
+            if found is not None:
+                del found[0][found[1]]
+                dropped.append(path)
+    return dropped
+
+
+# --- comparing --------------------------------------------------------------------------------
+
+
+def field_default(kind: str, name: str, dialect: Dialect) -> Any:
+    """The dialect's own default of a top-level field (``None``: the kind's default applies)."""
+    value = dialect.defaults.get(kind, {}).get(name)
+    return list(value) if isinstance(value, tuple) else value
+
+
+def message_default(message_id: str, status: str, dialect: Dialect) -> dict[str, str]:
+    """An error message as the dialect creates it (§5, §10.5)."""
+    return {"status": status, "detailHeader": dialect.detail_header(message_id), "responseBody": ""}
+
+
+def _named(doc: Mapping[str, Any], path: str) -> bool:
+    parts = path.split(".")
+    return parts[0] in doc if len(parts) == 1 else _nested_named(doc, parts)
+
+
+def _nested_named(doc: Any, parts: list[str]) -> bool:
+    for part in parts:
+        if not isinstance(doc, Mapping) or part not in doc:
+            return False
+        doc = doc[part]
+    return True
+
+
+def _drop(doc: Any, parts: list[str]) -> None:
+    for part in parts[:-1]:
+        doc = doc.get(part) if isinstance(doc, dict) else None
+    if isinstance(doc, dict):
+        doc.pop(parts[-1], None)
+
+
+def comparable(kind: str, have: dict[str, Any] | None, want: dict[str, Any],
+               desired: Mapping[str, Any], dialect: Dialect) -> None:
+    """Adjust the normal forms of a comparison (in place) to the target's dialect.
+
+    ``want`` is the normal form of ``desired`` (the manifest's object), ``have`` the live
+    one's. Enum values are in the dialect's spelling on both sides; fields the manifest does
+    not write compare with the dialect's defaults (an endpoint's ``returnedHeaders``, every
+    error message's ``detailHeader``); the fields of §10.8 the manifest does not name are not
+    compared."""
+    for path in VOCABULARIES.get(kind, {}):
+        for side in (have, want):
+            found = _at(side, path.split(".")) if side is not None else None
+            if found is not None and isinstance(found[0][found[1]], list):
+                found[0][found[1]] = sorted({*translate_value(kind, path, found[0][found[1]], dialect)})
+    for name, value in dialect.defaults.get(kind, {}).items():
+        if name not in desired and name in want:
+            want[name] = sorted(value) if isinstance(value, tuple) else value
+    if dialect.message_details and kind == "errorSet":
+        _message_defaults(want, desired, dialect)
+    for path in UNMANAGED.get(kind, ()):
+        if not _named(desired, path):
+            parts = path.split(".")
+            _drop(want, parts)
+            if have is not None:
+                _drop(have, parts)
+
+
+def _message_defaults(want: dict[str, Any], desired: Mapping[str, Any], dialect: Dialect) -> None:
+    messages = want.get("errorMessages")
+    if not isinstance(messages, dict):
+        return
+    written = {str(m.get("id")): m for m in desired.get("errorMessages") or [] if isinstance(m, Mapping)}
+    for mid, message in messages.items():
+        if isinstance(message, dict) and "detailHeader" not in written.get(mid, {}):
+            message["detailHeader"] = dialect.detail_header(mid)
+
+
+def mashery_values(kind: str, doc: Mapping[str, Any]) -> bool:
+    """Whether a live object (manifest shape) holds values spelled the ``mashery`` way."""
+    for path, vocab in VOCABULARIES.get(kind, {}).items():
+        found = _at(dict(doc), path.split(".")) if "." not in path else None
+        if found is None:
+            continue
+        value = found[0][found[1]]
+        values = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        only = set(vocab[MASHERY_NAME]) - set(vocab[SPEC_NAME])
+        if any(v in only for v in values):
+            return True
+    return False
+
+
+def exported_messages(fields: dict[str, Any], live: Mapping[str, Any], dialect: Dialect) -> None:
+    """Export's ``errorMessages`` of an error set (in place) against the dialect's defaults:
+    a ``detailHeader`` at the dialect's default is left out, one blanked where the default is
+    not empty is written (``""``); messages left with nothing but their id are dropped."""
+    if not dialect.message_details:
+        return
+    messages = live.get("errorMessages")
+    if not isinstance(messages, Mapping):
+        return
+    by_id = {str(m.get("id")): m for m in fields.get("errorMessages") or [] if isinstance(m, dict)}
+    for mid, message in messages.items():
+        have = message.get("detailHeader", "") if isinstance(message, Mapping) else ""
+        default = dialect.detail_header(mid)
+        item = by_id.get(mid)
+        if have == default and item is not None:
+            item.pop("detailHeader", None)
+        elif have != default and have == "":
+            if item is None:
+                item = by_id[mid] = {"id": mid}
+            item["detailHeader"] = ""
+    kept = [m for m in by_id.values() if set(m) - {"id"}]
+    if kept:
+        fields["errorMessages"] = kept
+    else:
+        fields.pop("errorMessages", None)

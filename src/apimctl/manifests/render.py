@@ -1,0 +1,80 @@
+"""The effective manifests: what the base and the overlays add up to, variables substituted,
+secrets masked. The core of ``apimctl render``, for a reviewer who wants to see what an
+overlay produced.
+
+Secret fields never show their value: one written as a ``${VAR}`` reference shows the
+reference, a literal shows :data:`MASK`. ``mock_env`` fills variables that are not set with
+placeholders (``MOCK_<NAME>``), so a CI job without the secrets can render too; the
+placeholders used are listed in the result.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from apimctl.manifests.checks import secret_paths
+from apimctl.manifests.model import JsonPath
+from apimctl.manifests.pipeline import load_manifests
+
+MASK = "(sensitive)"
+MOCK_PREFIX = "MOCK_"
+
+
+class MockEnv(Mapping[str, str]):
+    """The environment, with a placeholder for every variable that is not set (recorded)."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+        self.mocked: set[str] = set()
+
+    def __getitem__(self, name: str) -> str:
+        if name in self.env:
+            return self.env[name]
+        self.mocked.add(name)
+        return MOCK_PREFIX + name
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.env)
+
+    def __len__(self) -> int:
+        return len(self.env)
+
+
+@dataclass
+class Rendered:
+    """The effective document (secrets masked), the files read, warnings, and the variables
+    filled with placeholders."""
+
+    doc: dict[str, Any]
+    files: list[str]
+    warnings: list[str] = field(default_factory=list)
+    mocked: list[str] = field(default_factory=list)
+
+
+def render_manifests(paths: Sequence[str], overlays: Sequence[str] = (),
+                     env: Mapping[str, str] | None = None, *, mock_env: bool = False) -> Rendered:
+    """The manifests at ``paths`` with ``overlays`` applied and variables substituted, as
+    one document whose secrets are masked. Raises
+    :class:`~apimctl.errors.ManifestError` like :func:`load_manifests`."""
+    base = os.environ if env is None else env
+    source: Mapping[str, str] = MockEnv(base) if mock_env else base
+    manifest = load_manifests(paths, overlays, source)
+    doc = copy.deepcopy(manifest.doc)
+    for path in list(secret_paths(doc)):
+        _set(doc, path, manifest.secret_refs.get(path, MASK))
+    mocked = sorted(source.mocked) if isinstance(source, MockEnv) else []
+    return Rendered(doc, list(manifest.files), [str(w) for w in manifest.warnings], mocked)
+
+
+def _set(doc: dict[str, Any], path: JsonPath, value: str) -> None:
+    holder: Any = doc
+    for part in path[:-1]:
+        holder = holder[part]
+    holder[path[-1]] = value

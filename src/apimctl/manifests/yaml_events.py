@@ -1,0 +1,404 @@
+"""YAML from libyaml's event stream, with a source position for every key and list item.
+
+The reader of :mod:`apimctl.manifests.loader`: it builds plain Python values from events
+(``CSafeLoader`` when available), catches duplicate keys, bounds nesting depth, alias
+expansion and the number of entries (a "billion laughs" document is refused, deep nesting
+never reaches a C recursion), keeps timestamps as strings and substitutes ``${VAR}``
+references where the string was written.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError, SafeConstructor
+from yaml.resolver import Resolver
+
+from apimctl.manifests.documents import (
+    LIST_KINDS,
+    MAX_DEPTH,
+    MAX_ENTRIES,
+    TOP_LEVEL_KEYS,
+    Document,
+    Item,
+)
+from apimctl.manifests.model import JsonPath, Position, Problems, format_path
+from apimctl.manifests.variables import substitute
+
+_Loader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_T = "tag:yaml.org,2002:"
+_STR, _INT, _FLOAT, _BOOL, _NULL = _T + "str", _T + "int", _T + "float", _T + "bool", _T + "null"
+_TIMESTAMP, _SEQ, _MAP = _T + "timestamp", _T + "seq", _T + "map"
+_SCALAR, _ALIAS = yaml.ScalarEvent, yaml.AliasEvent
+_SEQ_START, _SEQ_END = yaml.SequenceStartEvent, yaml.SequenceEndEvent
+_MAP_START, _MAP_END = yaml.MappingStartEvent, yaml.MappingEndEvent
+_CONSTRUCTOR = SafeConstructor()
+_RESOLVER = Resolver()
+_CONSTRUCT = {
+    _INT: _CONSTRUCTOR.construct_yaml_int,
+    _FLOAT: _CONSTRUCTOR.construct_yaml_float,
+    _BOOL: _CONSTRUCTOR.construct_yaml_bool,
+}
+
+
+class Abort(Exception):
+    """The rest of the file cannot be read; the problem has been recorded."""
+
+
+@dataclass
+class _Anchor:
+    value: Any
+    positions: dict[JsonPath, Position]
+    refs: dict[JsonPath, str]
+    nodes: int
+
+
+class EventReader:
+    """Builds values from libyaml events (iteratively bounded: depth and alias expansion)."""
+
+    def __init__(self, file: str, text: str, env: Mapping[str, str], problems: Problems) -> None:
+        self.file = file
+        self.env = env
+        self.problems = problems
+        self.loader = _Loader(text)
+        self.budget = max(100_000, len(text))  # nodes that aliases may add
+        self.nodes = 0
+        self.entries = 0  # list items and mapping keys read so far
+        self.anchors: dict[str, _Anchor] = {}
+        self.prefix: JsonPath = ()
+        self.counters: dict[str, int] = {}
+        self.item: Item | None = None  # the top-level object being read
+
+    def dispose(self) -> None:
+        self.loader.dispose()
+
+    def pos(self, mark: Any) -> Position:
+        return Position(self.file, mark.line + 1, mark.column + 1)
+
+    def error(self, where: Position, rel: JsonPath, message: str) -> None:
+        self.problems.error(where, format_path(self.prefix + rel), message)
+
+    def next(self) -> Any:
+        return self.loader.get_event()
+
+    # --- documents ------------------------------------------------------------------------
+
+    def documents(self) -> list[Document]:
+        docs: list[Document] = []
+        self.next()  # StreamStart
+        while not isinstance(self.loader.peek_event(), yaml.StreamEndEvent):
+            start = self.next()  # DocumentStart
+            self.anchors = {}
+            doc = self.document(self.pos(start.start_mark))
+            self.next()  # DocumentEnd
+            if doc is not None:
+                docs.append(doc)
+        return docs
+
+    def document(self, where: Position) -> Document | None:
+        ev = self.next()
+        if isinstance(ev, yaml.ScalarEvent) and ev.tag is None and ev.value == "" and ev.implicit[0]:
+            return None  # an empty document
+        if not isinstance(ev, yaml.MappingStartEvent):
+            found = "a list" if isinstance(ev, yaml.SequenceStartEvent) else "a single value"
+            self.error(self.pos(ev.start_mark), (), "a manifest document must be a mapping of top-level "
+                       f"keys ({', '.join(TOP_LEVEL_KEYS)}), not {found}")
+            self.skip(ev)
+            return None
+        doc = Document(self.file, self.pos(ev.start_mark), {})
+        seen: dict[str, Position] = {}
+        while not isinstance(self.loader.peek_event(), yaml.MappingEndEvent):
+            key = self.key(seen, (), doc.positions)
+            if key is None:
+                continue
+            nxt = self.loader.peek_event()
+            if key in LIST_KINDS and isinstance(nxt, yaml.SequenceStartEvent) and nxt.tag in (None, "!", _SEQ):
+                doc.root[key] = self.items(key, doc)
+            else:
+                doc.root[key] = self.value(self.next(), (key,), doc.positions, doc.refs, 1)
+        self.next()  # MappingEnd
+        return doc
+
+    def items(self, kind: str, doc: Document) -> list[Any]:
+        self.next()  # SequenceStart
+        values: list[Any] = []
+        items = doc.items.setdefault(kind, [])
+        while not isinstance(self.loader.peek_event(), yaml.SequenceEndEvent):
+            ev = self.next()
+            self.entries += 1
+            if self.entries > MAX_ENTRIES:
+                self.too_many(ev, (kind, self.counters.get(kind, 0)))
+            index = self.counters.get(kind, 0)
+            self.counters[kind] = index + 1
+            item = Item(kind, self.file, index, None)
+            item.positions[()] = self.pos(ev.start_mark)
+            self.prefix, self.item = (kind, index), item
+            item.value = self.value(ev, (), item.positions, item.refs, 2)
+            self.prefix, self.item = (), None
+            items.append(item)
+            values.append(item.value)
+        self.next()  # SequenceEnd
+        return values
+
+    # --- nodes ----------------------------------------------------------------------------
+    # The loops below run once per YAML node of every file: they compare event types with
+    # ``is`` and read scalars inline, which keeps 10,000 endpoints within the time budget.
+
+    def value(self, ev: Any, rel: JsonPath, positions: dict[JsonPath, Position],
+              refs: dict[JsonPath, str], depth: int) -> Any:
+        kind = type(ev)
+        if kind is _ALIAS:
+            return self.alias(ev, rel, positions, refs)
+        if depth > MAX_DEPTH:
+            self.error(self.pos(ev.start_mark), rel, f"nested more than {MAX_DEPTH} levels deep")
+            self.skip(ev)
+            return None
+        if ev.anchor:
+            return self.anchored(ev, rel, positions, refs, depth)
+        if kind is _SCALAR:
+            return self.scalar(ev, rel, refs)
+        if kind is _SEQ_START:
+            return self.sequence(ev, rel, positions, refs, depth)
+        return self.mapping(ev, rel, positions, refs, depth)
+
+    def anchored(self, ev: Any, rel: JsonPath, positions: dict[JsonPath, Position],
+                 refs: dict[JsonPath, str], depth: int) -> Any:
+        """Build an anchored node on its own tables, so an alias can replay them."""
+        anchor, saved_prefix = ev.anchor, self.prefix
+        sub_pos: dict[JsonPath, Position] = {}
+        sub_refs: dict[JsonPath, str] = {}
+        self.prefix = self.prefix + rel
+        ev.anchor = None
+        try:
+            value = self.value(ev, (), sub_pos, sub_refs, depth)
+        finally:
+            self.prefix = saved_prefix
+        self.anchors[anchor] = _Anchor(value, sub_pos, sub_refs, len(sub_pos) + 1)
+        self.replay(self.anchors[anchor], rel, positions, refs)
+        return value
+
+    def alias(self, ev: Any, rel: JsonPath, positions: dict[JsonPath, Position],
+              refs: dict[JsonPath, str]) -> Any:
+        found = self.anchors.get(ev.anchor)
+        if found is None:
+            self.error(self.pos(ev.start_mark), rel, f"undefined YAML alias *{ev.anchor}")
+            return None
+        self.nodes += found.nodes
+        if self.nodes > self.budget:
+            self.error(self.pos(ev.start_mark), rel, f"YAML aliases expand to more than {self.budget} "
+                       "nodes; refusing to expand them")
+            raise Abort
+        self.replay(found, rel, positions, refs)
+        return copy.deepcopy(found.value)
+
+    @staticmethod
+    def replay(anchor: _Anchor, rel: JsonPath, positions: dict[JsonPath, Position],
+               refs: dict[JsonPath, str]) -> None:
+        for sub, where in anchor.positions.items():
+            if sub:
+                positions[rel + sub] = where
+        for sub, raw in anchor.refs.items():
+            refs[rel + sub] = raw
+
+    def skip(self, ev: Any) -> None:
+        """Consume the events of a node that is not built."""
+        depth = 1 if type(ev) in (_SEQ_START, _MAP_START) else 0
+        while depth:
+            kind = type(self.next())
+            if kind is _SEQ_START or kind is _MAP_START:
+                depth += 1
+            elif kind is _SEQ_END or kind is _MAP_END:
+                depth -= 1
+
+    def sequence(self, ev: Any, rel: JsonPath, positions: dict[JsonPath, Position],
+                 refs: dict[JsonPath, str], depth: int) -> list[Any]:
+        if ev.tag is not None and ev.tag != "!" and ev.tag != _SEQ:
+            self.error(self.pos(ev.start_mark), rel, f"unsupported YAML tag {ev.tag}")
+        get, file = self.loader.get_event, self.file
+        out: list[Any] = []
+        while True:
+            item = get()
+            kind = type(item)
+            if kind is _SEQ_END:
+                return out
+            path = (*rel, len(out))
+            self.entries += 1
+            if self.entries > MAX_ENTRIES:
+                self.too_many(item, path)
+            mark = item.start_mark
+            positions[path] = Position(file, mark.line + 1, mark.column + 1)
+            if kind is _SCALAR and not item.anchor:
+                out.append(self.scalar(item, path, refs))
+            else:
+                out.append(self.value(item, path, positions, refs, depth + 1))
+
+    def mapping(self, ev: Any, rel: JsonPath, positions: dict[JsonPath, Position],
+                refs: dict[JsonPath, str], depth: int) -> dict[str, Any]:
+        if ev.tag is not None and ev.tag != "!" and ev.tag != _MAP:
+            self.error(self.pos(ev.start_mark), rel, f"unsupported YAML tag {ev.tag}")
+        get, file = self.loader.get_event, self.file
+        out: dict[str, Any] = {}
+        merges: list[tuple[Any, dict[JsonPath, Position], dict[JsonPath, str]]] = []
+        while True:
+            kev = get()
+            kind = type(kev)
+            if kind is _MAP_END:
+                break
+            if kind is not _SCALAR:
+                self.bad_key(kev, rel)
+                continue
+            key = kev.value
+            self.entries += 1
+            if self.entries > MAX_ENTRIES:
+                self.too_many(kev, (*rel, key))
+            if key == "<<" and kev.tag is None and kev.implicit[0]:
+                sub_pos: dict[JsonPath, Position] = {}
+                sub_refs: dict[JsonPath, str] = {}
+                saved_prefix, self.prefix = self.prefix, self.prefix + rel  # merged keys land at rel
+                try:
+                    merged = self.value(get(), (), sub_pos, sub_refs, depth + 1)
+                finally:
+                    self.prefix = saved_prefix
+                merges.append((merged, sub_pos, sub_refs))
+                continue
+            mark = kev.start_mark
+            path = (*rel, key)
+            if key in out:
+                first = positions[path]
+                self.error(Position(file, mark.line + 1, mark.column + 1), path,
+                           f"duplicate key '{key}' (first written at line {first.line})")
+                self.skip(get())
+                continue
+            positions[path] = Position(file, mark.line + 1, mark.column + 1)
+            vev = get()
+            if type(vev) is _SCALAR and not vev.anchor:
+                text = vev.value
+                if vev.tag is None and not vev.implicit[0] and "$" not in text:
+                    out[key] = text  # a quoted string: the most common value
+                else:
+                    out[key] = self.scalar(vev, path, refs)
+            else:
+                out[key] = self.value(vev, path, positions, refs, depth + 1)
+        for merged, sub_pos, sub_refs in merges:
+            self.merge(out, merged, sub_pos, sub_refs, rel, positions, refs, self.pos(kev.start_mark))
+        return out
+
+    def too_many(self, ev: Any, rel: JsonPath) -> None:
+        self.error(self.pos(ev.start_mark), rel, f"more than {MAX_ENTRIES:,} list items and mapping keys "
+                   "in one file; split it into several files")
+        raise Abort
+
+    def bad_key(self, ev: Any, rel: JsonPath) -> None:
+        self.error(self.pos(ev.start_mark), rel, "mapping keys must be plain text, not a list, mapping or alias")
+        self.skip(ev)
+        self.skip(self.next())
+
+    def merge(self, out: dict[str, Any], merged: Any, sub_pos: dict[JsonPath, Position],
+              sub_refs: dict[JsonPath, str], rel: JsonPath, positions: dict[JsonPath, Position],
+              refs: dict[JsonPath, str], where: Position) -> None:
+        """YAML merge keys (``<<: *defaults``): keys written in the mapping win."""
+        sources = [(merged, ())] if isinstance(merged, dict) else \
+            [(m, (i,)) for i, m in enumerate(merged)] if isinstance(merged, list) else []
+        if not sources or not all(isinstance(m, dict) for m, _ in sources):
+            self.error(where, rel, "a merge key (<<) needs a mapping or a list of mappings")
+            return
+        for source, base in sources:
+            for key, val in source.items():
+                if key in out:
+                    continue
+                out[key] = val
+                for sub, p in sub_pos.items():
+                    if sub[:len(base) + 1] == (*base, key):
+                        positions[(*rel, *sub[len(base):])] = p
+                for sub, raw in sub_refs.items():
+                    if sub[:len(base) + 1] == (*base, key):
+                        refs[(*rel, *sub[len(base):])] = raw
+
+    def key(self, seen: dict[str, Position], rel: JsonPath, positions: dict[JsonPath, Position]) -> str | None:
+        """Read one top-level key; ``None`` (value skipped) when it is unusable or a duplicate."""
+        ev = self.next()
+        if type(ev) is not _SCALAR:
+            self.bad_key(ev, rel)
+            return None
+        where = self.pos(ev.start_mark)
+        key = ev.value
+        if key in seen:
+            first = seen[key]
+            self.error(where, (*rel, key), f"duplicate key '{key}' (first written at line {first.line})")
+            self.skip(self.next())
+            return None
+        seen[key] = where
+        positions[(*rel, key)] = where
+        return str(key)
+
+    def scalar(self, ev: Any, rel: JsonPath, refs: dict[JsonPath, str]) -> Any:
+        tag, value = ev.tag, ev.value
+        if tag is None or tag == "!":
+            tag = (_RESOLVED.get(value) or _resolve(value)) if ev.implicit[0] else _STR
+        if tag == _STR:
+            return self.substituted(ev, rel, refs) if "$" in value else value
+        if tag == _INT and value.isdigit() and (value[0] != "0" or value == "0"):
+            return int(value)
+        if tag == _BOOL:
+            return _CONSTRUCTOR.bool_values[value.lower()]
+        return self.construct(tag, ev, rel)
+
+    def construct(self, tag: str, ev: Any, rel: JsonPath) -> Any:
+        if tag == _NULL:
+            return None
+        if tag == _TIMESTAMP:
+            return ev.value
+        build = _CONSTRUCT.get(tag)
+        if build is None:
+            self.error(self.pos(ev.start_mark), rel, f"unsupported YAML tag {tag.replace(_T, '!!')}")
+            return ev.value
+        try:
+            return build(yaml.ScalarNode(tag, ev.value))
+        except (ValueError, ConstructorError):
+            self.error(self.pos(ev.start_mark), rel, f"'{ev.value}' is not a valid {tag.replace(_T, '')}")
+            return ev.value
+
+    def substituted(self, ev: Any, rel: JsonPath, refs: dict[JsonPath, str]) -> Any:
+        result = substitute(ev.value, self.env)
+        if result.uses_variables:
+            refs[rel] = ev.value
+        for offset, message in result.problems:
+            self.error(self.offset_pos(ev, offset), rel, message)
+        for offset, message in result.warnings:
+            self.problems.warning(self.offset_pos(ev, offset), format_path(self.prefix + rel), message)
+        if result.whole and not ev.style and not result.problems:  # plain style: None or ''
+            # an unquoted ``${PORT}`` takes the type its value has in YAML (8080 -> integer)
+            tag = _resolve(result.text)  # an empty value stays "", it does not become null
+            if tag in (_INT, _FLOAT, _BOOL):
+                if self.item is not None:
+                    self.item.typed[(*self.prefix, *rel)[2:]] = result.text
+                return self.construct(tag, yaml.ScalarEvent(None, tag, (True, False), result.text,
+                                                            ev.start_mark, ev.end_mark), rel)
+        return result.text
+
+    def offset_pos(self, ev: Any, offset: int) -> Position:
+        start = self.pos(ev.start_mark)
+        if ev.start_mark.line != ev.end_mark.line:
+            return start
+        if not ev.style:
+            return Position(start.file, start.line, start.col + offset)
+        if (ev.style == "'" and "'" not in ev.value[:offset]) or (ev.style == '"' and "\\" not in ev.value[:offset]):
+            return Position(start.file, start.line, start.col + 1 + offset)
+        return start
+
+
+_RESOLVED: dict[str, str] = {}
+
+
+def _resolve(value: str) -> str:
+    """The implicit tag of a plain scalar (cached: manifests repeat true, false and numbers)."""
+    tag = _RESOLVED.get(value)
+    if tag is None:
+        tag = str(_RESOLVER.resolve(yaml.ScalarNode, value, (True, False)))  # type: ignore[no-untyped-call]
+        if len(_RESOLVED) < 10_000:
+            _RESOLVED[value] = tag
+    return tag

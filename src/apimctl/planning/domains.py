@@ -1,0 +1,52 @@
+"""Warnings about domains that are not ``active``: the platform refuses an endpoint whose
+public or system host is not under an active domain of the area, so a plan that needs a
+domain still ``waiting`` for approval says so before apply fails on it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from apimctl import kinds
+from apimctl.planning.desired import Desired
+from apimctl.state.live import LiveState
+
+HOST_FIELDS = ("publicDomains", "systemDomains", "trafficManagerDomain")
+ACTIVE = "active"
+
+
+def domain_warnings(desired: Mapping[str, Sequence[Desired]], live: LiveState) -> list[str]:
+    """One warning per live domain that is not active and that declared endpoints need (a
+    host under it and under no active domain), naming those endpoints."""
+    status: dict[str, str] = {}
+    for obj in live.of(kinds.DOMAIN.name):
+        name = str(obj.raw.get(kinds.DOMAIN.identity) or obj.name).strip().lower()
+        status[name] = str(obj.raw.get("status") or ACTIVE).strip().lower()
+    active = [d for d, s in status.items() if s == ACTIVE]
+    needs: dict[str, list[str]] = {d: [] for d, s in status.items() if s != ACTIVE}
+    if not needs:
+        return []
+    for endpoint in desired.get(kinds.ENDPOINT.name, ()):
+        for host in _hosts(endpoint.doc):
+            if any(_under(host, a) for a in active):
+                continue
+            for domain in needs:
+                if _under(host, domain) and endpoint.key not in needs[domain]:
+                    needs[domain].append(endpoint.key)
+    return [f"domain {domain} is {status[domain]}" + (" for approval" if status[domain] == "waiting" else "")
+            + f"; {kinds.ENDPOINT.label}{'' if len(keys) == 1 else 's'} {', '.join(keys)} "
+            + ("needs" if len(keys) == 1 else "need") + " it (apply fails on them until it is active)"
+            for domain, keys in needs.items() if keys]
+
+
+def _hosts(doc: Mapping[str, Any]) -> Iterable[str]:
+    for field in HOST_FIELDS:
+        value = doc.get(field)
+        for item in value if isinstance(value, list) else [value]:
+            host = item.get("address") if isinstance(item, Mapping) else item
+            if isinstance(host, str) and host.strip():
+                yield host.strip().lower()
+
+
+def _under(host: str, domain: str) -> bool:
+    return host == domain or host.endswith("." + domain)

@@ -1,0 +1,143 @@
+"""Endpoint routes as resources: a step freeing a route runs before a step taking it.
+
+The platform keeps ``requestPathAlias`` + each public domain unique across all endpoints of
+an area (spec/SUPPLEMENT.md §4): an endpoint moved to another service cannot be created while
+the old one still holds its route, and two endpoints swapping routes can never both go first.
+Called by :mod:`apimctl.planning.build` after :func:`apimctl.planning.order.dependencies`:
+
+- a *taker* is an endpoint create, or an update giving the endpoint a route it does not have;
+- a *freer* is an endpoint delete (a service delete frees its endpoints' routes), or an update
+  taking a route away from it;
+- every taker depends on every freer of the same route, except two updates of one service,
+  which apply writes in one call (the server checks the service's routes as a whole).
+
+When that makes a cycle (a swap), one of its endpoints first moves to a temporary route
+(``<alias>.apimctl-swap-<id hash>``) in an extra update step, ``endpoint:S/E (temporary
+route)``, which frees its routes; its own step then runs after the other side's. All in one
+plan, shown in its order.
+"""
+
+from __future__ import annotations
+
+import graphlib
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from apimctl.kinds import ENDPOINT, SERVICE
+from apimctl.planning.desired import Desired
+from apimctl.plans.model import TEMPORARY_ROUTE, Change, Step
+from apimctl.state.live import LiveState
+
+ALIAS = "requestPathAlias"
+PUBLIC = "publicDomains"
+SWAP = ".apimctl-swap-"
+
+
+def routes(doc: Mapping[str, Any]) -> set[str]:
+    """``alias|domain`` of each public domain (the alias alone without any), as the server
+    claims them."""
+    alias = str(doc.get(ALIAS) or "")
+    hosts = [str(d.get("address", "") if isinstance(d, Mapping) else d).strip().lower()
+             for d in doc.get(PUBLIC) or []]
+    return {f"{alias}|{h}" for h in hosts or [""]}
+
+
+def _moves_route(step: Step) -> bool:
+    return any(c.path == ALIAS or c.path.startswith(PUBLIC) for c in step.changes)
+
+
+class _Claims:
+    """Which steps take and free which routes."""
+
+    def __init__(self) -> None:
+        self.takes: dict[str, set[str]] = {}
+        self.frees: dict[str, set[str]] = {}
+
+    def edges(self, steps: Mapping[str, Step]) -> dict[str, set[str]]:
+        freers: dict[str, list[str]] = {}
+        for addr, freed in self.frees.items():
+            for route in freed:
+                freers.setdefault(route, []).append(addr)
+        out: dict[str, set[str]] = {}
+        for taker, taken in self.takes.items():
+            for route in taken:
+                for freer in freers.get(route, ()):
+                    if freer != taker and not _one_call(steps[taker], steps[freer]):
+                        out.setdefault(taker, set()).add(freer)
+        return out
+
+
+def _one_call(a: Step, b: Step) -> bool:
+    """Updates of endpoints of one service are one ``PUT`` (unless one is temporary)."""
+    return (a.action == b.action == "update" and a.parent == b.parent
+            and not a.temporary and not b.temporary)
+
+
+def _claims(steps: Mapping[str, Step], desired_at: Mapping[str, Desired],
+            live_docs: Mapping[str, Mapping[str, Any]], live: LiveState) -> _Claims:
+    claims = _Claims()
+    for addr, step in steps.items():
+        if step.kind == SERVICE.name and step.action == "delete":
+            held = [routes(o.doc) for o in live.of(ENDPOINT.name) if o.parent_id == step.id]
+            claims.frees[addr] = set().union(*held)
+        if step.kind != ENDPOINT.name:
+            continue
+        if step.action == "create":
+            claims.takes[addr] = routes(desired_at[addr].doc)
+        elif step.action == "delete" and addr in live_docs:
+            claims.frees[addr] = routes(live_docs[addr])
+        elif step.action == "update" and addr in live_docs and _moves_route(step):
+            want, have = routes(desired_at[addr].doc), routes(live_docs[addr])
+            claims.takes[addr], claims.frees[addr] = want - have, have - want
+    return claims
+
+
+def _temporary(step: Step, live_doc: Mapping[str, Any]) -> Step:
+    """The extra update moving ``step``'s endpoint to a route nobody else wants."""
+    alias = str(live_doc.get(ALIAS) or "")
+    temp = f"{alias}{SWAP}{hashlib.sha1(str(step.id).encode()).hexdigest()[:8]}"
+    name = step.key.rpartition("/")[2] if step.parent else step.key
+    return Step("update", step.kind, f"{step.key}{TEMPORARY_ROUTE}", step.id, step.parent,
+                step.parent_id, (Change(ALIAS, alias, temp),),
+                desired={"name": str(live_doc.get("name") or name), ALIAS: temp})
+
+
+def _cycle(graph: Mapping[str, set[str]]) -> list[str]:
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        return [str(a) for a in exc.args[1]]
+    return []
+
+
+def route_dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desired],
+                       live_docs: Mapping[str, Mapping[str, Any]],
+                       deps: dict[str, tuple[str, ...]], live: LiveState) -> dict[str, Step]:
+    """Add to ``deps`` what route conflicts require; answer the temporary steps that break
+    swaps (to add to the plan, their ``deps`` entries added too)."""
+    claims = _claims(steps, desired_at, live_docs, live)
+    if not claims.takes:
+        return {}
+    all_steps = dict(steps)
+    base = {a: set(d) for a, d in deps.items()}
+    extra: dict[str, Step] = {}
+    while True:
+        edges = claims.edges(all_steps)
+        graph = {a: base.get(a, set()) | edges.get(a, set()) for a in all_steps}
+        cycle = _cycle(graph)
+        movable = sorted({a for a in cycle if claims.frees.get(a) and not all_steps[a].temporary
+                          and a in live_docs and all_steps[a].kind == ENDPOINT.name})
+        if not cycle or not movable:
+            break
+        addr = movable[0]
+        temp = _temporary(all_steps[addr], live_docs[addr])
+        all_steps[temp.address] = extra[temp.address] = temp
+        claims.frees[temp.address], claims.frees[addr] = claims.frees[addr], set()
+        if all_steps[addr].action == "update":
+            claims.takes[addr] = routes(desired_at[addr].doc)
+        base[temp.address] = set()
+        base.setdefault(addr, set()).add(temp.address)
+    for addr, needed in graph.items():
+        deps[addr] = tuple(sorted(needed))
+    return extra

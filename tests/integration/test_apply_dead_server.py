@@ -1,0 +1,73 @@
+"""`apimctl apply` against a server that dies mid-apply, or is not there at all: the client's
+breaker opens after a few connection failures in a row, the apply starts no further step and
+ends in seconds with exit 3 and the usual summary (before: every step retried on its own, for
+minutes and over a thousand calls).
+
+A reference server subprocess on 127.0.0.1, killed with SIGKILL after some writes.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .apply_support import (
+    TOKEN,
+    Runs,
+    Server,
+    apimctl_env,
+    apply_summary,
+    free_port,
+    server,
+    write_manifest,
+)
+
+SAFETY = 120  # seconds: only a guard against a hang; the assertions are on calls and outcomes
+
+
+def test_apply_stops_within_seconds_when_the_server_dies(tmp_path: Path) -> None:
+    folder = write_manifest(tmp_path / "m", services=8)
+    with server(tmp_path) as srv:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "apimctl", "apply", "--auto-approve", "--qps", "6", "--parallelism", "2",
+             "--format", "json", str(folder)],
+            env=apimctl_env(srv, TOKEN), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + SAFETY
+        while srv.writes() < 3 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        written = srv.writes() - 1  # the writes of the plan the server saw (the lease's create apart)
+        assert srv.proc is not None
+        srv.proc.send_signal(signal.SIGKILL)
+        srv.proc.wait(10)
+        died = time.monotonic()
+        stdout, stderr = proc.communicate(timeout=SAFETY)
+        took = time.monotonic() - died
+    assert proc.returncode == 3, stdout + stderr
+    assert "Traceback" not in stderr
+    result = apply_summary(stdout)
+    assert result["done"] and result["skipped"], result  # the usual summary: done / failed / not started
+    assert "127.0.0.1" in result["stopped"] and "unreachable" in result["stopped"], result["stopped"]
+    assert any(s["reason"].startswith("not started") for s in result["skipped"])
+    assert result["non_converged"] == []  # nothing is read back from a dead server
+    # the apply's calls (no read before its first write: it planned just before, under the
+    # lease): the writes the server saw before its death, and a handful after it
+    after_death = result["calls"]["total"] - written
+    assert after_death <= 12, (after_death, result["calls"], written)
+    assert "could not release the apply lease" in stderr and "apimctl unlock" in stderr
+    print(f"dead server: {after_death} calls after its death, {took:.1f} s, {result['calls']}")
+    assert took < 60, took  # seconds, not minutes (a generous bound; typically ~2 s)
+
+
+def test_a_server_that_is_not_there_fails_fast(tmp_path: Path) -> None:
+    folder = write_manifest(tmp_path / "m", services=1)
+    gone = Server(tmp_path, port=free_port())  # nothing listens there
+    started = time.monotonic()
+    proc = Runs().run(gone, "apply", "--auto-approve", str(folder))
+    assert proc.returncode == 1
+    assert f"127.0.0.1:{gone.port} is unreachable" in proc.stderr
+    assert "3 connection attempts in a row failed" in proc.stderr
+    assert time.monotonic() - started < SAFETY

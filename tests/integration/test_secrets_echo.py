@@ -1,0 +1,148 @@
+"""Secrets with special characters never reach any output, even from a server that echoes
+every request it refuses (body and query, as it received them).
+
+A tiny stdlib HTTP server on 127.0.0.1 lists an empty area and answers every write with a 400
+whose message is the raw request body and query. ``plan`` and ``apply`` run through the real
+entry point; stdout, stderr, the saved plan and the JSON outputs must hold the secret in none
+of the encodings apimctl produces (raw, JSON-escaped, URL/form-encoded, hex, base64).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import quote, quote_plus
+
+import pytest
+
+from apimctl.cli import cli
+from apimctl.cli.common import run_guarded
+from apimctl.render.style import encodings
+
+SECRETS = {
+    "quote": 'pa"ss"word-1',
+    "backslash": "C:\\back\\slash\\9",
+    "unicode": "gehéim-秘密-☃-x",
+    "percent": "100%+plus&amp=1",
+    "newline": "first line here\nsecond line here",
+    "all": 'q"b\\u%+&\n\u00e9-end/"x',
+}
+
+MANIFEST = """\
+services:
+  - name: Echo
+    endpoints:
+      - name: Call
+        requestPathAlias: /call
+        trafficManagerDomain: api.example.com
+        publicDomains: [api.example.com]
+        systemDomains: [backend.example.net]
+        systemDomainCredentialSecret: ${ECHO_SECRET}
+        systemDomainAuthentication:
+          type: httpBasic
+          username: svc
+          password: ${ECHO_PASSWORD}
+"""
+
+
+@pytest.fixture(scope="module")
+def echo_server() -> Iterator[str]:
+    """Lists are empty; every write is refused with a 400 echoing the body and the query."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def _reply(self, status: int, payload: object) -> None:
+            body = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            self._reply(200, [])
+
+        def _echo(self) -> None:
+            size = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(size).decode("utf-8", "replace")
+            self._reply(400, {"errorCode": 400, "errorMessage": f"bad request: {raw} ?{self.path}",
+                              "errors": [{"property": "x", "message": raw}]})
+
+        do_POST = do_PUT = do_DELETE = _echo
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v3/rest"
+    server.shutdown()
+    server.server_close()
+
+
+def forms(secret: str) -> set[str]:
+    """Every encoding of ``secret`` that must not appear (built independently of the redactor)."""
+    data = secret.encode()
+    out = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
+           quote(secret, safe=""), quote_plus(secret), binascii.hexlify(data).decode(),
+           binascii.hexlify(data).decode().upper(), base64.b64encode(data).decode(),
+           base64.urlsafe_b64encode(data).decode(), base64.b64encode(data).decode().rstrip("=")}
+    return {f for f in out if len(f) >= 4}
+
+
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        *args: str) -> tuple[int, str]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["apimctl", *args])
+    capsys.readouterr()
+    code = run_guarded(cli)
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+@pytest.mark.parametrize("name", sorted(SECRETS))
+def test_no_encoding_of_a_secret_reaches_any_output(name: str, echo_server: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    secret = SECRETS[name]
+    for var in ("APIMCTL_URL", "APIMCTL_TOKEN", "APIMCTL_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("ECHO_SECRET", secret)
+    monkeypatch.setenv("ECHO_PASSWORD", secret[::-1] + "-pw")
+    (tmp_path / "m.yaml").write_text(MANIFEST)
+    common = ["--url", echo_server, "--token", "tok-echo-test", "--qps", "0", "--timeout", "5"]
+    outputs = []
+    for fmt in ("text", "json", "markdown"):
+        code, text = run(tmp_path, monkeypatch, capsys, "plan", *common, "--format", fmt, "m.yaml")
+        assert code == 0, text
+        outputs.append(text)
+    code, text = run(tmp_path, monkeypatch, capsys, "plan", *common, "--out", "saved.json", "m.yaml")
+    assert code == 0, text
+    outputs += [text, (tmp_path / "saved.json").read_text()]
+    for fmt in ("text", "json"):
+        for verbose in ([], ["-v"]):
+            code, text = run(tmp_path, monkeypatch, capsys, "apply", *common, *verbose, "--no-lock",
+                             "--auto-approve", "--format", fmt, "m.yaml")
+            assert code in (1, 3), text
+            assert "400" in text, text  # the echoing refusal was reported ...
+            outputs.append(text)
+    code, text = run(tmp_path, monkeypatch, capsys, "apply", *common, "--no-lock", "--auto-approve",
+                     "--plan", "saved.json")
+    assert code in (1, 3), text
+    outputs.append(text)
+    everything = "\n".join(outputs)
+    for value in (secret, secret[::-1] + "-pw"):
+        for form in forms(value):
+            assert form not in everything, (name, form)
+    assert "(sensitive)" in everything  # ... with the secret replaced
+
+
+@pytest.mark.parametrize("secret", sorted(SECRETS.values()))
+def test_the_redactor_knows_every_encoding(secret: str) -> None:
+    assert forms(secret) <= encodings(secret) | {secret}

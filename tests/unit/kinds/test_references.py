@@ -1,0 +1,61 @@
+"""References between kinds, derived from each kind's ``references``: what a document refers
+to, renames, write bodies, host coverage, and the manifest check of undeclared names."""
+
+from __future__ import annotations
+
+from apimctl.kinds import references as refs
+
+PLAN = {"name": "Gold", "services": [{"name": "Weather", "endpoints": [{"name": "Forecast"}]}]}
+
+
+def test_addresses_of_what_a_document_refers_to() -> None:
+    assert refs.addresses("plan", PLAN, "Pkg") == {"service:Weather", "endpoint:Weather/Forecast"}
+    assert refs.addresses("service", {"name": "W", "roles": ["Partners"]}, None) == {"role:Partners"}
+    assert refs.addresses("endpoint", {"name": "F", "errorSet": "Errs", "publicDomains": ["api.example.com"]},
+                          "Weather") == {"errorSet:Weather/Errs"}  # hosts are not addresses
+    assert refs.addresses("service", {"name": "W"}, None) == set()
+
+
+def test_addresses_escape_slashes_in_names() -> None:
+    assert refs.addresses("endpoint", {"name": "F", "errorSet": "a/b"}, "W\\/X") == {"errorSet:W\\/X/a\\/b"}
+
+
+def test_hosts_are_lower_cased_and_read_from_bodies_too() -> None:
+    doc = {"name": "F", "publicDomains": ["API.example.com"], "systemDomains": [{"address": "b.example.net"}]}
+    assert refs.hosts("endpoint", doc) == ["api.example.com", "b.example.net"]
+
+
+def test_parent_domains_and_coverage() -> None:
+    assert refs.parent_domains("api.eu.example.com") == ["api.eu.example.com", "eu.example.com", "example.com", "com"]
+    assert refs.covered("api.example.com", ["example.com"])
+    assert refs.covered("example.com", ["example.com"])
+    assert refs.covered("API.Example.com", ["example.com"])
+    assert not refs.covered("badexample.com", ["example.com"])
+    assert not refs.covered("example.org", ["example.com"])
+    assert not refs.covered("example.com", [])
+
+
+def test_rename_rewrites_references_and_leaves_the_input_alone() -> None:
+    renamed = refs.rename("plan", PLAN, "Pkg", {"service:Weather": "Climate"})
+    assert renamed == {"name": "Gold", "services": [{"name": "Climate", "endpoints": [{"name": "Forecast"}]}]}
+    assert PLAN["services"][0]["name"] == "Weather"
+    moved = refs.rename("plan", PLAN, "Pkg", {"endpoint:Weather/Forecast": "Weather/Outlook"})
+    assert moved["services"] == [{"name": "Weather", "endpoints": [{"name": "Outlook"}]}]
+    roles = refs.rename("service", {"name": "W", "roles": ["Partners", "Other"]}, None, {"role:Partners": "Friends"})
+    assert roles == {"name": "W", "roles": ["Friends", "Other"]}
+    assert refs.rename("service", {"name": "W", "roles": ["A"]}, None, {}) == {"name": "W", "roles": ["A"]}
+
+
+def test_resolve_gives_write_bodies() -> None:
+    body = refs.resolve("service", {"name": "W", "roles": ["Partners", "Other"]}, None,
+                        lambda ref: "r1" if ref.name == "Partners" else None)
+    assert body == {"name": "W", "roles": [{"id": "r1", "name": "Partners"}, {"name": "Other"}]}
+    hosts = refs.resolve("endpoint", {"name": "F", "publicDomains": ["api.example.com"]}, "W", lambda ref: None)
+    assert hosts == {"name": "F", "publicDomains": [{"address": "api.example.com"}]}
+
+
+def test_check_names_undeclared_references() -> None:
+    findings = refs.check({"roles": ["A"], "services": [{"name": "W", "roles": ["A", "B"]}]})
+    assert [(f.path, f.severity) for f in findings] == [(("services", 0, "roles", 1), "error")]
+    assert "unknown role 'B'" in findings[0].message
+    assert refs.check({"roles": ["A", "B"], "services": [{"name": "W", "roles": ["A", "B"]}]}) == []
