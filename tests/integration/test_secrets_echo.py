@@ -146,3 +146,65 @@ def test_no_encoding_of_a_secret_reaches_any_output(name: str, echo_server: str,
 @pytest.mark.parametrize("secret", sorted(SECRETS.values()))
 def test_the_redactor_knows_every_encoding(secret: str) -> None:
     assert forms(secret) <= encodings(secret) | {secret}
+
+
+@pytest.fixture(scope="module")
+def echoing_token_server() -> Iterator[str]:
+    """A token endpoint that refuses every exchange, echoing the form and the Basic header."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            size = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(size).decode("utf-8", "replace")
+            auth = self.headers.get("Authorization", "")
+            body = json.dumps({"error": "invalid_client",
+                               "error_description": f"refused {raw} with {auth}"}).encode()
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            auth = self.headers.get("Authorization", "")
+            body = json.dumps({"errorCode": 401, "errorMessage": f"bad token {auth}"}).encode()
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v3/rest"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("name", ["quote", "percent", "unicode"])
+def test_connection_credentials_never_reach_any_output(name: str, echoing_token_server: str,
+                                                       tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """The token exchange's secret and password, and a bearer token, echoed by a refusing
+    server, are scrubbed from the error in every encoding (HTTP Basic included)."""
+    secret, password = SECRETS[name], SECRETS[name][::-1] + "-pw"
+    for var in ("APIMCTL_URL", "APIMCTL_TOKEN", "APIMCTL_PROFILE", "APIMCTL_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    (tmp_path / "m.yaml").write_text(MANIFEST.replace("${ECHO_SECRET}", "x").replace("${ECHO_PASSWORD}", "y"))
+    monkeypatch.setenv("APIMCTL_API_SECRET", secret)
+    code, text = run(tmp_path, monkeypatch, capsys, "plan", "--url", echoing_token_server,
+                     "--api-key", "client-key", "--username", "ops", "--password", password,
+                     "--area", "area-1", "--qps", "0", "--timeout", "5", "m.yaml")
+    assert code == 1 and "refused" in text, text
+    basic = base64.b64encode(f"client-key:{secret}".encode()).decode()
+    for form in forms(secret) | forms(password) | {basic}:
+        assert form not in text, (name, form)
+    token = f"tok-{name}-1234"
+    code, text = run(tmp_path, monkeypatch, capsys, "plan", "--url", echoing_token_server,
+                     "--token", token, "--qps", "0", "--timeout", "5", "m.yaml")
+    assert code == 1, text
+    assert token not in text, text

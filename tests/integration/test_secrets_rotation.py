@@ -139,3 +139,5 @@ def test_rotate_is_checked_and_refused_with_a_saved_plan(run) -> None:
     assert run("x-pass-4444", "plan", "--out", "p.json", "m.yaml")[0] == 0
     code, _out, err = run("x-pass-4444", "apply", "--auto-approve", "--rotate-secrets", "--plan", "p.json")
     assert code != 0 and "cannot change a saved --plan" in err
+    code, _out, err = run("x-pass-4444", "apply", "--auto-approve", "--repair-duplicates", "--plan", "p.json")
+    assert code != 0 and "--repair-duplicates" in err and "cannot change a saved" in err

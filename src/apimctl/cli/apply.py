@@ -104,9 +104,11 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     """
     if bool(paths) == bool(plan_file):
         raise click.UsageError("give manifest PATH... or --plan FILE (not both)")
-    if plan_file and (prune or targets or ignores or overlays or rotate_secrets or rotate):
-        raise click.UsageError("--prune, --target, --ignore, --overlay and --rotate(-secrets) "
-                               "shape a new plan; they cannot change a saved --plan")
+    if plan_file and (prune or targets or ignores or overlays or rotate_secrets or rotate
+                      or repair_duplicates):
+        raise click.UsageError("--prune, --target, --ignore, --overlay, --rotate(-secrets) and "
+                               "--repair-duplicates shape a new plan; they cannot change a saved "
+                               "--plan (make the plan with them: apimctl plan ... --out FILE)")
     lint_gate(ctx, paths, overlays)  # --lint: the policy rules first, refusing on failures
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
     if not auto_approve and not interactive:

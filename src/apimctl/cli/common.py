@@ -6,17 +6,49 @@ import math
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.core import ParameterSource
 
 from apimctl.errors import ApimctlError
+from apimctl.render.style import encodings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_OK, EXIT_ERROR, EXIT_CHANGES, EXIT_PARTIAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+# The credentials of the connection (options and their variables): never shown, in any encoding.
+CREDENTIAL_OPTIONS = ("token", "api_secret", "password")
+CREDENTIAL_MASK = "(sensitive)"
+_MIN_CREDENTIAL = 4
+
+
+def connection_credentials(argv: Sequence[str] | None = None,
+                           environ: Mapping[str, str] | None = None) -> set[str]:
+    """The credential values given on the command line or in ``APIMCTL_*`` variables."""
+    argv = sys.argv[1:] if argv is None else argv
+    environ = os.environ if environ is None else environ
+    given = {name: {environ.get(envvar(name), "")} for name in (*CREDENTIAL_OPTIONS, "api_key")}
+    flags = {"--" + name.replace("_", "-"): name for name in given}
+    for i, arg in enumerate(argv):
+        flag, sep, value = arg.partition("=")
+        if flag in flags:
+            given[flags[flag]].add(value if sep else (argv[i + 1] if i + 1 < len(argv) else ""))
+    found = {value for name in CREDENTIAL_OPTIONS for value in given[name] if value}
+    for key in (k for k in given["api_key"] if k):  # the token exchange's HTTP Basic: KEY:SECRET
+        found |= {f"{key}:{secret}" for secret in given["api_secret"] if secret}
+    return {value for value in found if len(value) >= _MIN_CREDENTIAL}
+
+
+def scrub_credentials(text: str, credentials: set[str]) -> str:
+    """``text`` with every encoding of every credential replaced by ``(sensitive)``."""
+    forms = sorted({f for c in credentials for f in encodings(c) if len(f) >= _MIN_CREDENTIAL},
+                   key=len, reverse=True)
+    for form in forms:
+        text = text.replace(form, CREDENTIAL_MASK)
+    return text
 
 
 def run_guarded(group: click.Group) -> int:
@@ -37,12 +69,13 @@ def run_guarded(group: click.Group) -> int:
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except ApimctlError as exc:
-        click.echo(f"Error: {exc}", err=True)
+        click.echo(scrub_credentials(f"Error: {exc}", connection_credentials()), err=True)
         return exc.exit_code
     except Exception as exc:  # a bug: say so plainly
         if verbose:
             traceback.print_exc()
-        click.echo(f"Error: internal error: {type(exc).__name__}: {exc}", err=True)
+        message = f"Error: internal error: {type(exc).__name__}: {exc}"
+        click.echo(scrub_credentials(message, connection_credentials()), err=True)
         return EXIT_ERROR
     return int(rv or 0)
 
