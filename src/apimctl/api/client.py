@@ -28,16 +28,15 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections import Counter
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import unquote
 
 import httpx
 
 from apimctl import __version__
+from apimctl.api import requests as req
 from apimctl.api.auth import Credentials, StaticToken, TokenExchange, TokenSource, token_url
+from apimctl.api.calls import Breaker, CallStats
 from apimctl.api.dialect import DialectChoice
 from apimctl.api.quirks import as_list, parse_datetime, unwrap_one
 from apimctl.api.ratelimit import Backoff, Clock, RateLimiter, Sleep
@@ -49,7 +48,6 @@ from apimctl.errors import (
     ServerError,
     Throttled,
     TransportError,
-    Unreachable,
 )
 
 __all__ = [
@@ -64,67 +62,11 @@ __all__ = [
     "unwrap_one",
 ]
 
-Params = Mapping[str, Any] | Sequence[tuple[str, Any]]
+Params = req.Params
 
 MAX_PAGE = 1000  # the platform's largest `limit`
-MAX_LOGGED_QUERY = 160  # characters of a query shown in a log line
 _READS = frozenset({"GET", "HEAD"})
 _NO_BODY = object()
-
-
-@dataclass
-class CallStats:
-    """Management API requests actually sent (every retry counts), per (METHOD, path)."""
-
-    calls: Counter[tuple[str, str]] = field(default_factory=Counter)
-    token_calls: int = 0  # token exchanges, kept apart from the management API calls
-
-    def record(self, method: str, path: str) -> None:
-        self.calls[(method, path)] += 1
-
-    def reads(self) -> int:
-        return sum(n for (method, _), n in self.calls.items() if method in _READS)
-
-    def writes(self) -> int:
-        return sum(n for (method, _), n in self.calls.items() if method not in _READS)
-
-    def total(self) -> int:
-        return sum(self.calls.values())
-
-
-class Breaker:
-    """Fails every call at once after ``threshold`` connection failures in a row.
-
-    A dead server answers nothing: without this, every call of an apply retried on its own with
-    backoff (minutes, and over a thousand attempts). Only failures to connect count (refused,
-    reset, DNS, a connect timeout); any reply, even a 5xx, resets the count, and a slow reply or
-    a dropped response neither counts nor resets. Once open it stays open for the client's life
-    (one command): the server may come back, but this run has given up on it.
-    """
-
-    def __init__(self, host: str, threshold: int = 3) -> None:
-        self.host, self.threshold = host, max(1, threshold)
-        self.failures = 0
-        self.last = ""
-        self.open = False
-
-    def check(self, where: str) -> None:
-        """Raise ``Unreachable`` when the breaker is open (nothing is sent)."""
-        if self.open:
-            raise Unreachable(
-                f"{where}: not sent: {self.host} is unreachable ({self.failures} connection "
-                f"attempts in a row failed, the last: {self.last}); giving up on it",
-                method=where.split(" ", 1)[0],
-            )
-
-    def failed(self, error: ApiError) -> None:
-        self.failures += 1
-        self.last = error.message.split(": ", 1)[-1]
-        self.open = self.open or self.failures >= self.threshold
-
-    def succeeded(self) -> None:
-        if not self.open:
-            self.failures = 0
 
 
 class ApiClient:
@@ -149,9 +91,9 @@ class ApiClient:
         max_connect_failures: int = 3,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.breaker = Breaker(_host(self.base_url), max_connect_failures)
+        self.breaker = Breaker(req.host(self.base_url), max_connect_failures)
         # which dialect the target speaks: asked for, or told by its replies (api.dialect)
-        self.dialect = DialectChoice(host=_hostname(self.base_url))
+        self.dialect = DialectChoice(host=req.hostname(self.base_url))
         self.stats = CallStats()
         self.limiter = RateLimiter(qps, clock=clock, sleep=sleep)
         self._timeout = timeout
@@ -201,7 +143,7 @@ class ApiClient:
         reply = await self._call("GET", path, params=params)
         if reply.data == []:
             raise NotFound(
-                f"GET {_route(path)}: the API answered an empty list",
+                f"GET {req.route(path)}: the API answered an empty list",
                 status=reply.status,
                 method="GET",
             )
@@ -221,20 +163,20 @@ class ApiClient:
         where ``offset`` counts pages rather than items.
         """
         size = max(1, min(page_size, MAX_PAGE))
-        query = [(k, v) for k, v in _pairs(params) if k not in ("limit", "offset")]
-        first = await self._call("GET", path, params=[*query, *_page(size, 0)])
-        items = _items(first.data)
-        total = _total_count(first.headers)
+        query = [(k, v) for k, v in req.pairs(params) if k not in ("limit", "offset")]
+        first = await self._call("GET", path, params=[*query, *req.page(size, 0)])
+        items = req.items(first.data)
+        total = req.total_count(first.headers)
         if total is None:
             return await self._pages_until_short(path, query, size, items, page_index)
         # A server that clamps `limit` lower than asked: page by what it actually returns.
         if 0 < len(items) < min(size, total):
             size = len(items)
         offsets = [k if page_index else k * size for k in range(1, math.ceil(total / size))]
-        pages = await _gather([self._page(path, query, size, offset) for offset in offsets])
+        pages = await req.gather([self._page(path, query, size, offset) for offset in offsets])
         for page in pages:
             items.extend(page)
-        return _unique(items)
+        return req.unique(items)
 
     async def post(self, path: str, body: Any, params: Params | None = None) -> dict[str, Any]:
         """Create. Not retried when the outcome is unknown (5xx, transport failure): the caller
@@ -268,7 +210,7 @@ class ApiClient:
         idempotent: bool = True,
         missing_is_done: bool = False,
     ) -> Reply:
-        where = f"{method} {_route(path)}"
+        where = f"{method} {req.route(path)}"
         renewed, retries, waits, unknown = False, 0, 0, False
         while True:
             self.breaker.check(where)
@@ -305,7 +247,7 @@ class ApiClient:
         self, method: str, path: str, params: Params | None, body: Any, token: str
     ) -> Reply | ApiError:
         """Send once; the reply, or the error it maps to (returned, for ``_call`` to judge)."""
-        where = f"{method} {_route(path)}"
+        where = f"{method} {req.route(path)}"
         try:
             response = await self._send(method, path, params, body, token)
         except httpx.RequestError as exc:
@@ -322,19 +264,19 @@ class ApiClient:
     ) -> httpx.Response:
         async with self._gate:
             await self.limiter.acquire()
-            self.stats.record(method, _route(path))
+            self.stats.record(method, req.route(path))
             started = self._clock()
             response = await self._http.request(
                 method,
                 path,
-                params=httpx.QueryParams(tuple(_pairs(params))),
+                params=httpx.QueryParams(tuple(req.pairs(params))),
                 json=None if body is _NO_BODY else body,
                 headers={"Authorization": f"Bearer {token}"},
             )
         if self._log is not None:
             elapsed = (self._clock() - started) * 1000
             self._log(
-                f"{method} {_loggable(path, response)} -> {response.status_code} ({elapsed:.0f} ms)"
+                f"{method} {req.loggable(path, response)} -> {response.status_code} ({elapsed:.0f} ms)"
             )
         return response
 
@@ -351,8 +293,8 @@ class ApiClient:
     async def _page(
         self, path: str, query: list[tuple[str, Any]], size: int, offset: int
     ) -> list[dict[str, Any]]:
-        reply = await self._call("GET", path, params=[*query, *_page(size, offset)])
-        return _items(reply.data)
+        reply = await self._call("GET", path, params=[*query, *req.page(size, offset)])
+        return req.items(reply.data)
 
     async def _pages_until_short(
         self,
@@ -374,12 +316,12 @@ class ApiClient:
             seen |= ids
             items.extend(batch)
             page, last = page + 1, len(batch)
-        return _unique(items)
+        return req.unique(items)
 
     def _one(self, method: str, path: str, reply: Reply) -> dict[str, Any]:
         if reply.data is None:
             raise ServerError(
-                f"{method} {_route(path)}: {reply.status}: an empty reply where an object was expected",
+                f"{method} {req.route(path)}: {reply.status}: an empty reply where an object was expected",
                 status=reply.status,
                 method=method,
             )
@@ -387,13 +329,13 @@ class ApiClient:
             obj = unwrap_one(reply.data)
         except ValueError as exc:
             raise ServerError(
-                f"{method} {_route(path)}: {reply.status}: {exc}",
+                f"{method} {req.route(path)}: {reply.status}: {exc}",
                 status=reply.status,
                 method=method,
             ) from None
         if not isinstance(obj, dict):
             raise ServerError(
-                f"{method} {_route(path)}: {reply.status}: expected an object, got {type(obj).__name__}",
+                f"{method} {req.route(path)}: {reply.status}: expected an object, got {type(obj).__name__}",
                 status=reply.status,
                 method=method,
             )
@@ -436,98 +378,6 @@ class ApiClient:
 
 
 # -- helpers: queries, replies, errors ------------------------------------------------------
-
-
-def _host(base_url: str) -> str:
-    """``host:port`` of the API, the name a connection failure is about."""
-    try:
-        url = httpx.URL(base_url)
-    except httpx.InvalidURL:
-        return base_url
-    return f"{url.host}:{url.port}" if url.port else url.host or base_url
-
-
-def _hostname(base_url: str) -> str:
-    try:
-        return httpx.URL(base_url).host
-    except httpx.InvalidURL:
-        return ""
-
-
-def _route(path: str) -> str:
-    """The path without its query: the key of ``CallStats`` and the "where" of messages."""
-    return path.split("?", 1)[0]
-
-
-def _page(size: int, offset: int) -> list[tuple[str, Any]]:
-    return [("limit", size), ("offset", offset)]
-
-
-def _pairs(params: Params | None) -> list[tuple[str, str]]:
-    """Query pairs from a dict or pairs; list values repeat the name (``fields``, ``filter``)."""
-    if params is None:
-        return []
-    entries = params.items() if isinstance(params, Mapping) else params
-    pairs: list[tuple[str, str]] = []
-    for name, value in entries:
-        for one in value if isinstance(value, list | tuple) else [value]:
-            if one is not None:
-                pairs.append((name, _text(one)))
-    return pairs
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _items(data: Any) -> list[dict[str, Any]]:
-    """A list reply as a list: ``null`` → ``[]``, a lone object → ``[object]``."""
-    return [item for item in as_list(data) if isinstance(item, dict)]
-
-
-def _total_count(headers: httpx.Headers) -> int | None:
-    try:
-        return max(0, int(headers["X-Total-Count"]))
-    except (KeyError, ValueError):
-        return None
-
-
-def _unique(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Drop repeats of an id (a concurrent write can shift an item onto the next page)."""
-    seen: set[Any] = set()
-    unique: list[dict[str, Any]] = []
-    for item in items:
-        key = item.get("id")
-        if key is not None and isinstance(key, str | int):
-            if key in seen:
-                continue
-            seen.add(key)
-        unique.append(item)
-    return unique
-
-
-async def _gather(
-    calls: list[Coroutine[Any, Any, list[dict[str, Any]]]],
-) -> list[list[dict[str, Any]]]:
-    """Run the page reads concurrently; on the first failure cancel the rest and raise it."""
-    tasks = [asyncio.ensure_future(call) for call in calls]
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
-
-
-def _loggable(path: str, response: httpx.Response) -> str:
-    """The path as the caller named it, with the query actually sent (never a body)."""
-    query = unquote(response.request.url.query.decode())
-    if len(query) > MAX_LOGGED_QUERY:
-        query = query[: MAX_LOGGED_QUERY - 1] + "…"
-    return f"{_route(path)}?{query}" if query else _route(path)
 
 
 def _final(error: ApiError, idempotent: bool) -> ApiError:

@@ -16,7 +16,9 @@ only; they are hashed by ``normalise`` before anything compares or prints them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import gc
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -164,15 +166,30 @@ def from_raw(raw: Mapping[str, list[dict[str, Any]]], *, consume: bool = False) 
 
     ``consume=True`` empties the lists of ``raw`` as their objects are read, so the raw data
     (child collections included) is freed object by object rather than held until the end."""
-    lookups = lookups_of(raw)
-    state = LiveState()
-    for kind in kinds.TOP_LEVEL:
-        items = raw.get(kind.name, [])
-        if consume:
-            items.reverse()
-            while items:
-                _read(state, kind, items.pop(), lookups)
-            continue
-        for obj in items:
-            _read(state, kind, obj, lookups)
+    with _no_cycle_collection():
+        lookups = lookups_of(raw)
+        state = LiveState()
+        for kind in kinds.TOP_LEVEL:
+            items = raw.get(kind.name, [])
+            if consume:
+                items.reverse()
+                while items:
+                    _read(state, kind, items.pop(), lookups)
+                continue
+            for obj in items:
+                _read(state, kind, obj, lookups)
     return state
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector while the live model is built: it allocates
+    hundreds of thousands of acyclic dicts and lists, and each collection would walk every
+    object made so far (a third of the reading time at 50,000 endpoints)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

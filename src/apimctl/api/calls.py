@@ -1,0 +1,68 @@
+"""What the client counts and when it gives up: call statistics and the circuit breaker.
+
+Used by :class:`apimctl.api.client.ApiClient` for every request it sends.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from apimctl.errors import ApiError, Unreachable
+
+_READS = frozenset({"GET", "HEAD"})
+
+
+@dataclass
+class CallStats:
+    """Management API requests actually sent (every retry counts), per (METHOD, path)."""
+
+    calls: Counter[tuple[str, str]] = field(default_factory=Counter)
+    token_calls: int = 0  # token exchanges, kept apart from the management API calls
+
+    def record(self, method: str, path: str) -> None:
+        self.calls[(method, path)] += 1
+
+    def reads(self) -> int:
+        return sum(n for (method, _), n in self.calls.items() if method in _READS)
+
+    def writes(self) -> int:
+        return sum(n for (method, _), n in self.calls.items() if method not in _READS)
+
+    def total(self) -> int:
+        return sum(self.calls.values())
+
+
+class Breaker:
+    """Fails every call at once after ``threshold`` connection failures in a row.
+
+    A dead server answers nothing: without this, every call of an apply retried on its own with
+    backoff (minutes, and over a thousand attempts). Only failures to connect count (refused,
+    reset, DNS, a connect timeout); any reply, even a 5xx, resets the count, and a slow reply or
+    a dropped response neither counts nor resets. Once open it stays open for the client's life
+    (one command): the server may come back, but this run has given up on it.
+    """
+
+    def __init__(self, host: str, threshold: int = 3) -> None:
+        self.host, self.threshold = host, max(1, threshold)
+        self.failures = 0
+        self.last = ""
+        self.open = False
+
+    def check(self, where: str) -> None:
+        """Raise ``Unreachable`` when the breaker is open (nothing is sent)."""
+        if self.open:
+            raise Unreachable(
+                f"{where}: not sent: {self.host} is unreachable ({self.failures} connection "
+                f"attempts in a row failed, the last: {self.last}); giving up on it",
+                method=where.split(" ", 1)[0],
+            )
+
+    def failed(self, error: ApiError) -> None:
+        self.failures += 1
+        self.last = error.message.split(": ", 1)[-1]
+        self.open = self.open or self.failures >= self.threshold
+
+    def succeeded(self) -> None:
+        if not self.open:
+            self.failures = 0

@@ -1,0 +1,110 @@
+"""Small pieces of a request: query pairs, page parameters, list replies, log lines, hosts.
+
+Used by :class:`apimctl.api.client.ApiClient`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Mapping, Sequence
+from typing import Any
+from urllib.parse import unquote
+
+import httpx
+
+from apimctl.api.quirks import as_list
+
+Params = Mapping[str, Any] | Sequence[tuple[str, Any]]
+MAX_LOGGED_QUERY = 160  # characters of a query shown in a log line
+
+
+def host(base_url: str) -> str:
+    """``host:port`` of the API, the name a connection failure is about."""
+    try:
+        url = httpx.URL(base_url)
+    except httpx.InvalidURL:
+        return base_url
+    return f"{url.host}:{url.port}" if url.port else url.host or base_url
+
+
+def hostname(base_url: str) -> str:
+    try:
+        return httpx.URL(base_url).host
+    except httpx.InvalidURL:
+        return ""
+
+
+def route(path: str) -> str:
+    """The path without its query: the key of ``CallStats`` and the "where" of messages."""
+    return path.split("?", 1)[0]
+
+
+def page(size: int, offset: int) -> list[tuple[str, Any]]:
+    return [("limit", size), ("offset", offset)]
+
+
+def pairs(params: Params | None) -> list[tuple[str, str]]:
+    """Query pairs from a dict or pairs; list values repeat the name (``fields``, ``filter``)."""
+    if params is None:
+        return []
+    entries = params.items() if isinstance(params, Mapping) else params
+    pairs: list[tuple[str, str]] = []
+    for name, value in entries:
+        for one in value if isinstance(value, list | tuple) else [value]:
+            if one is not None:
+                pairs.append((name, text(one)))
+    return pairs
+
+
+def text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def items(data: Any) -> list[dict[str, Any]]:
+    """A list reply as a list: ``null`` → ``[]``, a lone object → ``[object]``."""
+    return [item for item in as_list(data) if isinstance(item, dict)]
+
+
+def total_count(headers: httpx.Headers) -> int | None:
+    try:
+        return max(0, int(headers["X-Total-Count"]))
+    except (KeyError, ValueError):
+        return None
+
+
+def unique(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop repeats of an id (a concurrent write can shift an item onto the next page)."""
+    seen: set[Any] = set()
+    unique: list[dict[str, Any]] = []
+    for item in items:
+        key = item.get("id")
+        if key is not None and isinstance(key, str | int):
+            if key in seen:
+                continue
+            seen.add(key)
+        unique.append(item)
+    return unique
+
+
+async def gather(
+    calls: list[Coroutine[Any, Any, list[dict[str, Any]]]],
+) -> list[list[dict[str, Any]]]:
+    """Run the page reads concurrently; on the first failure cancel the rest and raise it."""
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+def loggable(path: str, response: httpx.Response) -> str:
+    """The path as the caller named it, with the query actually sent (never a body)."""
+    query = unquote(response.request.url.query.decode())
+    if len(query) > MAX_LOGGED_QUERY:
+        query = query[: MAX_LOGGED_QUERY - 1] + "…"
+    return f"{route(path)}?{query}" if query else route(path)
