@@ -3,7 +3,7 @@
 Each object is brought into its normal form and written with only the fields that differ
 from the defaults (:mod:`apimctl.export.fields`), children under their parent sorted by
 identity, ids only when asked for, strings holding a literal ``${`` escaped as ``$${``; the
-kind's ``export`` operation (:class:`~apimctl.kinds.base.KindOps`) shapes the entry, writing
+kind's ``export`` operation (:class:`~apimctl.kinds.ops.KindOps`) shapes the entry, writing
 secrets as ``${VAR}`` references named once every secret of the area is known
 (:func:`apimctl.export.naming.variable_names`). Nothing here names a kind. Called by
 :func:`apimctl.export.area.export_state` through :func:`build_documents`.
@@ -21,8 +21,8 @@ from apimctl.export.fields import differing
 from apimctl.export.naming import DEFAULT_ORDER, variable_names
 from apimctl.kinds import Kind
 from apimctl.kinds import references as refs
-from apimctl.kinds.base import Exported, escape_literal
 from apimctl.kinds.dialects import SPEC, Dialect, comparable, exported_messages
+from apimctl.kinds.ops import Exported, escape_literal
 from apimctl.state.live import LiveObject, LiveState
 from apimctl.state.normalise import Context, normalise
 

@@ -35,7 +35,6 @@ from types import MappingProxyType
 
 from apimctl import platform
 from apimctl.kinds.base import (
-    NESTED_COMPUTED_FIELDS,
     Kind,
     Reference,
     SubResource,
@@ -56,6 +55,7 @@ from apimctl.kinds.endpoint import (
 )
 from apimctl.kinds.error_set import ERROR_MESSAGE_FIELDS, ERROR_SET
 from apimctl.kinds.maintenance_event import MAINTENANCE_EVENT
+from apimctl.kinds.ops import NESTED_COMPUTED_FIELDS
 from apimctl.kinds.organization import ORGANIZATION
 from apimctl.kinds.package import PACKAGE
 from apimctl.kinds.plan import ENTITLED_ENDPOINT_DEFAULTS, PLAN

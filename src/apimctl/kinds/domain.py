@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from apimctl.kinds.base import Exported, Kind, Lookups, Ops, Read, Resolver
+from apimctl.kinds.base import Kind
+from apimctl.kinds.ops import Exported, Lookups, Ops, Read, Resolver
 
 
 class DomainOps(Ops):

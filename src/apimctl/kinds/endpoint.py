@@ -6,26 +6,23 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from apimctl.kinds.base import (
-    NESTED_COMPUTED_FIELDS,
-    Context,
-    Exported,
-    Kind,
-    Lookups,
-    Ops,
-    Read,
-    Reference,
-    Resolver,
-    SubResource,
-    as_list,
-    escape_literal,
-    fingerprint,
-    frozen,
-    names_of,
-)
+from apimctl.kinds.base import Kind, Reference, SubResource, frozen
 from apimctl.kinds.dialects import ENDPOINT_EXTRA_READ_FIELDS
 from apimctl.kinds.error_set import ERROR_SET
 from apimctl.kinds.error_set import PLATFORM_ERROR_SET as PLATFORM_ERROR_SET  # planning uses it
+from apimctl.kinds.ops import (
+    NESTED_COMPUTED_FIELDS,
+    Context,
+    Exported,
+    Lookups,
+    Ops,
+    Read,
+    Resolver,
+    as_list,
+    escape_literal,
+    fingerprint,
+    names_of,
+)
 
 # the label of an endpoint's methods in lookups and in apply's index of ids
 METHOD = "method"

@@ -6,17 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from apimctl import platform
-from apimctl.kinds.base import (
-    Kind,
-    Lookups,
-    Ops,
-    Read,
-    Resolver,
-    SubResource,
-    as_list,
-    fingerprint,
-    frozen,
-)
+from apimctl.kinds.base import Kind, SubResource, frozen
+from apimctl.kinds.ops import Lookups, Ops, Read, Resolver, as_list, fingerprint
 
 MESSAGES = "errorMessages"
 

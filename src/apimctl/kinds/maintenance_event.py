@@ -5,22 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from apimctl.kinds.base import (
+from apimctl.kinds.base import Kind, Reference, SubResource, frozen, join_key
+from apimctl.kinds.endpoint import ENDPOINT
+from apimctl.kinds.ops import (
     Exported,
-    Kind,
     Lookups,
     Ops,
     Read,
-    Reference,
     Resolver,
-    SubResource,
     as_list,
     escape_literal,
     fingerprint,
-    frozen,
-    join_key,
 )
-from apimctl.kinds.endpoint import ENDPOINT
 from apimctl.kinds.service import SERVICE
 
 ENDPOINTS = "endpoints"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from apimctl.kinds.base import Kind, Ops, frozen
+from apimctl.kinds.base import Kind, frozen
+from apimctl.kinds.ops import Ops
 from apimctl.kinds.plan import PLAN, PLAN_READ_FIELDS
 
 

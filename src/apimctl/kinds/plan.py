@@ -6,22 +6,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from apimctl.kinds.base import (
-    Exported,
-    Kind,
-    Lookups,
-    Ops,
-    Read,
-    Reference,
-    Resolver,
-    SubResource,
-    as_list,
-    fingerprint,
-    frozen,
-    join_key,
-    names_of,
-)
+from apimctl.kinds.base import Kind, Reference, SubResource, frozen, join_key
 from apimctl.kinds.endpoint import ENDPOINT, METHOD, METHODS
+from apimctl.kinds.ops import Exported, Lookups, Ops, Read, Resolver, as_list, fingerprint, names_of
 from apimctl.kinds.role import ROLE
 from apimctl.kinds.service import SERVICE
 

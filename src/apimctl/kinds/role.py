@@ -5,16 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from apimctl.kinds.base import (
-    Exported,
-    Kind,
-    Lookups,
-    Ops,
-    Read,
-    Reference,
-    fingerprint,
-    frozen,
-)
+from apimctl.kinds.base import Kind, Reference, frozen
+from apimctl.kinds.ops import Exported, Lookups, Ops, Read, fingerprint
 from apimctl.kinds.organization import ORGANIZATION as ORGANIZATION_KIND
 
 # the field naming a role's organization (a read-only kind), and where organizations are listed

@@ -6,20 +6,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from apimctl.kinds.base import (
-    Kind,
-    Lookups,
-    Ops,
-    Read,
-    Reference,
-    Resolver,
-    SubResource,
-    fingerprint,
-    frozen,
-    names_of,
-)
+from apimctl.kinds.base import Kind, Reference, SubResource, frozen
 from apimctl.kinds.endpoint import ENDPOINT, ENDPOINT_READ_FIELDS
 from apimctl.kinds.error_set import ERROR_SET, ERROR_SET_READ_FIELDS
+from apimctl.kinds.ops import Lookups, Ops, Read, Resolver, fingerprint, names_of
 from apimctl.kinds.role import ROLE
 
 ROLES = "roles"

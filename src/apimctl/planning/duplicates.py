@@ -21,7 +21,7 @@ from typing import Any
 
 from apimctl.errors import PlanError
 from apimctl.kinds import Kind
-from apimctl.kinds.base import as_list
+from apimctl.kinds.ops import as_list
 from apimctl.plans.model import DUPLICATES, Change, Duplicate, Plan, Step
 from apimctl.state.normalise import canonical_datetime
 

@@ -26,7 +26,7 @@ from apimctl import kinds
 from apimctl.api.quirks import as_list
 from apimctl.errors import ServerError
 from apimctl.kinds import Kind
-from apimctl.kinds.base import Key, Lookups
+from apimctl.kinds.ops import Key, Lookups
 
 PAGE_SIZE = 1000
 

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from apimctl.kinds import BY_NAME, META_FIELDS, NESTED_COMPUTED_FIELDS, Kind
-from apimctl.kinds.base import Context, KindOps
+from apimctl.kinds.ops import Context, KindOps
 
 __all__ = ["Context", "canonical_datetime", "normalise", "secret_hash"]
 

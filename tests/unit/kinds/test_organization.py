@@ -4,7 +4,7 @@ repository root's schema is a copy of the package's: ``tests/unit/manifests/test
 from __future__ import annotations
 
 from apimctl import kinds
-from apimctl.kinds.base import Exported, Lookups
+from apimctl.kinds.ops import Exported, Lookups
 from apimctl.manifests.schema import manifest_schema
 
 ORG = kinds.ORGANIZATION

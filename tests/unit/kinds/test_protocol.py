@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from apimctl import kinds
-from apimctl.kinds.base import Context, Exported, KindOps, Lookups, MissingOps, Read
+from apimctl.kinds.ops import Context, Exported, KindOps, Lookups, MissingOps, Read
 
 
 @pytest.mark.parametrize("kind", kinds.KINDS, ids=lambda k: k.name)
