@@ -15,20 +15,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from apimctl.kinds.ops import as_list as as_list  # one definition, re-exported for the client
+
 _TAGS = re.compile(r"<[^>]*>")
 _SPACES = re.compile(r"\s+")
 _HTML_START = re.compile(r"^\s*(<!doctype html|<html|<head|<body)", re.IGNORECASE)
 
 
-def as_list(value: Any) -> list[Any]:
-    """An array field as a list: ``None`` → ``[]``, a lone scalar or object → ``[value]``."""
-    if value is None:
-        return []
-    if isinstance(value, list):
-        return value
-    if isinstance(value, tuple):
-        return list(value)
-    return [value]
 
 
 def parse_datetime(value: str | datetime) -> datetime:
