@@ -41,11 +41,12 @@ from apimctl.cli.common import (
     connection_options,
     envvar,
     manifest_options,
+    rotation_options,
+    rotations,
 )
 from apimctl.cli.lint import lint_gate, lint_options
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.errors import ApimctlError
-from apimctl.planning.rules import ROTATE_ALL
 from apimctl.plans.model import Plan
 from apimctl.plans.result import ApplyResult
 from apimctl.render import json as render_json
@@ -80,11 +81,7 @@ from apimctl.render.style import Redactor
 @click.option("--repair-duplicates", is_flag=True, envvar=envvar("repair_duplicates"),
               help="Delete the extra live copies of objects and nested items that share one "
                    "identity (keeping the one pinned by id:, else the oldest).")
-@click.option("--rotate-secrets", is_flag=True, envvar=envvar("rotate_secrets"),
-              help="Send every declared write-only secret (systemDomainAuthentication.password), "
-                   "which the API never returns and so cannot be compared.")
-@click.option("--rotate", "rotate", multiple=True, metavar="KIND:NAME:PATH",
-              help="Send this write-only secret (patterns allowed). Repeatable.")
+@rotation_options
 @click.option("--no-color", is_flag=True, envvar=envvar("no_color"), help="Plain output.")
 @lint_options
 @connection_options
@@ -125,7 +122,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                            parallelism=int(settings.get("parallelism") or 8),
                            repair_duplicates=repair_duplicates,
                            lock=not no_lock, lock_timeout=lock_timeout,
-                           rotate=((ROTATE_ALL,) if rotate_secrets else ()) + rotate)
+                           rotate=rotations(rotate_secrets, rotate))
     result = run_interruptible(
         lambda interrupt: apply(request, lambda: open_client(**settings, announce=term.say),
                                 confirm=None if auto_approve else term.confirm,

@@ -13,6 +13,7 @@ import click
 from click.core import ParameterSource
 
 from apimctl.errors import ApimctlError
+from apimctl.planning.rules import ROTATE_ALL
 from apimctl.render.style import encodings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -135,6 +136,21 @@ def manifest_options(func: F) -> F:
     )(func)
     func = click.argument("paths", nargs=-1, type=click.Path())(func)
     return func
+
+
+def rotation_options(func: F) -> F:
+    """--rotate-secrets and --rotate, for the commands that plan (plan and apply)."""
+    func = click.option("--rotate", "rotate", multiple=True, metavar="KIND:NAME:PATH",
+                        help="Send this write-only secret (patterns allowed). Repeatable.")(func)
+    func = click.option("--rotate-secrets", is_flag=True, envvar=envvar("rotate_secrets"),
+                        help="Send every declared write-only secret (systemDomainAuthentication."
+                             "password), which the API never returns and so cannot be compared.")(func)
+    return func
+
+
+def rotations(rotate_secrets: bool, rotate: tuple[str, ...]) -> tuple[str, ...]:
+    """The request's ``rotate`` entries: ``--rotate-secrets`` is every write-only secret."""
+    return ((ROTATE_ALL,) if rotate_secrets else ()) + rotate
 
 
 def connection_options(func: F) -> F:

@@ -23,11 +23,12 @@ from apimctl.cli.common import (
     connection_options,
     envvar,
     manifest_options,
+    rotation_options,
+    rotations,
 )
 from apimctl.cli.lint import lint_gate, lint_options
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.planning.command import PlanRequest, plan
-from apimctl.planning.rules import ROTATE_ALL
 from apimctl.plans.model import Plan
 
 
@@ -52,11 +53,7 @@ from apimctl.plans.model import Plan
 @click.option("--repair-duplicates", is_flag=True, envvar=envvar("repair_duplicates"),
               help="Plan deletes of the extra live copies of objects and nested items that "
                    "share one identity (keeping the one pinned by id:, else the oldest).")
-@click.option("--rotate-secrets", is_flag=True, envvar=envvar("rotate_secrets"),
-              help="Send every declared write-only secret (systemDomainAuthentication.password), "
-                   "which the API never returns and so cannot be compared.")
-@click.option("--rotate", "rotate", multiple=True, metavar="KIND:NAME:PATH",
-              help="Send this write-only secret (patterns allowed). Repeatable.")
+@rotation_options
 @click.option("--no-color", is_flag=True, envvar=envvar("no_color"),
               help="Plain output (also with NO_COLOR set, TERM=dumb, or when not a terminal).")
 @lint_options
@@ -81,7 +78,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                           ignores=ignores, max_deletes=max_deletes, out=out_file,
                           target=target_label(settings.get("url")),
                           repair_duplicates=repair_duplicates,
-                          rotate=((ROTATE_ALL,) if rotate_secrets else ()) + rotate)
+                          rotate=rotations(rotate_secrets, rotate))
     made = asyncio.run(plan(request, lambda: open_client(**settings, announce=_say), notice=_say))
     if out_file:
         _say(f"Saved the plan to {out_file}; apply it with: apimctl apply --plan {out_file}")
