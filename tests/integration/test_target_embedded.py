@@ -4,36 +4,14 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from apimctl.cli import target
 
+from ..unit.cli.targetkit import options as _options
+
 pytestmark = pytest.mark.anyio
-
-NO_CREDENTIALS = {
-    "api_key": None,
-    "api_secret": None,
-    "username": None,
-    "password": None,
-    "area": None,
-}
-
-
-def _options(**overrides: Any) -> dict[str, Any]:
-    options: dict[str, Any] = {
-        "url": "https://apim.example.test/v3/rest",
-        "token": None,
-        **NO_CREDENTIALS,
-        "qps": 2.0,
-        "qps_given": False,
-        "parallelism": 8,
-        "timeout": 30.0,
-        "verbose": False,
-    }
-    options.update(overrides)
-    return options
 
 
 def _server_ready() -> bool:

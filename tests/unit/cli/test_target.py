@@ -14,32 +14,9 @@ from apimctl.api.client import ApiClient
 from apimctl.cli import target
 from apimctl.cli.common import connection_options
 
+from .targetkit import options as _options
+
 pytestmark = pytest.mark.anyio
-
-NO_CREDENTIALS = {
-    "api_key": None,
-    "api_secret": None,
-    "username": None,
-    "password": None,
-    "area": None,
-}
-
-
-def _options(**overrides: Any) -> dict[str, Any]:
-    options: dict[str, Any] = {
-        "url": "https://apim.example.test/v3/rest",
-        "token": None,
-        **NO_CREDENTIALS,
-        "qps": 2.0,
-        "qps_given": False,
-        "parallelism": 8,
-        "timeout": 30.0,
-        "verbose": False,
-        "dialect": "auto",
-        "dialect_source": "--dialect",
-    }
-    options.update(overrides)
-    return options
 
 
 @pytest.fixture
