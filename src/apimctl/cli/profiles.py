@@ -12,9 +12,11 @@ to the one holding ``.git``) or in ``$XDG_CONFIG_HOME/apimctl/config.toml`` (def
     url = "https://apim.example.com/v3/rest"
     token = "${APIMCTL_TOKEN_PROD}"        # secrets only as ${VAR} references
     qps = 5
+    dialect = "mashery"                    # optional: auto-detected when left out
 
 Keys are the connection options' names (``url``, ``token``, ``api_key``, ``api_secret``,
-``username``, ``password``, ``area``, ``qps``, ``parallelism``, ``timeout``; ``-`` or ``_``).
+``username``, ``password``, ``area``, ``qps``, ``parallelism``, ``timeout``, ``dialect``;
+``-`` or ``_``).
 A secret (``token``, ``api_key``, ``api_secret``, ``password``) written as a literal is an
 error, and so is a reference to a variable that is unset or empty. Precedence: the command
 line, then ``APIMCTL_<NAME>``, then the profile, then the default.
@@ -31,13 +33,15 @@ from pathlib import Path
 from typing import Any
 
 from apimctl.errors import ApimctlError
+from apimctl.kinds.dialects import CHOICES
 
 REPO_FILE = "apimctl.toml"
 USER_FILE = Path("apimctl") / "config.toml"
 SETTINGS = ("url", "token", "api_key", "api_secret", "username", "password", "area",
-            "qps", "parallelism", "timeout")
+            "qps", "parallelism", "timeout", "dialect")
 SECRETS = frozenset({"token", "api_key", "api_secret", "password"})
 _NUMBERS = {"qps": float, "parallelism": int, "timeout": float}
+_CHOICES = {"dialect": CHOICES}
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -125,6 +129,9 @@ def _settings(path: Path, name: str, table: Mapping[str, Any], env: Mapping[str,
             raise ProfileError(f"{where}: {raw_key} must be a ${{VAR}} reference to an environment "
                                "variable, never a literal secret (config files end up in git)")
         out[key] = _substitute(value, f"{where}: {raw_key}", env)
+        if key in _CHOICES and out[key] not in _CHOICES[key]:
+            raise ProfileError(f"{where}: {raw_key} must be one of {', '.join(_CHOICES[key])}, "
+                               f"not {out[key]!r}")
     return out
 
 

@@ -114,12 +114,14 @@ def connection_settings(ctx: click.Context) -> dict[str, Any]:
     settings = {name: params.get(name) for name in names}
     given = {name for name in names
              if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)}
+    settings["dialect"] = params.get("dialect") or "auto"
+    if ctx.get_parameter_source("dialect") in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
+        given.add("dialect")
     from_profile = apply_profile(settings, given, params.get("profile"))
     settings["qps_given"] = "qps" in given or "qps" in from_profile
     settings["verbose"] = bool(settings["verbose"])
-    settings["dialect"] = params.get("dialect") or "auto"
-    settings["dialect_source"] = ("APIMCTL_DIALECT" if ctx.get_parameter_source("dialect")
-                                  == ParameterSource.ENVIRONMENT else "--dialect")
+    settings["dialect_source"] = ("APIMCTL_DIALECT" if ctx.get_parameter_source("dialect") == ParameterSource.ENVIRONMENT
+                                  else "profile" if "dialect" in from_profile else "--dialect")
     url = settings["url"]
     if isinstance(url, str) and url.strip() == EXPLICIT_EMBEDDED:
         settings["url"] = None

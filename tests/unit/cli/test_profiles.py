@@ -27,7 +27,7 @@ qps = 5
 """
 
 
-def settings(cwd: Path, args: list[str], env: dict[str, str]) -> dict[str, Any]:
+def settings(cwd: Path, args: list[str], env: dict[str, str], config: str = CONFIG) -> dict[str, Any]:
     seen: dict[str, Any] = {}
 
     @click.command()
@@ -37,7 +37,7 @@ def settings(cwd: Path, args: list[str], env: dict[str, str]) -> dict[str, Any]:
 
     runner = CliRunner()
     with runner.isolated_filesystem(temp_dir=cwd):
-        Path("apimctl.toml").write_text(CONFIG)
+        Path("apimctl.toml").write_text(config)
         result = runner.invoke(command, args, env=env, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return seen
@@ -71,3 +71,22 @@ def test_one_delete_is_one_object() -> None:
     plan = Plan(steps=[Step("delete", "role", "Old")])
     with pytest.raises(Exception, match="deletes 1 object, more than"):
         _check_deletes(plan, 0)
+
+
+def test_dialect_from_the_profile(tmp_path: Path) -> None:
+    """A profile may name the target's dialect; --dialect and APIMCTL_DIALECT still win."""
+    config = CONFIG + '[profiles.real]\nurl = "https://a.example.test"\ndialect = "mashery"\n'
+    env = {"PROD_TOKEN": "tok-1"}
+    found = settings(tmp_path, ["--profile", "real"], env, config)
+    assert (found["dialect"], found["dialect_source"]) == ("mashery", "profile")
+    forced = settings(tmp_path, ["--profile", "real", "--dialect", "spec"], env, config)
+    assert (forced["dialect"], forced["dialect_source"]) == ("spec", "--dialect")
+    from_env = settings(tmp_path, ["--profile", "real"], {**env, "APIMCTL_DIALECT": "auto"}, config)
+    assert (from_env["dialect"], from_env["dialect_source"]) == ("auto", "APIMCTL_DIALECT")
+    assert settings(tmp_path, [], env, config)["dialect"] == "auto"  # the default profile names none
+
+
+def test_a_profile_dialect_must_be_known(tmp_path: Path) -> None:
+    (tmp_path / "apimctl.toml").write_text('[profiles.p]\ndialect = "kong"\n')
+    with pytest.raises(ProfileError, match=r"\[profiles\.p\]: dialect must be one of spec, mashery, auto"):
+        load_profile("p", cwd=tmp_path, environ={})
