@@ -50,6 +50,7 @@ from apimctl import kinds
 from apimctl.api.dialect import Detected, detect, setting_of
 from apimctl.errors import PlanError
 from apimctl.kinds.dialects import SPEC_NAME, dialect_of, translate
+from apimctl.planning.entitlements import whole_service_warnings
 from apimctl.planning.desired import Desired, ManifestLike, desired_objects, locator
 from apimctl.planning.domains import domain_warnings
 from apimctl.planning.matching import match
@@ -122,6 +123,7 @@ def build_plan(manifest: ManifestLike, live: LiveState, *, prune: bool = False,
         plan.warnings.append(f"only {', '.join(targets)} (--target) and what they need were planned; "
                              "other differences are not shown")
     plan.warnings.extend(domain_warnings(desired, live))
+    plan.warnings.extend(whole_service_warnings(plan.steps, live_docs, table))
     _keep_relevant(plan)
     _check_deletes(plan, max_deletes)
     return plan

@@ -7,7 +7,7 @@ middleware it installs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from apimctl.server.dialects import Dialect, dialect_of
@@ -31,11 +31,18 @@ class ServerConfig:
     events_config: dict[str, Any] | None = None
     max_body_bytes: int = 10 * 1024 * 1024
     dialect: str = "spec"  # spec | mashery (apimctl.server.dialects)
+    # entitling a service entitles all its endpoints even when the body lists some: a target
+    # that can only entitle whole services, to
+    # rehearse how apimctl removes the extras (mashery dialect only; SUPPLEMENT §10.6)
+    whole_service_entitlements: bool = False
 
     @property
     def dialect_table(self) -> Dialect:
         """The dialect's table (:mod:`apimctl.server.dialects`)."""
-        return dialect_of(self.dialect)
+        table = dialect_of(self.dialect)
+        if self.whole_service_entitlements and table.auto_entitle:
+            return replace(table, whole_service_entitlements=True)
+        return table
 
     @property
     def bare_objects(self) -> bool:
