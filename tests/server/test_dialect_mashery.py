@@ -311,6 +311,19 @@ def test_new_error_sets_have_the_published_detail_headers(m: Api) -> None:
     assert bare(m.get(path))["detailHeader"] == "Not Authorized"
 
 
+def test_a_listed_message_without_detail_header_gets_the_default(m: Api) -> None:
+    """A message a new error set lists without ``detailHeader`` has the dialect's default too."""
+    body = {"name": "Weather", "errorSets": [{"name": "JSON", "errorMessages": [
+        {"id": "ERR_403_DEVELOPER_OVER_RATE", "responseBody": "x"},
+        {"id": "ERR_403_NOT_AUTHORIZED", "detailHeader": ""}]}]}
+    sid = bare(m.post("/services", body))["id"]
+    sets = m.get(f"/services/{sid}/errorSets", {"fields": "id,name,errorMessages"}).json()
+    messages = {x["id"]: x for x in sets[0]["errorMessages"]}
+    assert messages["ERR_403_DEVELOPER_OVER_RATE"]["detailHeader"] == "Account Over Rate Limit"
+    assert messages["ERR_403_DEVELOPER_OVER_RATE"]["responseBody"] == "x"
+    assert messages["ERR_403_NOT_AUTHORIZED"]["detailHeader"] == ""  # written: kept
+
+
 def test_spec_dialect_keeps_empty_detail_headers(s: Api) -> None:
     sid = s.create("/services", {"name": "Weather"})["id"]
     sets = s.list(f"/services/{sid}/errorSets", {"fields": "id,errorMessages"})

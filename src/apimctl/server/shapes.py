@@ -29,7 +29,8 @@ def fill_error_set(obj: dict[str, Any], body: dict[str, Any], ctx: WriteCtx, pat
 
 
 def error_message_code(obj: dict[str, Any], body: dict[str, Any], ctx: WriteCtx, path: str, created: bool) -> None:
-    """Ids come from the catalog; ``code`` (and a new message's ``status``) follow from it."""
+    """Ids come from the catalog; ``code`` (and a new message's ``status`` and
+    ``detailHeader``, the dialect's defaults of SUPPLEMENT §5 and §10.5) follow from it."""
     mid = obj.get("id")
     if not isinstance(mid, str) or mid not in ERROR_CATALOG:
         if created:
@@ -37,8 +38,9 @@ def error_message_code(obj: dict[str, Any], body: dict[str, Any], ctx: WriteCtx,
         return
     default = ctx.dialect.message(mid)
     obj["code"] = default["code"]
-    if created and "status" not in body:
-        obj["status"] = default["status"]
+    for name in ("status", "detailHeader"):
+        if created and name not in body:
+            obj[name] = default[name]
 
 
 def endpoint_auth(obj: dict[str, Any], body: dict[str, Any], ctx: WriteCtx, path: str, created: bool) -> None:
