@@ -1,6 +1,8 @@
 """Shared vocabulary of the export, drift and examples tests: an in-process reference server
-(``httpx.ASGITransport``, one SQLite file per test), the pipeline steps as plain calls
-(load, plan, apply, export), and the secret variables an export references.
+(``httpx.ASGITransport``, one SQLite file per test) in either dialect (``server_app(db,
+dialect=...)``, SUPPLEMENT §10; the suites take it from the ``dialect`` fixture), the pipeline
+steps as plain calls (load, plan, apply, export), and the secret variables an export
+references.
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
 """Drift: out-of-band changes made through the API (as another user) are reported with what
 changed and, where the platform records it, who and when; ignore rules hold with their
-reasons; unmanaged objects alone are not drift; secrets never show; exit codes 0/2/1."""
+reasons; unmanaged objects alone are not drift; secrets never show; exit codes 0/2/1.
+Against both dialects of the reference server (the ``dialect`` fixture, SUPPLEMENT §10)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,7 @@ from apimctl.drift import DriftReport, detect_drift
 from apimctl.render.drift import render_drift
 from apimctl.server import ServerConfig, create_app
 
+from .dialect_support import ThreadServer, served_in_thread
 from .export_support import EDITOR, apply, client_for, load, server_app
 
 SECRET = "drift-backend-secret-91ab"
@@ -97,11 +101,11 @@ async def change_by_hand(client: ApiClient, *, secret: bool = False) -> None:
         await client.put(f"/services/{svc}/endpoints/{ep}", {"systemDomainCredentialSecret": CHANGED_SECRET})
 
 
-async def scenario(tmp: Path, *extra: str, secret: bool = False, ignores: tuple[str, ...] = (),
-                   by_hand: bool = True) -> DriftReport:
+async def scenario(tmp: Path, dialect: str, *extra: str, secret: bool = False,
+                   ignores: tuple[str, ...] = (), by_hand: bool = True) -> DriftReport:
     folder = write(tmp / "m", MANIFEST, *extra)
     manifest = load([folder], ENV)
-    app = server_app(tmp / "area.db")
+    app = server_app(tmp / "area.db", dialect=dialect)
     async with client_for(app) as client:
         await apply(client, manifest, ENV)
         if by_hand:
@@ -113,6 +117,7 @@ async def scenario(tmp: Path, *extra: str, secret: bool = False, ignores: tuple[
         services_involved = any(d.attribution and d.attribution.source.startswith("service:")
                                 for d in found.differences)
         assert client.stats.reads() - reads == len(kinds.TOP_LEVEL) + services_involved
+        assert found.plan.dialect == dialect  # detected from the replies
         return found
 
 
@@ -120,15 +125,15 @@ def by_address(report: DriftReport) -> dict[str, Any]:
     return {d.step.address: d for d in report.differences}
 
 
-def test_no_drift_right_after_apply(tmp_path: Path) -> None:
-    report = asyncio.run(scenario(tmp_path, by_hand=False))
+def test_no_drift_right_after_apply(tmp_path: Path, dialect: str) -> None:
+    report = asyncio.run(scenario(tmp_path, dialect, by_hand=False))
     assert not report.drifted and report.differences == []
     assert "No drift" in render_drift(report, "text")
     assert json.loads(render_drift(report, "json"))["drift"] is False
 
 
-def test_out_of_band_changes_are_reported_with_who_and_when(tmp_path: Path) -> None:
-    report = asyncio.run(scenario(tmp_path))
+def test_out_of_band_changes_are_reported_with_who_and_when(tmp_path: Path, dialect: str) -> None:
+    report = asyncio.run(scenario(tmp_path, dialect))
     found = by_address(report)
     assert set(found) == {"endpoint:Weather/Forecast", "endpoint:Weather/Debug",
                           "plan:Weather Partners/Silver"}
@@ -162,8 +167,8 @@ def test_out_of_band_changes_are_reported_with_who_and_when(tmp_path: Path) -> N
     assert md.startswith("### Drift") and "| Field | Git | Live |" in md and EDITOR in md
 
 
-def test_ignored_fields_are_skipped_and_their_reason_printed(tmp_path: Path) -> None:
-    report = asyncio.run(scenario(tmp_path, IGNORE))
+def test_ignored_fields_are_skipped_and_their_reason_printed(tmp_path: Path, dialect: str) -> None:
+    report = asyncio.run(scenario(tmp_path, dialect, IGNORE))
     assert "endpoint:Weather/Forecast" not in by_address(report)
     assert report.ignored == [{"target": "endpoint:Weather/Forecast:cors.maxAge",
                                "reason": "ops tune this by hand"}]
@@ -172,14 +177,14 @@ def test_ignored_fields_are_skipped_and_their_reason_printed(tmp_path: Path) -> 
     assert "ops tune this by hand" in render_drift(report, "markdown")
 
 
-def test_cli_ignore_option(tmp_path: Path) -> None:
-    report = asyncio.run(scenario(tmp_path, ignores=("endpoint:Weather/*:cors.*",)))
+def test_cli_ignore_option(tmp_path: Path, dialect: str) -> None:
+    report = asyncio.run(scenario(tmp_path, dialect, ignores=("endpoint:Weather/*:cors.*",)))
     assert "endpoint:Weather/Forecast" not in by_address(report)
     assert any(r.target == "endpoint:Weather/*:cors.*" for r in report.rules)
 
 
-def test_secret_drift_is_detected_and_never_shown(tmp_path: Path) -> None:
-    report = asyncio.run(scenario(tmp_path, secret=True))
+def test_secret_drift_is_detected_and_never_shown(tmp_path: Path, dialect: str) -> None:
+    report = asyncio.run(scenario(tmp_path, dialect, secret=True))
     changes = {c.path: c for c in by_address(report)["endpoint:Weather/Forecast"].step.changes}
     assert changes["systemDomainCredentialSecret"].sensitive
     for fmt in ("text", "json", "markdown"):
@@ -188,63 +193,94 @@ def test_secret_drift_is_detected_and_never_shown(tmp_path: Path) -> None:
         assert "(sensitive)" in out
 
 
-def test_markdown_stays_under_the_limit(tmp_path: Path) -> None:
-    report = asyncio.run(scenario(tmp_path))
+def test_markdown_stays_under_the_limit(tmp_path: Path, dialect: str) -> None:
+    report = asyncio.run(scenario(tmp_path, dialect))
     md = render_drift(report, "markdown", limit=700)
     assert len(md) <= 700 + 200  # the header and tail are always kept
     assert "more object" in md
 
 
-# --- the command line: exit codes against the embedded default ---------------------------
+# --- the command line: exit codes against the embedded default and a served area ---------
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> Any:
-    return CliRunner().invoke(cli, ["drift", *args], env={**ENV, "APIMCTL_URL": None, **(env or {})},
-                              catch_exceptions=False, standalone_mode=False)
+@dataclass
+class Target:
+    """Where the command line runs (its environment) and how a person edits that area by hand
+    (a client of the same area)."""
+
+    env: dict[str, str | None]
+    url: str
+    token: str
+    app_db: Path | None = None  # the embedded area's database (edited in process)
+
+    def by_hand(self, edit: Callable[[ApiClient], Awaitable[Any]]) -> None:
+        async def go() -> None:
+            transport = None
+            if self.app_db is not None:
+                app = create_app(ServerConfig(db_path=str(self.app_db), tokens={self.token: "local"}))
+                transport = httpx.ASGITransport(app=app)
+            async with ApiClient(self.url, token=self.token, qps=None, transport=transport) as client:
+                await edit(client)
+
+        asyncio.run(go())
+
+    def run(self, command: str, *args: str) -> Any:
+        return CliRunner().invoke(cli, [command, *args], env={**ENV, **self.env},
+                                  catch_exceptions=False, standalone_mode=False)
 
 
-async def edit_embedded(db: Path) -> None:
-    """An out-of-band edit of the embedded area (.apimctl/local.db, area ``local``)."""
-    app = create_app(ServerConfig(db_path=str(db), tokens={"hand": "local"}))
-    async with ApiClient("http://testserver/v3/rest", token="hand", qps=None,
-                         transport=httpx.ASGITransport(app=app)) as client:
-        got = await ids(client)
-        await client.put(f"/services/{got['Weather']}/endpoints/{got['Weather/Forecast']}/cors",
-                         {"maxAge": 5})
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, dialect: str) -> Iterator[ThreadServer]:
+    """One reference server per dialect for the command-line tests of this module."""
+    with served_in_thread(tmp_path_factory.mktemp("drift-cli") / "area.db", dialect, areas=1) as srv:
+        yield srv
 
 
-async def add_role(db: Path) -> None:
-    app = create_app(ServerConfig(db_path=str(db), tokens={"hand": "local"}))
-    async with ApiClient("http://testserver/v3/rest", token="hand", qps=None,
-                         transport=httpx.ASGITransport(app=app)) as client:
-        await client.post("/roles", {"name": "Made by hand"})
+async def edit_cors(client: ApiClient) -> None:
+    got = await ids(client)
+    await client.put(f"/services/{got['Weather']}/endpoints/{got['Weather/Forecast']}/cors", {"maxAge": 5})
 
 
-def test_cli_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    folder = write(tmp_path / "m", MANIFEST)
-    applied = CliRunner().invoke(cli, ["apply", "--auto-approve", str(folder)], env=ENV,
-                                 standalone_mode=False)
+async def add_role(client: ApiClient) -> None:
+    await client.post("/roles", {"name": "Made by hand"})
+
+
+def exit_codes(target: Target, folder: Path) -> None:
+    applied = target.run("apply", "--auto-approve", str(folder))
     assert applied.exception is None and applied.return_value == 0, applied.output
 
-    clean = run(str(folder))
+    clean = target.run("drift", str(folder))
     assert clean.return_value == 0 and "No drift" in clean.stdout
 
-    asyncio.run(edit_embedded(tmp_path / ".apimctl" / "local.db"))
-    drifted = run(str(folder), "--format", "json")
+    target.by_hand(edit_cors)
+    drifted = target.run("drift", str(folder), "--format", "json")
     assert drifted.return_value == 2
     doc = json.loads(drifted.stdout)
     assert [d["address"] for d in doc["differences"]] == ["endpoint:Weather/Forecast"]
     assert SECRET not in drifted.output
 
-    accepted = run(str(folder), "--ignore", "endpoint:Weather/Forecast:cors.maxAge")
+    accepted = target.run("drift", str(folder), "--ignore", "endpoint:Weather/Forecast:cors.maxAge")
     assert accepted.return_value == 0
 
-    asyncio.run(add_role(tmp_path / ".apimctl" / "local.db"))
-    unmanaged = run(str(folder), "--ignore", "endpoint:Weather/Forecast:cors.maxAge")
+    target.by_hand(add_role)
+    unmanaged = target.run("drift", str(folder), "--ignore", "endpoint:Weather/Forecast:cors.maxAge")
     assert unmanaged.return_value == 0 and 'role "Made by hand"' in unmanaged.stdout
-    pruned = run(str(folder), "--ignore", "endpoint:Weather/Forecast:cors.maxAge", "--prune")
+    pruned = target.run("drift", str(folder), "--ignore", "endpoint:Weather/Forecast:cors.maxAge", "--prune")
     assert pruned.return_value == 2 and '+ role "Made by hand"' in pruned.stdout
+
+
+def test_cli_exit_codes_embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against the embedded default (``.apimctl/local.db``, area ``local``)."""
+    monkeypatch.chdir(tmp_path)
+    exit_codes(Target({"APIMCTL_URL": None}, "http://testserver/v3/rest", "hand",
+                      app_db=tmp_path / ".apimctl" / "local.db"), write(tmp_path / "m", MANIFEST))
+
+
+def test_cli_exit_codes(tmp_path: Path, served: ThreadServer) -> None:
+    """Against the reference server over HTTP in each dialect, detected by the client."""
+    token = served.fresh_token()
+    env: dict[str, str | None] = {"APIMCTL_URL": served.url, "APIMCTL_TOKEN": token, "APIMCTL_QPS": "0"}
+    exit_codes(Target(env, served.url, token), write(tmp_path / "m", MANIFEST))
 
 
 def test_cli_errors_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -276,13 +312,13 @@ packages:
 """
 
 
-def test_attribution_when_names_contain_a_slash(tmp_path: Path) -> None:
+def test_attribution_when_names_contain_a_slash(tmp_path: Path, dialect: str) -> None:
     """``Ops/Weather/Forecast`` belongs to the service ``Ops/Weather``, not to ``Ops``: the
     platform allows ``/`` in names, so the owner comes from the step's parent, not its key."""
 
     async def go() -> DriftReport:
         manifest = load([write(tmp_path / "m", SLASHED)], {})
-        app = server_app(tmp_path / "area.db")
+        app = server_app(tmp_path / "area.db", dialect=dialect)
         async with client_for(app) as client:
             await apply(client, manifest, {})
             got = await ids(client)

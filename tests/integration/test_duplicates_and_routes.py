@@ -2,7 +2,7 @@
 server (in process): live copies sharing one identity are reported by plan and drift,
 ``--repair-duplicates`` deletes the extra copies (the next plan is zero); an endpoint moved to
 another service with its route, and two endpoints of two services swapping routes, converge in
-one apply, in an order the plan shows."""
+one apply, in an order the plan shows. Each against both dialects of the server (SUPPLEMENT §10)."""
 
 from __future__ import annotations
 
@@ -64,13 +64,13 @@ DUPES = DOMAINS + """services:
 """
 
 
-def test_duplicates_are_reported_refused_and_repaired(tmp_path: Path) -> None:
-    asyncio.run(_duplicates_are_reported_refused_and_repaired(tmp_path))
+def test_duplicates_are_reported_refused_and_repaired(tmp_path: Path, dialect: str) -> None:
+    asyncio.run(_duplicates_are_reported_refused_and_repaired(tmp_path, dialect))
 
 
-async def _duplicates_are_reported_refused_and_repaired(tmp_path: Path) -> None:
+async def _duplicates_are_reported_refused_and_repaired(tmp_path: Path, dialect: str) -> None:
     manifest = load([write(tmp_path, DUPES)], {})
-    async with client_for(server_app(tmp_path / "a.db")) as client:
+    async with client_for(server_app(tmp_path / "a.db", dialect=dialect)) as client:
         await apply(client, manifest, {})
         known = await ids(client)
         base = f"/services/{known['S']}/endpoints/{known['S/E']}/methods"
@@ -80,6 +80,7 @@ async def _duplicates_are_reported_refused_and_repaired(tmp_path: Path) -> None:
 
         plan = await replan(client, manifest)  # no longer a PlanError, no longer "No changes"
         assert not plan.steps, describe(plan)
+        assert plan.dialect == dialect  # detected from the area
         found = {(d.kind, d.key, d.path): d for d in plan.duplicates}
         assert set(found) == {("maintenanceEvent", "Up", ""), ("endpoint", "S/E", "methods[GET]")}
         assert found[("endpoint", "S/E", "methods[GET]")].extra == (extra_method["id"],)
@@ -117,13 +118,13 @@ MOVE_AFTER = DOMAINS + "services:\n  - name: Old\n    endpoints: []\n  - name: N
     endpoint("E", "/moving")
 
 
-def test_an_endpoint_moved_to_another_service_with_its_route_converges_in_one_apply(tmp_path: Path) -> None:
-    asyncio.run(_an_endpoint_moved_to_another_service_with_its_route_converges_in_one_apply(tmp_path))
+def test_an_endpoint_moved_to_another_service_with_its_route_converges_in_one_apply(tmp_path: Path, dialect: str) -> None:
+    asyncio.run(_an_endpoint_moved_to_another_service_with_its_route_converges_in_one_apply(tmp_path, dialect))
 
 
 async def _an_endpoint_moved_to_another_service_with_its_route_converges_in_one_apply(
-        tmp_path: Path) -> None:
-    async with client_for(server_app(tmp_path / "a.db")) as client:
+        tmp_path: Path, dialect: str) -> None:
+    async with client_for(server_app(tmp_path / "a.db", dialect=dialect)) as client:
         await apply(client, load([write(tmp_path, MOVE_BEFORE, "before")], {}), {})
         moved = load([write(tmp_path, MOVE_AFTER, "after")], {})
         plan = await replan(client, moved)
@@ -139,12 +140,12 @@ SWAP = DOMAINS + "services:\n  - name: S1\n    endpoints:\n" + endpoint("A", "{a
     "  - name: S2\n    endpoints:\n" + endpoint("B", "{b}")
 
 
-def test_a_cross_service_route_swap_converges_in_one_apply(tmp_path: Path) -> None:
-    asyncio.run(_a_cross_service_route_swap_converges_in_one_apply(tmp_path))
+def test_a_cross_service_route_swap_converges_in_one_apply(tmp_path: Path, dialect: str) -> None:
+    asyncio.run(_a_cross_service_route_swap_converges_in_one_apply(tmp_path, dialect))
 
 
-async def _a_cross_service_route_swap_converges_in_one_apply(tmp_path: Path) -> None:
-    async with client_for(server_app(tmp_path / "a.db")) as client:
+async def _a_cross_service_route_swap_converges_in_one_apply(tmp_path: Path, dialect: str) -> None:
+    async with client_for(server_app(tmp_path / "a.db", dialect=dialect)) as client:
         await apply(client, load([write(tmp_path, SWAP.format(a="/a", b="/b"), "before")], {}), {})
         swapped = load([write(tmp_path, SWAP.format(a="/b", b="/a"), "after")], {})
         plan = await replan(client, swapped)
@@ -160,13 +161,13 @@ async def _a_cross_service_route_swap_converges_in_one_apply(tmp_path: Path) -> 
         assert not again.steps, describe(again)
 
 
-def test_a_swap_within_one_service_needs_no_temporary_route(tmp_path: Path) -> None:
-    asyncio.run(_a_swap_within_one_service_needs_no_temporary_route(tmp_path))
+def test_a_swap_within_one_service_needs_no_temporary_route(tmp_path: Path, dialect: str) -> None:
+    asyncio.run(_a_swap_within_one_service_needs_no_temporary_route(tmp_path, dialect))
 
 
-async def _a_swap_within_one_service_needs_no_temporary_route(tmp_path: Path) -> None:
+async def _a_swap_within_one_service_needs_no_temporary_route(tmp_path: Path, dialect: str) -> None:
     text = DOMAINS + "services:\n  - name: S\n    endpoints:\n" + endpoint("A", "{a}") + endpoint("B", "{b}")
-    async with client_for(server_app(tmp_path / "a.db")) as client:
+    async with client_for(server_app(tmp_path / "a.db", dialect=dialect)) as client:
         await apply(client, load([write(tmp_path, text.format(a="/a", b="/b"), "before")], {}), {})
         swapped = load([write(tmp_path, text.format(a="/b", b="/a"), "after")], {})
         plan = await replan(client, swapped)

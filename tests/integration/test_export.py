@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,14 @@ from apimctl.cli import cli
 from apimctl.errors import ApimctlError
 from apimctl.export import MARKER, export_area, resolve_kinds, write_export
 
+from .dialect_support import (
+    MASHERY,
+    ThreadServer,
+    foreign_words,
+    role_writes,
+    served_in_thread,
+    spoken,
+)
 from .export_support import (
     apply,
     client_for,
@@ -50,6 +59,7 @@ class Built:
 
     secrets: dict[tuple[str, str], str] = field(default_factory=dict)
     objects: int = 0
+    endpoints: int = 0
 
 
 def _subset(rng: random.Random, items: list[Any], at_least: int = 0) -> list[Any]:
@@ -66,23 +76,33 @@ def _text(rng: random.Random, words: int = 4) -> str:
 class Generator:
     """Builds a random but valid area through raw API calls, as an existing area would be."""
 
-    def __init__(self, client: ApiClient, seed: int) -> None:
+    def __init__(self, client: ApiClient, seed: int, dialect: str) -> None:
         self.client = client
+        self.dialect = dialect  # raw bodies are written in its vocabulary and shapes
         self.rng = random.Random(seed)
         self.built = Built()
         # names a YAML writer must quote, names that slug to the same file, a "/" in a name
         self.service_names = ["Wetter — Ø ${HOME}", *self.rng.sample(ODD_NAMES, 3)]
+        self.orgs: list[dict[str, Any]] = []
 
     async def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         self.built.objects += 1
         return await self.client.post(path, body)
+
+    async def grant(self, path: str, roles: list[dict[str, Any]], action: str) -> None:
+        """Role permissions at ``path``, written the dialect's way (§10.7)."""
+        for method, at, body in role_writes(self.dialect, path, [r["id"] for r in roles], action):
+            if method == "POST":
+                await self.client.post(at, body)
+            else:
+                await self.client.put(at, body)
 
     async def build(self) -> Built:
         rng = self.rng
         for domain in ("example.com", "example.net"):
             await self.post("/domains", {"domain": domain})
         roles = []
-        orgs = await self.client.list_all("/organizations", [("fields", "id,name")])
+        orgs = self.orgs = await self.client.list_all("/organizations", [("fields", "id,name")])
         for i in range(rng.randint(0, 3)):
             body: dict[str, Any] = {"name": f"Role {i} {_text(rng, 1)}".strip()}
             if rng.random() < 0.5:
@@ -111,7 +131,7 @@ class Generator:
             "inboundSslRequired": rng.random() < 0.5,
             "numberOfHttpRedirectsToFollow": rng.randint(0, 3),
             "outboundTransportProtocol": rng.choice(["use-inbound", "http", "https"]),
-            "forwardedHeaders": _subset(rng, ["svc-host", "svc-message-id", "svc-service-id"]),
+            "forwardedHeaders": spoken(self.dialect, _subset(rng, ["svc-host", "svc-message-id", "svc-service-id"])),
             "headersToExcludeFromIncomingCall": _subset(rng, ["X-Debug", "Cookie"]),
             "cors": {"allDomainsEnabled": rng.random() < 0.5, "maxAge": rng.randint(0, 3) * 30,
                      "domainsAllowed": _subset(rng, ["https://a.example.com", "https://b.example.com"]),
@@ -129,6 +149,9 @@ class Generator:
         if rng.random() < 0.3:
             body["processor"] = {"adapter": "com.example.Adapter", "preProcessEnabled": True,
                                  "preInputs": {"z": "1", "a": _text(rng, 1)}}
+        if self.dialect == MASHERY and rng.random() < 0.5:  # §10.8: carried along, never compared
+            body.update(inboundMsslRequired=True, rateLimitHeadersEnabled=rng.random() < 0.5,
+                        userControlledErrorLocation="parameter", userControlledErrorLocationKey="format")
         if rng.random() < 0.4:
             body["systemDomainAuthentication"] = rng.choice([
                 {"type": "httpBasic", "username": "svc", "password": "pw-never-exported"},
@@ -148,11 +171,15 @@ class Generator:
             body["cache"] = {"cacheTtl": rng.choice([0, 30, 300])}
         grants: list[str] = []
         if rng.random() < 0.4:
-            grants = _subset(rng, GRANTS, 1)
+            grants = spoken(self.dialect, _subset(rng, GRANTS, 1))
             body["securityProfile"] = {"oauth": {"accessTokenTtlEnabled": True,
                                                  "accessTokenTtl": rng.choice([600, 3600]),
                                                  "grantTypes": grants,
                                                  "forwardedHeaders": _subset(rng, ["client-id", "scope"])}}
+            if self.dialect == MASHERY and rng.random() < 0.5:
+                body["securityProfile"]["oauth"].update(masheryTokenApiEnabled=True, macAlgorithm="hmac-sha-256")
+        if self.dialect == MASHERY and rng.random() < 0.5:
+            body["organization"] = {"id": rng.choice(self.orgs)["id"]}
         sets = []
         for k in range(rng.randint(0, 2)):
             ids = list(kinds.ERROR_CATALOG)
@@ -165,6 +192,7 @@ class Generator:
         body["endpoints"] = [self.endpoint_body(s, e, grants) for e in range(rng.randint(0, 4))]
         created = await self.post("/services", body)
         self.built.objects += len(body["endpoints"]) + len(sets)
+        self.built.endpoints += len(body["endpoints"])
         sid = created["id"]
         full = await self.client.get_object(
             f"/services/{sid}", [("fields", "id,name,errorSets.id,endpoints.id,endpoints.name,endpoints.methods.*")])
@@ -185,8 +213,9 @@ class Generator:
                 if rng.random() < 0.5:
                     await self.post(f"{path}/methods/{method['id']}/responseFilters",
                                     {"name": "public", "notes": _text(rng, 2), "jsonFilterFields": "a,b"})
-        for role in _subset(rng, roles):
-            await self.client.post(f"/services/{sid}/roles", {"id": role["id"], "action": "read"})
+        picked = _subset(rng, roles)
+        if picked:
+            await self.grant(f"/services/{sid}/roles", picked, "read")
         return created, endpoints
 
     async def package(self, p: int, services: list[tuple[dict[str, Any], list[dict[str, Any]]]],
@@ -219,9 +248,10 @@ class Generator:
             await self.entitle_methods(f"/packages/{created['id']}/plans/{plan_doc['id']}", services)
         if roles and plans:
             for plan_doc in got.get("plans") or []:
-                for role in _subset(rng, roles):
-                    await self.client.post(f"/packages/{created['id']}/plans/{plan_doc['id']}/roles",
-                                           {"id": role["id"], "action": "register_keys"})
+                picked = _subset(rng, roles)
+                if picked:
+                    await self.grant(f"/packages/{created['id']}/plans/{plan_doc['id']}/roles", picked,
+                                     "register_keys")
 
     async def entitle_methods(self, plan_path: str,
                               services: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> None:
@@ -232,7 +262,8 @@ class Generator:
                     base = f"{plan_path}/services/{svc['id']}"
                     if not any(s.get("id") == svc["id"] for s in await self.client.list_all(
                             f"{plan_path}/services", [])):
-                        await self.client.post(f"{plan_path}/services", {"id": svc["id"]})
+                        # no endpoints listed: none entitled (``mashery`` would entitle them all)
+                        await self.client.post(f"{plan_path}/services", {"id": svc["id"], "endpoints": []})
                     if not any(e.get("id") == ep["id"] for e in await self.client.list_all(
                             f"{base}/endpoints", [])):
                         await self.client.post(f"{base}/endpoints", {"id": ep["id"]})
@@ -249,18 +280,20 @@ class Generator:
             await self.client.post(f"/scheduledMaintenanceEvents/{created['id']}/endpoints", {"id": ep["id"]})
 
 
-async def _random_round_trip(tmp: Path, seed: int, object_responses: bool) -> None:
-    app = server_app(tmp / "area.db", object_responses=object_responses)
+async def _random_round_trip(tmp: Path, seed: int, object_responses: bool, dialect: str) -> None:
+    app = server_app(tmp / "area.db", object_responses=object_responses, dialect=dialect)
     async with client_for(app) as client:
-        built = await Generator(client, seed).build()
+        built = await Generator(client, seed, dialect).build()
         reads = client.stats.reads()
         first = await export_to(client, tmp / "out")
-        # one list call per top-level kind (fewer than 1,000 objects each), nested `fields`
-        assert client.stats.reads() - reads == len(kinds.TOP_LEVEL)
+        # one list call per top-level kind (fewer than 1,000 objects each), nested `fields`;
+        # in an area without endpoints (whose values tell the dialect) one probe more
+        assert client.stats.reads() - reads == len(kinds.TOP_LEVEL) + (built.endpoints == 0)
         assert first.dropped == []  # every field the area holds fits the manifest schema
         second = await export_area(client)
         assert [f.text for f in first.files] == [f.text for f in second.files]
         text = first.files[0].text
+        assert [w for w in foreign_words(dialect) if w in text] == []  # the target's vocabulary
         for value in [*built.secrets.values(), "pw-never-exported"]:
             assert value not in text
         assert "$${HOME}" in text  # a literal ${ in a name is escaped, not substituted
@@ -281,15 +314,16 @@ async def _random_round_trip(tmp: Path, seed: int, object_responses: bool) -> No
         pinned = await replan(client, load([tmp / "ids"], env))
         assert not pinned.steps, describe(pinned)
     # The export applied to an empty area exports back to the same text.
-    async with client_for(server_app(tmp / "other.db")) as other:
+    async with client_for(server_app(tmp / "other.db", dialect=dialect)) as other:
         await apply(other, manifest, env)
         again = await export_area(other)
         assert again.files[0].text == text
 
 
 @pytest.mark.parametrize("seed", range(10))
-def test_random_area_round_trips(tmp_path: Path, seed: int) -> None:
-    asyncio.run(_random_round_trip(tmp_path, seed, object_responses=seed % 2 == 1))
+def test_random_area_round_trips(tmp_path: Path, seed: int, dialect: str) -> None:
+    # ``object_responses`` changes only the ``spec`` replies (``mashery`` answers bare objects)
+    asyncio.run(_random_round_trip(tmp_path, seed, object_responses=seed % 2 == 1, dialect=dialect))
 
 
 # --- smaller properties -------------------------------------------------------------------
@@ -322,20 +356,20 @@ scheduledMaintenanceEvents:
 SMALL_ENV = {"SMALL_SECRET": "small-secret-value-1", "SMALL_PASSWORD": "small-password-2"}
 
 
-async def _small_area(tmp: Path) -> Any:
+async def _small_area(tmp: Path, dialect: str) -> Any:
     folder = tmp / "m"
     folder.mkdir()
     (folder / "m.yaml").write_text(SMALL)
     manifest = load([folder], SMALL_ENV)
-    app = server_app(tmp / "area.db")
+    app = server_app(tmp / "area.db", dialect=dialect)
     async with client_for(app) as client:
         await apply(client, manifest, SMALL_ENV)
     return app
 
 
-def test_secrets_become_references_listed_in_the_header(tmp_path: Path) -> None:
+def test_secrets_become_references_listed_in_the_header(tmp_path: Path, dialect: str) -> None:
     async def go() -> None:
-        app = await _small_area(tmp_path)
+        app = await _small_area(tmp_path, dialect)
         async with client_for(app) as client:
             result = await export_area(client)
         text = result.files[0].text
@@ -352,7 +386,7 @@ def test_secrets_become_references_listed_in_the_header(tmp_path: Path) -> None:
     asyncio.run(go())
 
 
-def test_kinds_pull_in_what_they_refer_to(tmp_path: Path) -> None:
+def test_kinds_pull_in_what_they_refer_to(tmp_path: Path, dialect: str) -> None:
     assert resolve_kinds(["packages"]) == (["roles", "services", "packages"], ["roles", "services"])
     assert resolve_kinds(["domains", "role"]) == (["domains", "roles"], [])
     assert resolve_kinds(["scheduledMaintenanceEvents"])[0] == ["roles", "services", "scheduledMaintenanceEvents"]
@@ -360,7 +394,7 @@ def test_kinds_pull_in_what_they_refer_to(tmp_path: Path) -> None:
         resolve_kinds(["endpoints"])
 
     async def go() -> None:
-        app = await _small_area(tmp_path)
+        app = await _small_area(tmp_path, dialect)
         async with client_for(app) as client:
             only = await export_area(client, kinds_=["packages"])
         assert only.kinds == ["roles", "services", "packages"]
@@ -375,9 +409,9 @@ def test_kinds_pull_in_what_they_refer_to(tmp_path: Path) -> None:
     asyncio.run(go())
 
 
-def test_per_service_layout_and_stale_files(tmp_path: Path) -> None:
+def test_per_service_layout_and_stale_files(tmp_path: Path, dialect: str) -> None:
     async def go() -> None:
-        app = await _small_area(tmp_path)
+        app = await _small_area(tmp_path, dialect)
         out = tmp_path / "out"
         out.mkdir()
         (out / "service-gone.yaml").write_text(f"# yaml-language-server: $schema=x\n{MARKER}\nroles: [X]\n")
@@ -393,21 +427,28 @@ def test_per_service_layout_and_stale_files(tmp_path: Path) -> None:
     asyncio.run(go())
 
 
-def test_empty_area_is_an_error(tmp_path: Path) -> None:
+def test_empty_area_is_an_error(tmp_path: Path, dialect: str) -> None:
     async def go() -> None:
-        async with client_for(server_app(tmp_path / "empty.db")) as client:
+        async with client_for(server_app(tmp_path / "empty.db", dialect=dialect)) as client:
             with pytest.raises(ApimctlError, match="nothing to export"):
                 await export_area(client)
 
     asyncio.run(go())
 
 
-def test_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, dialect: str) -> Iterator[ThreadServer]:
+    """One reference server per dialect for the command-line test of this module."""
+    with served_in_thread(tmp_path_factory.mktemp("export-cli") / "area.db", dialect, areas=1) as srv:
+        yield srv
+
+
+def command_line(tmp_path: Path, target: dict[str, str | None]) -> None:
+    """apply, then export to stdout and to files, and the usage errors, against ``target``."""
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "m.yaml").write_text(SMALL)
     runner = CliRunner()
-    env: dict[str, str | None] = {**SMALL_ENV, "APIMCTL_URL": None}  # unset: the embedded default
+    env: dict[str, str | None] = {**SMALL_ENV, **target}
     applied = runner.invoke(cli, ["apply", "--auto-approve", "m"], env=env, standalone_mode=False)
     assert applied.exception is None, applied.output
 
@@ -416,6 +457,8 @@ def test_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert "WEATHER_FORECAST_BACKEND_SECRET" in shown.stderr
     for value in SMALL_ENV.values():
         assert value not in shown.output
+    # the target's defaults are left out, whatever they are (returnedHeaders, §10.5)
+    assert "returnedHeaders" not in shown.stdout and "detailHeader" not in shown.stdout
 
     written = runner.invoke(cli, ["export", "--out", "exported", "--layout", "per-service",
                                   "--kinds", "services,roles"], env=env, standalone_mode=False)
@@ -426,3 +469,14 @@ def test_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert usage.exception is not None and "--out" in str(usage.exception)
     bad = runner.invoke(cli, ["export", "--kinds", "nope"], env=env, standalone_mode=False)
     assert isinstance(bad.exception, ApimctlError) and "unknown kind 'nope'" in str(bad.exception)
+
+
+def test_command_line_embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    command_line(tmp_path, {"APIMCTL_URL": None})  # unset: the embedded default
+
+
+def test_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, served: ThreadServer) -> None:
+    """Against the reference server over HTTP in each dialect, detected by the client."""
+    monkeypatch.chdir(tmp_path)
+    command_line(tmp_path, {"APIMCTL_URL": served.url, "APIMCTL_TOKEN": served.fresh_token(), "APIMCTL_QPS": "0"})

@@ -11,6 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from apimctl import kinds
 from apimctl.export import (
     escape_literal,
     export_state,
@@ -19,8 +20,11 @@ from apimctl.export import (
     service_file_names,
     variable_names,
 )
+from apimctl.kinds.dialects import dialect_of
 from apimctl.manifests.variables import substitute
 from apimctl.state.live import from_raw
+
+from .dialect_support import MASHERY, foreign_words, message_default, spoken
 
 
 def test_variable_names_are_deterministic_and_never_collide() -> None:
@@ -95,7 +99,9 @@ def test_per_service_file_names_are_stable_when_services_come_and_go() -> None:
     assert service_file_names(["x" * 300])["x" * 300] == f"service-{'x' * 60}.yaml"
 
 
-def _raw() -> dict[str, list[dict[str, Any]]]:
+def _raw(dialect: str) -> dict[str, list[dict[str, Any]]]:
+    """An area as ``dialect`` lists it: its enum words, its defaults (a ``mashery`` endpoint
+    returns ``mashery-responder`` unless told not to), ``roles: null`` for none (§10.7)."""
     endpoint = {
         "id": "e1", "name": "Forecast", "requestPathAlias": "/f", "trafficManagerDomain": "api.example.com",
         "publicDomains": [{"address": "www.example.com"}, {"address": "api.example.com"}],
@@ -105,20 +111,29 @@ def _raw() -> dict[str, list[dict[str, Any]]]:
         "processor": {"preInputs": {"z": "1", "a": "2"}, "adapter": "x"},
         "methods": [{"id": "m2", "name": "b"}, {"id": "m1", "name": "a", "sampleJsonResponse": "{}"}],
         "errorSet": {"id": "s1", "name": "Errors"},
+        "forwardedHeaders": spoken(dialect, ["svc-service-id", "svc-host"]),
+        "returnedHeaders": ["mashery-responder"] if dialect == MASHERY else [],
     }
+    no_roles: dict[str, Any] = {"roles": None} if dialect == MASHERY else {}  # a role-less plan
+    messages = [
+        {"id": "ERR_502_BAD_GATEWAY", "code": 502, "status": "Bad Gateway", "responseBody": "x"},
+        {"id": "ERR_400_BAD_REQUEST", "code": 400, "status": "Nope"}]
+    if dialect == MASHERY:  # the rest of the catalog as the area lists it, at the dialect's defaults
+        messages += [{"id": mid, "code": code, "status": status, "detailHeader": message_default(dialect, mid),
+                      "responseBody": ""}
+                     for mid, (code, status) in kinds.ERROR_CATALOG.items()
+                     if mid not in ("ERR_502_BAD_GATEWAY", "ERR_400_BAD_REQUEST")]
     return {
         "domain": [{"id": "d2", "domain": "example.net"}, {"id": "d1", "domain": "example.com"}],
         "role": [{"id": "r2", "name": "Zeta"}, {"id": "r1", "name": "Alpha", "description": "x"}],
         "service": [{
             "id": "s", "name": "Weather", "version": 2, "roles": [{"id": "r2"}, {"id": "r1"}],
-            "errorSets": [{"id": "s1", "name": "Errors", "errorMessages": [
-                {"id": "ERR_502_BAD_GATEWAY", "code": 502, "status": "Bad Gateway", "responseBody": "x"},
-                {"id": "ERR_400_BAD_REQUEST", "code": 400, "status": "Nope"}]}],
+            "errorSets": [{"id": "s1", "name": "Errors", "errorMessages": messages}],
             "endpoints": [endpoint, {**endpoint, "id": "e2", "name": "Alerts", "requestPathAlias": "/a"}],
         }],
         "package": [{"id": "p", "name": "P", "eav": {"b": 1, "a": {"y": 2, "x": 1}}, "plans": [
             {"id": "pl2", "name": "Silver", "roles": [{"id": "r1"}]},
-            {"id": "pl1", "name": "Gold", "services": [{"id": "s", "endpoints": [
+            {"id": "pl1", "name": "Gold", **no_roles, "services": [{"id": "s", "endpoints": [
                 {"id": "e2", "undefinedMethodsAllowed": True},
                 {"id": "e1", "undefinedMethodsAllowed": False, "methods": [{"id": "m2", "name": "b"}]}]}]}]}],
         "maintenanceEvent": [{"id": "ev", "name": "W", "startDateTime": "2027-01-16T02:00:00.000+0000",
@@ -140,18 +155,22 @@ def _shuffled(value: Any, rng: random.Random) -> Any:
     return value
 
 
-def test_output_does_not_depend_on_api_order() -> None:
-    expected = export_state(from_raw(_raw())).files[0].text
+def test_output_does_not_depend_on_api_order(dialect: str) -> None:
+    target = dialect_of(dialect)
+    expected = export_state(from_raw(_raw(dialect)), dialect=target).files[0].text
     for seed in range(20):
-        raw = _shuffled(_raw(), random.Random(seed))
+        raw = _shuffled(_raw(dialect), random.Random(seed))
         # the first error set is the endpoints' default: keep the service's set order meaningful
-        raw["service"][0]["errorSets"] = _raw()["service"][0]["errorSets"]
-        assert export_state(from_raw(raw)).files[0].text == expected
+        raw["service"][0]["errorSets"] = _raw(dialect)["service"][0]["errorSets"]
+        assert export_state(from_raw(raw), dialect=target).files[0].text == expected
+    assert [w for w in foreign_words(dialect) if w in expected] == []
     doc = yaml.safe_load(expected)
     forecast = next(e for e in doc["services"][0]["endpoints"] if e["name"] == "Forecast")
     assert forecast["publicDomains"] == ["api.example.com", "www.example.com"]
     assert forecast["supportedHttpMethods"] == ["get", "post"]
     assert forecast["apiKeyValueLocations"] == ["request-header"]
+    assert forecast["forwardedHeaders"] == spoken(dialect, ["svc-host", "svc-service-id"])  # the area's words
+    assert "returnedHeaders" not in forecast  # the dialect's default
     assert list(forecast["processor"]["preInputs"]) == ["a", "z"]
     assert "errorSet" not in forecast  # the service's only set: the default
     assert [m["id"] for m in doc["services"][0]["errorSets"][0]["errorMessages"]] == [
@@ -164,18 +183,18 @@ def test_output_does_not_depend_on_api_order() -> None:
     assert doc["scheduledMaintenanceEvents"][0]["startDateTime"] == "2027-01-16T02:00:00Z"
 
 
-def test_fields_the_manifests_cannot_hold_are_dropped_and_reported() -> None:
-    raw = _raw()
+def test_fields_the_manifests_cannot_hold_are_dropped_and_reported(dialect: str) -> None:
+    raw = _raw(dialect)
     endpoint = raw["service"][0]["endpoints"][0]
     endpoint["stringsToTrimFromApiKey"] = "x"  # only on maintenance-event endpoints
     endpoint["cors"]["vendorExtension"] = True  # both endpoints share this cors object
-    result = export_state(from_raw(raw))
+    result = export_state(from_raw(raw), dialect=dialect_of(dialect))
     assert sorted(result.dropped) == ["services[0].endpoints[0].cors.vendorExtension",
                                       "services[0].endpoints[1].cors.vendorExtension",
                                       "services[0].endpoints[1].stringsToTrimFromApiKey"]
     assert "vendorExtension" not in result.files[0].text
     assert "stringsToTrimFromApiKey" not in result.files[0].text
-    assert export_state(from_raw(_raw())).dropped == []
+    assert export_state(from_raw(_raw(dialect)), dialect=dialect_of(dialect)).dropped == []
 
 
 @given(st.text(alphabet=st.sampled_from("ab :#-'\"\n\t ${}é☃\u2028\u2029\x85\r\\|>"), max_size=25),

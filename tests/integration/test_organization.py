@@ -3,7 +3,8 @@
 name them, checked by validate, never planned, pruned or written.
 
 The reference server has no API that creates organizations: every area is seeded with
-``Default Organization`` and its child ``Partners`` (``apimctl.server.seed``)."""
+``Default Organization`` and its child ``Partners`` (``apimctl.server.seed``). Each test runs
+against both dialects of the server (SUPPLEMENT §10)."""
 
 from __future__ import annotations
 
@@ -32,8 +33,9 @@ ORG = kinds.ORGANIZATION
 
 
 @pytest.fixture
-async def client(tmp_path: Path) -> AsyncIterator[ApiClient]:
-    app = create_app(ServerConfig(db_path=str(tmp_path / "s.db"), tokens={"t": "area-1"}))
+async def client(tmp_path: Path, dialect: str) -> AsyncIterator[ApiClient]:
+    """A client of a fresh area of the reference server, in each dialect (SUPPLEMENT §10)."""
+    app = create_app(ServerConfig(db_path=str(tmp_path / "s.db"), tokens={"t": "area-1"}, dialect=dialect))
     async with ApiClient("http://apim.test/v3/rest", token="t", qps=None,
                          transport=httpx.ASGITransport(app=app)) as c:
         yield c
@@ -83,7 +85,7 @@ async def test_export_without_organization_references_writes_none(client: ApiCli
     assert ORG.manifest_key not in exported.kinds
 
 
-async def test_plan_never_touches_organizations(client: ApiClient, tmp_path: Path) -> None:
+async def test_plan_never_touches_organizations(client: ApiClient, tmp_path: Path, dialect: str) -> None:
     paths = _write(tmp_path / "m", {
         "organizations": ["Partners"],
         "roles": [{"name": "Resellers", "organization": "Partners"}],
@@ -92,6 +94,7 @@ async def test_plan_never_touches_organizations(client: ApiClient, tmp_path: Pat
     for prune in (False, True):
         plan = await make_plan(client, manifest, prune=prune)
         assert [(s.action, s.address) for s in plan.steps] == [("create", "role:Resellers")]
+        assert plan.dialect == dialect
         assert not [u for u in plan.unmanaged if u.kind == ORG.name]
     result = await apply_plan(client, plan, ApplyOptions(env={}))
     assert result.ok, result.to_json()

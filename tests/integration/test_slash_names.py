@@ -3,13 +3,15 @@ saved plans and export.
 
 Service ``a/b`` with endpoint ``Same`` is ``endpoint:a\/b/Same``; service ``a`` with endpoint
 ``b/Same`` is ``endpoint:a/b\/Same``; a ``\`` in a name is ``\\``. Runs the real entry point
-against the embedded reference server in a scratch directory.
+in a scratch directory against the reference server over HTTP, in each dialect (an area per
+test), the names going into paths and ``filter`` parameters of either.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,8 @@ from hypothesis import strategies as st
 from apimctl import kinds
 from apimctl.cli import cli
 from apimctl.cli.common import run_guarded
+
+from .dialect_support import ThreadServer, served_in_thread
 
 MANIFEST = r"""
 services:
@@ -64,12 +68,22 @@ KEYS = {
 }
 
 
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, dialect: str) -> Iterator[ThreadServer]:
+    """One reference server per dialect for this module; each test works in an area of its own."""
+    with served_in_thread(tmp_path_factory.mktemp("slash-names") / "area.db", dialect, areas=2) as srv:
+        yield srv
+
+
 @pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], served: ThreadServer):
     import os
 
     for name in [n for n in os.environ if n.startswith("APIMCTL_")]:
         monkeypatch.delenv(name)
+    monkeypatch.setenv("APIMCTL_URL", served.url)
+    monkeypatch.setenv("APIMCTL_TOKEN", served.fresh_token())
+    monkeypatch.setenv("APIMCTL_QPS", "0")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "all.yaml").write_text(MANIFEST)
@@ -85,11 +99,12 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureF
     return invoke
 
 
-def test_slashes_round_trip_through_plan_apply_saved_plan_and_export(run, tmp_path: Path) -> None:
+def test_slashes_round_trip_through_plan_apply_saved_plan_and_export(run, tmp_path: Path, dialect: str) -> None:
     assert run("validate", "m")[0] == 0
     code, out = run("plan", "--format", "json", "m")
     assert code == 0, out
     assert {s["address"] for s in json.loads(out)["steps"]} == KEYS
+    assert json.loads(out)["dialect"] == dialect  # detected by the client
     code, out = run("plan", "m")
     assert 'endpoint "a\\\\/b/Same"' in out and 'endpoint "a/b\\\\/Same"' in out  # JSON-quoted keys
 
