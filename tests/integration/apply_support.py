@@ -1,6 +1,10 @@
 """Shared vocabulary of the apply integration tests: a real reference server in a subprocess
 (`python -m apimctl serve` on 127.0.0.1 and a free port), `apimctl` runs as subprocesses, a
 small manifest, and an inventory of what the area holds (to count objects and duplicates).
+
+The server runs either dialect (``server(tmp, *dialect_options)``, SUPPLEMENT §10); what the
+tests read from it directly goes through helpers that accept both dialects' shapes
+(:func:`one`, :func:`error_code`).
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ TOKEN = "apply-token-a"
 TOKEN_B = "apply-token-b"
 AREA = "area-apply"
 SECRET_VALUES = {"FORECAST_SECRET": "fc-s3cr3t-9f8e7d", "BACKEND_PASSWORD": "bk-pa55-1a2b3c"}
+OVER_QPS = "ERR_403_DEVELOPER_OVER_QPS"
+OVER_RATE = "ERR_403_DEVELOPER_OVER_RATE"
+# the error-code header of each dialect (SUPPLEMENT §6 ``spec``, §10.1 ``mashery``)
+ERROR_CODE_HEADERS = ("X-Svc-Error-Code", "X-Mashery-Error-Code")
 
 
 def free_port() -> int:
@@ -55,6 +63,11 @@ class Server:
         self.used += 1
         assert self.used <= self.areas, "start the server with more areas"
         return f"area-token-{self.used}"
+
+    @staticmethod
+    def area_of(token: str) -> str:
+        """The area a token of :meth:`start` is bound to (the name the server stores)."""
+        return AREA if token in (TOKEN, TOKEN_B) else token.replace("area-token-", "area-", 1)
 
     @property
     def base(self) -> str:
@@ -124,9 +137,46 @@ class Server:
             time.sleep(0.2 if reply.status_code == 403 else 0.02)
         raise AssertionError(f"GET {path} kept failing: {last}")
 
+    def fetch(self, path: str, params: dict[str, str] | None = None, token: str = TOKEN) -> dict[str, Any]:
+        """One object (``GET /services/{id}``), in either dialect's shape (:func:`one`)."""
+        return one(self.get(path, params, token))
+
     def put(self, path: str, body: Any, token: str = TOKEN) -> None:
         reply = httpx.put(self.url + path, json=body, timeout=5, headers={"Authorization": f"Bearer {token}"})
         assert reply.status_code == 200, reply.text
+
+
+def one(body: Any) -> dict[str, Any]:
+    """A single object as either dialect answers it: a one-element array (``spec``) or the
+    bare object (``mashery``, and ``spec`` with ``--object-responses``)."""
+    if isinstance(body, list):
+        assert len(body) == 1, body
+        body = body[0]
+    assert isinstance(body, dict), body
+    return body
+
+
+def error_code(reply: httpx.Response) -> str | None:
+    """The platform's error code of a refusal: the dialect's error-code header, else the
+    body's ``errorCode`` when it is a string (``mashery``; ``spec`` has the HTTP status)."""
+    for name in ERROR_CODE_HEADERS:
+        if name in reply.headers:
+            return reply.headers[name]
+    try:
+        body = reply.json()
+    except ValueError:
+        return None
+    code = body.get("errorCode") if isinstance(body, dict) else None
+    return code if isinstance(code, str) else None
+
+
+def throttled_reply(srv: Server, token: str, tries: int = 50) -> httpx.Response:
+    """The reply of a call over the server's ``--qps`` limit (calls sent back to back)."""
+    for _ in range(tries):
+        reply = httpx.get(srv.url + "/domains", timeout=5, headers={"Authorization": f"Bearer {token}"})
+        if reply.status_code == 403:
+            return reply
+    raise AssertionError(f"{tries} calls in a row and none was throttled")
 
 
 def count_calls(snapshot: Any, methods: Sequence[str], status: str | None = None) -> int:

@@ -3,7 +3,8 @@ breaker opens after a few connection failures in a row, the apply starts no furt
 ends in seconds with exit 3 and the usual summary (before: every step retried on its own, for
 minutes and over a thousand calls).
 
-A reference server subprocess on 127.0.0.1, killed with SIGKILL after some writes.
+A reference server subprocess on 127.0.0.1, killed with SIGKILL after some writes, in either
+dialect (``apimctl serve`` and ``apimctl serve --dialect mashery``, the ``dialect`` fixture).
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from .apply_support import (
 SAFETY = 120  # seconds: only a guard against a hang; the assertions are on calls and outcomes
 
 
-def test_apply_stops_within_seconds_when_the_server_dies(tmp_path: Path) -> None:
+def test_apply_stops_within_seconds_when_the_server_dies(tmp_path: Path, dialect_options: tuple[str, ...]) -> None:
     folder = write_manifest(tmp_path / "m", services=8)
-    with server(tmp_path) as srv:
+    with server(tmp_path, *dialect_options) as srv:
         proc = subprocess.Popen(
             [sys.executable, "-m", "apimctl", "apply", "--auto-approve", "--qps", "6", "--parallelism", "2",
              "--format", "json", str(folder)],

@@ -1,6 +1,8 @@
 """`apimctl apply` against a hostile server: injected faults, throttling, an exhausted daily
 quota, and the apply process killed with SIGKILL. After each, a rerun converges with no
-duplicate objects and nothing lost.
+duplicate objects and nothing lost. Each test runs against ``apimctl serve`` and ``apimctl
+serve --dialect mashery`` (the ``dialect`` fixture), whose throttling and quota replies
+differ (SUPPLEMENT §6, §10.1).
 """
 
 from __future__ import annotations
@@ -11,20 +13,26 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from apimctl import kinds
 
 from .apply_support import (
+    OVER_QPS,
+    OVER_RATE,
     TOKEN,
+    TOKEN_B,
     Runs,
     Server,
     apimctl_env,
     apply_summary,
     count_calls,
+    error_code,
     expected_objects,
     inventory,
     server,
+    throttled_reply,
     write_manifest,
 )
 
@@ -37,9 +45,9 @@ def assert_converged(srv_inventory: dict[str, int], services: int) -> None:
     assert set(srv_inventory) == expected_objects(services)
 
 
-def test_fault_rate_reruns_converge_without_duplicates(tmp_path: Path) -> None:
+def test_fault_rate_reruns_converge_without_duplicates(tmp_path: Path, dialect_options: tuple[str, ...]) -> None:
     folder = write_manifest(tmp_path / "m", services=4)
-    with server(tmp_path, "--fault-rate", "0.2", "--fault-seed", "7") as srv:
+    with server(tmp_path, *dialect_options, "--fault-rate", "0.2", "--fault-seed", "7") as srv:
         runs = Runs()
         codes = []
         for _ in range(8):
@@ -57,24 +65,35 @@ def test_fault_rate_reruns_converge_without_duplicates(tmp_path: Path) -> None:
         runs.assert_no_secrets()
 
 
-def test_throttled_apply_succeeds_honouring_retry_after(tmp_path: Path) -> None:
+def test_throttled_apply_succeeds_honouring_retry_after(tmp_path: Path, dialect: str,
+                                                       dialect_options: tuple[str, ...]) -> None:
+    """Over-QPS replies are retried after a wait: the server's ``Retry-After`` (``spec``), or
+    about a second where the reply has none (``mashery``, which names the code in
+    ``X-Mashery-Error-Code``)."""
     folder = write_manifest(tmp_path / "m", services=2)
-    with server(tmp_path, "--qps", "3") as srv:
+    with server(tmp_path, *dialect_options, "--qps", "3") as srv:
+        reply = throttled_reply(srv, TOKEN_B)  # the limit is per token: the apply's is untouched
+        assert error_code(reply) == OVER_QPS
+        assert ("Retry-After" in reply.headers) == (dialect == "spec"), dict(reply.headers)
+        wait = reply.headers.get("Retry-After", "1")  # the client's wait where none is said
+        refused = count_calls(srv.calls(), ("GET", "POST", "PUT", "DELETE"), status="403")
         runs = Runs()
-        proc = runs.run(srv, "apply", "--auto-approve", "--qps", "10", "--format", "json", str(folder), timeout=90)
+        proc = runs.run(srv, "apply", "-v", "--auto-approve", "--qps", "10", "--format", "json", str(folder),
+                        timeout=90)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         calls = srv.calls()
-        assert count_calls(calls, ("GET", "POST", "PUT", "DELETE"), status="403") > 0  # it was throttled
+        assert count_calls(calls, ("GET", "POST", "PUT", "DELETE"), status="403") > refused  # it was throttled
+        assert f"throttled by the server ({OVER_QPS}); every call waits {wait} s" in proc.stderr, proc.stderr
         assert apply_summary(proc.stdout)["summary"]["failed"] == 0
         assert_converged(inventory(srv), 2)
 
 
-def test_daily_quota_stops_cleanly_and_a_rerun_converges(tmp_path: Path) -> None:
+def test_daily_quota_stops_cleanly_and_a_rerun_converges(tmp_path: Path, dialect_options: tuple[str, ...]) -> None:
     folder = write_manifest(tmp_path / "m", services=4)
     # planning an empty area: one list call per top-level kind, and the dialect probe
     reads = len(kinds.TOP_LEVEL) + 1
     # enough for the plan's reads and a few writes, not for everything
-    with server(tmp_path, "--daily-quota", str(reads + 2), db="quota.db") as srv:
+    with server(tmp_path, *dialect_options, "--daily-quota", str(reads + 2), db="quota.db") as srv:
         runs = Runs()
         # --no-lock: the quota is counted for the plan's calls alone (and a lease the exhausted
         # quota cannot release would hold up the rerun below for its two minutes)
@@ -85,11 +104,13 @@ def test_daily_quota_stops_cleanly_and_a_rerun_converges(tmp_path: Path) -> None
         assert "quota" in result["stopped"].lower()
         assert all("not started" in o["reason"] or "did not complete" in o["reason"] for o in result["skipped"])
         assert result["non_converged"] == []  # the writes that succeeded are not "not converged"
+        refused = httpx.get(srv.url + "/domains", timeout=5, headers={"Authorization": f"Bearer {TOKEN}"})
+        assert refused.status_code == 403 and error_code(refused) == OVER_RATE, refused.text
         text = runs.run(srv, "apply", "--auto-approve", str(folder))  # still exhausted: a clear error
         assert text.returncode == 1 and "quota" in (text.stdout + text.stderr).lower()
         assert "Traceback" not in text.stderr
     # the next day (the same data, a fresh quota) the rerun converges
-    with server(tmp_path, db="quota.db") as srv:
+    with server(tmp_path, *dialect_options, db="quota.db") as srv:
         again = runs.run(srv, "apply", "--auto-approve", str(folder))
         assert again.returncode == 0, again.stdout + again.stderr
         assert_converged(inventory(srv), 4)
@@ -102,9 +123,9 @@ def wait_for_writes(srv: Server, at_least: int, proc: subprocess.Popen[bytes], l
         time.sleep(0.02)
 
 
-def test_sigkill_at_several_points_then_rerun_converges(tmp_path: Path) -> None:
+def test_sigkill_at_several_points_then_rerun_converges(tmp_path: Path, dialect_options: tuple[str, ...]) -> None:
     folder = write_manifest(tmp_path / "m", services=4)
-    with server(tmp_path) as srv:
+    with server(tmp_path, *dialect_options) as srv:
         runs = Runs()
         env = apimctl_env(srv, TOKEN)
         sizes = []
@@ -129,9 +150,9 @@ def test_sigkill_at_several_points_then_rerun_converges(tmp_path: Path) -> None:
         assert runs.run(srv, "plan", "--detailed-exitcode", str(folder)).returncode == 0
 
 
-def test_interrupt_exits_130_and_a_rerun_converges(tmp_path: Path) -> None:
+def test_interrupt_exits_130_and_a_rerun_converges(tmp_path: Path, dialect_options: tuple[str, ...]) -> None:
     folder = write_manifest(tmp_path / "m", services=3)
-    with server(tmp_path) as srv:
+    with server(tmp_path, *dialect_options) as srv:
         proc = subprocess.Popen(
             [sys.executable, "-m", "apimctl", "apply", "--auto-approve", "--qps", "4", str(folder)],
             env=apimctl_env(srv, TOKEN), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)

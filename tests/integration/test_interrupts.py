@@ -4,7 +4,10 @@ finish, prints the summary and exits 130; a second one exits at once.
 
 The question is asked on a real pseudo-terminal (`pty`); the applies are `python -m apimctl`
 subprocesses against a reference server subprocess, slowed down by the client's `--qps` so
-that there is time to send the signal after the first step finished.
+that there is time to send the signal after the first step finished. The server is shared by
+the module, one per dialect (``apimctl serve`` and ``apimctl serve --dialect mashery``, the
+``dialect`` fixture); each test applies in an area of its own. The question is asked before
+anything is read from a server: it is asked of the embedded one, in the ``spec`` dialect only.
 """
 
 from __future__ import annotations
@@ -18,15 +21,29 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from .apply_support import apimctl_env, server, write_manifest
+from .apply_support import Server, apimctl_env, server, write_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 WEATHER = ROOT / "examples" / "weather"
 STEP_LINE = re.compile(r"^\[\d+/\d+\] ")
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory, dialect_options: tuple[str, ...]) -> Iterator[Server]:
+    """One server for the module per dialect; every test works in an area of its own."""
+    with server(tmp_path_factory.mktemp("interrupts"), *dialect_options, areas=4) as srv:
+        yield srv
+
+
+@pytest.fixture
+def area(shared: Server) -> tuple[Server, dict[str, str]]:
+    """The shared server and the environment of an apimctl run on a fresh area of it."""
+    return shared, apimctl_env(shared, shared.fresh_token())
 
 
 def _read_until(fd: int, pattern: str, timeout: float) -> str:
@@ -135,69 +152,71 @@ def _wait_for_first_step(proc: subprocess.Popen[str], timeout: float = 90) -> li
     raise AssertionError(f"no step finished: {lines}")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_mid_apply_stops_and_summarises(sig: signal.Signals, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_mid_apply_stops_and_summarises(sig: signal.Signals, area: tuple[Server, dict[str, str]],
+                                                 tmp_path: Path) -> None:
+    _, env = area
     folder = write_manifest(tmp_path / "m", services=3)
-    with server(tmp_path) as srv:
-        proc = _start_slow_apply(apimctl_env(srv), folder, srv.tmp, "--format", "json")
-        try:
-            early = _wait_for_first_step(proc)
-            proc.send_signal(sig)
-            stdout, stderr = proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-        stderr = "".join(early) + stderr
-        assert proc.returncode == 130, stdout + stderr
-        assert "Traceback" not in stderr and "internal error" not in stderr
-        assert f"{sig.name} received" in stderr
-        lines = [json.loads(line) for line in stdout.splitlines()]
-        assert any(e["type"] == "interrupt" and e["signal"] == sig.name for e in lines)
-        summary = lines[-1]
-        assert summary["type"] == "summary" and summary["interrupted"] is True
-        assert summary["exit_code"] == 130
-        assert summary["summary"]["done"] >= 1 and summary["skipped"], summary
-        # no step started after the interrupt
-        events = [e["type"] for e in lines]
-        later = events[events.index("interrupt"):]
-        assert "step_started" not in later
-        # the lease was released: a second apply converges
-        again = subprocess.run([sys.executable, "-m", "apimctl", "apply", "--auto-approve", str(folder)],
-                               env=apimctl_env(srv), cwd=srv.tmp, capture_output=True, text=True,
-                               timeout=120, stdin=subprocess.DEVNULL)
-        assert again.returncode == 0, again.stdout + again.stderr
+    proc = _start_slow_apply(env, folder, tmp_path, "--format", "json")
+    try:
+        early = _wait_for_first_step(proc)
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    stderr = "".join(early) + stderr
+    assert proc.returncode == 130, stdout + stderr
+    assert "Traceback" not in stderr and "internal error" not in stderr
+    assert f"{sig.name} received" in stderr
+    lines = [json.loads(line) for line in stdout.splitlines()]
+    assert any(e["type"] == "interrupt" and e["signal"] == sig.name for e in lines)
+    summary = lines[-1]
+    assert summary["type"] == "summary" and summary["interrupted"] is True
+    assert summary["exit_code"] == 130
+    assert summary["summary"]["done"] >= 1 and summary["skipped"], summary
+    # no step started after the interrupt
+    events = [e["type"] for e in lines]
+    later = events[events.index("interrupt"):]
+    assert "step_started" not in later
+    # the lease was released: a second apply converges
+    again = subprocess.run([sys.executable, "-m", "apimctl", "apply", "--auto-approve", str(folder)],
+                           env=env, cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120, stdin=subprocess.DEVNULL)
+    assert again.returncode == 0, again.stdout + again.stderr
 
 
-def test_sigterm_text_summary_names_what_was_not_started(tmp_path: Path) -> None:
+def test_sigterm_text_summary_names_what_was_not_started(area: tuple[Server, dict[str, str]],
+                                                         tmp_path: Path) -> None:
+    _, env = area
     folder = write_manifest(tmp_path / "m", services=3)
-    with server(tmp_path) as srv:
-        proc = _start_slow_apply(apimctl_env(srv), folder, srv.tmp)
-        try:
-            _wait_for_first_step(proc)
-            proc.send_signal(signal.SIGTERM)
-            stdout, stderr = proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-        assert proc.returncode == 130, stdout + stderr
-        assert "Apply interrupted:" in stdout and "not started" in stdout, stdout
-        assert "Not started:" in stdout and "Done:" in stdout, stdout
+    proc = _start_slow_apply(env, folder, tmp_path)
+    try:
+        _wait_for_first_step(proc)
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stdout + stderr
+    assert "Apply interrupted:" in stdout and "not started" in stdout, stdout
+    assert "Not started:" in stdout and "Done:" in stdout, stdout
 
 
-def test_a_second_interrupt_exits_at_once(tmp_path: Path) -> None:
+def test_a_second_interrupt_exits_at_once(area: tuple[Server, dict[str, str]], tmp_path: Path) -> None:
+    _, env = area
     folder = write_manifest(tmp_path / "m", services=3)
-    with server(tmp_path) as srv:
-        proc = _start_slow_apply(apimctl_env(srv), folder, srv.tmp, "--format", "json")
-        try:
-            _wait_for_first_step(proc)
-            proc.send_signal(signal.SIGINT)
-            time.sleep(0.05)
-            proc.send_signal(signal.SIGINT)
-            stdout, stderr = proc.communicate(timeout=30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-        assert proc.returncode == 130, stdout + stderr
-        assert "SIGINT again: exiting at once" in stderr
-        assert "Traceback" not in stderr
-        assert '"type":"summary"' not in stdout
+    proc = _start_slow_apply(env, folder, tmp_path, "--format", "json")
+    try:
+        _wait_for_first_step(proc)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stdout + stderr
+    assert "SIGINT again: exiting at once" in stderr
+    assert "Traceback" not in stderr
+    assert '"type":"summary"' not in stdout

@@ -1,4 +1,5 @@
-"""The apply lease against the reference server (in-process, over ``httpx.ASGITransport``)."""
+"""The apply lease against the reference server (in-process, over ``httpx.ASGITransport``), in
+either dialect (the ``dialect`` fixture: ``spec`` and ``mashery``, SUPPLEMENT §10)."""
 
 from __future__ import annotations
 
@@ -28,8 +29,8 @@ class Clock:
 
 
 @pytest.fixture
-async def client(tmp_path: Path) -> AsyncIterator[ApiClient]:
-    app = create_app(ServerConfig(db_path=str(tmp_path / "s.db"), tokens={"t": "area-1"}))
+async def client(tmp_path: Path, dialect: str) -> AsyncIterator[ApiClient]:
+    app = create_app(ServerConfig(db_path=str(tmp_path / "s.db"), tokens={"t": "area-1"}, dialect=dialect))
     async with ApiClient("http://apim.test/v3/rest", token="t", qps=None,
                          transport=httpx.ASGITransport(app=app)) as c:
         yield c

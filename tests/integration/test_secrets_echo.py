@@ -5,6 +5,11 @@ A tiny stdlib HTTP server on 127.0.0.1 lists an empty area and answers every wri
 whose message is the raw request body and query. ``plan`` and ``apply`` run through the real
 entry point; stdout, stderr, the saved plan and the JSON outputs must hold the secret in none
 of the encodings apimctl produces (raw, JSON-escaped, URL/form-encoded, hex, base64).
+
+The servers answer in either dialect (the ``dialect`` fixture, SUPPLEMENT §10): error bodies
+with a numeric or a string ``errorCode``, and the ``mashery`` dialect's ``X-Mashery-Error-Code``
+and ``X-Error-Detail-Header`` on authentication failures, taken from the reference server's
+table of dialects. The client detects the dialect from them.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import pytest
 from apimctl.cli import cli
 from apimctl.cli.common import run_guarded
 from apimctl.render.style import encodings
+from apimctl.server.dialects import dialect_of
 
 SECRETS = {
     "quote": 'pa"ss"word-1',
@@ -51,30 +57,54 @@ services:
 """
 
 
+def error_body(dialect: str, status: int, message: str, items: list[dict[str, str]] | None = None) -> object:
+    """An error body as the dialect writes it: ``errorCode`` the status (``spec``, with the
+    ``errors`` items real deployments add, SUPPLEMENT §9) or a string code (``mashery``)."""
+    code: object = dialect_of(dialect).code_of(status) if dialect == "mashery" else status
+    body: dict[str, object] = {"errorCode": code, "errorMessage": message}
+    if items is not None or dialect == "mashery":
+        body["errors"] = items or []
+    return body
+
+
+def send_json(handler: BaseHTTPRequestHandler, status: int, payload: object,
+              headers: dict[str, str] | None = None) -> None:
+    body = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    for name, value in (headers or {}).items():
+        handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+def is_item(path: str) -> bool:
+    """``/v3/rest/services/{id}``: an object's address (a list's has an odd number of parts)."""
+    parts = [p for p in path.split("?", 1)[0].removeprefix("/v3/rest").split("/") if p]
+    return len(parts) % 2 == 0
+
+
 @pytest.fixture(scope="module")
-def echo_server() -> Iterator[str]:
-    """Lists are empty; every write is refused with a 400 echoing the body and the query."""
+def echo_server(dialect: str) -> Iterator[str]:
+    """Lists are empty, objects unknown; every write is refused with a 400 echoing the body and
+    the query."""
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
             pass
 
-        def _reply(self, status: int, payload: object) -> None:
-            body = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
         def do_GET(self) -> None:
-            self._reply(200, [])
+            if is_item(self.path):
+                send_json(self, 404, error_body(dialect, 404, "no such object"))
+            else:
+                send_json(self, 200, [])
 
         def _echo(self) -> None:
             size = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(size).decode("utf-8", "replace")
-            self._reply(400, {"errorCode": 400, "errorMessage": f"bad request: {raw} ?{self.path}",
-                              "errors": [{"property": "x", "message": raw}]})
+            send_json(self, 400, error_body(dialect, 400, f"bad request: {raw} ?{self.path}",
+                                            [{"property": "x", "message": raw}]))
 
         do_POST = do_PUT = do_DELETE = _echo
 
@@ -107,7 +137,7 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureF
 
 
 @pytest.mark.parametrize("name", sorted(SECRETS))
-def test_no_encoding_of_a_secret_reaches_any_output(name: str, echo_server: str, tmp_path: Path,
+def test_no_encoding_of_a_secret_reaches_any_output(name: str, echo_server: str, dialect: str, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     secret = SECRETS[name]
@@ -124,6 +154,7 @@ def test_no_encoding_of_a_secret_reaches_any_output(name: str, echo_server: str,
         outputs.append(text)
     code, text = run(tmp_path, monkeypatch, capsys, "plan", *common, "--out", "saved.json", "m.yaml")
     assert code == 0, text
+    assert json.loads((tmp_path / "saved.json").read_text())["dialect"] == dialect  # detected from the replies
     outputs += [text, (tmp_path / "saved.json").read_text()]
     for fmt in ("text", "json"):
         for verbose in ([], ["-v"]):
@@ -149,8 +180,10 @@ def test_the_redactor_knows_every_encoding(secret: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def echoing_token_server() -> Iterator[str]:
-    """A token endpoint that refuses every exchange, echoing the form and the Basic header."""
+def echoing_token_server(dialect: str) -> Iterator[str]:
+    """A token endpoint that refuses every exchange, echoing the form and the Basic header;
+    the API refuses every token, echoing the Authorization header."""
+    answers = dialect_of(dialect)
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
@@ -160,22 +193,12 @@ def echoing_token_server() -> Iterator[str]:
             size = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(size).decode("utf-8", "replace")
             auth = self.headers.get("Authorization", "")
-            body = json.dumps({"error": "invalid_client",
-                               "error_description": f"refused {raw} with {auth}"}).encode()
-            self.send_response(401)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            send_json(self, 401, {"error": "invalid_client", "error_description": f"refused {raw} with {auth}"},
+                      answers.auth_headers(401, token=True))
 
         def do_GET(self) -> None:
             auth = self.headers.get("Authorization", "")
-            body = json.dumps({"errorCode": 401, "errorMessage": f"bad token {auth}"}).encode()
-            self.send_response(401)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            send_json(self, 401, error_body(dialect, 401, f"bad token {auth}"), answers.auth_headers(401))
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -3,8 +3,9 @@
 ``systemDomainAuthentication.password`` is never returned by the API, so a plan cannot compare
 it: every plan lists it as not comparable, a change of the password alone is sent only with
 ``--rotate-secrets`` (or ``--rotate KIND:NAME:PATH``), and what the server stores shows it.
-Runs the real entry point against the embedded reference server in a scratch directory, whose
-SQLite file tells what the server holds.
+Runs the real entry point against a reference server, shared by the module, one per dialect
+(``apimctl serve`` and ``apimctl serve --dialect mashery``, the ``dialect`` fixture), each test
+in an area of its own; the server's SQLite file tells what it holds.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,8 @@ import pytest
 from apimctl.cli import cli
 from apimctl.cli.common import run_guarded
 from apimctl.plans.model import WRITE_ONLY_NOTE
+
+from .apply_support import Server, server
 
 ADDRESS = "endpoint:Billing/Charge"
 PATH = "systemDomainAuthentication.password"
@@ -37,14 +41,33 @@ services:
           password: ${BILLING_PASSWORD}
 domains: [example.com, example.net]
 """
+DB = "rotation.db"
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory, dialect_options: tuple[str, ...]) -> Iterator[Server]:
+    """One server for the module per dialect; every test works in an area of its own."""
+    with server(tmp_path_factory.mktemp("rotation"), *dialect_options, db=DB, areas=4) as srv:
+        yield srv
 
 
 @pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+def target(shared: Server) -> tuple[Server, str]:
+    """The shared server and the token of a fresh area."""
+    return shared, shared.fresh_token()
+
+
+@pytest.fixture
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        target: tuple[Server, str]):
     import os
 
     for name in [n for n in os.environ if n.startswith("APIMCTL_")]:
         monkeypatch.delenv(name)
+    srv, token = target
+    monkeypatch.setenv("APIMCTL_URL", srv.url)
+    monkeypatch.setenv("APIMCTL_TOKEN", token)
+    monkeypatch.setenv("APIMCTL_QPS", "0")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "m.yaml").write_text(MANIFEST)
 
@@ -59,10 +82,12 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureF
     return invoke
 
 
-def stored_passwords(tmp_path: Path) -> list[str]:
-    """The systemDomainAuthentication passwords the embedded server holds."""
-    with sqlite3.connect(tmp_path / ".apimctl" / "local.db") as db:
-        bodies = [json.loads(row[0]) for row in db.execute("SELECT body FROM docs")]
+def stored_passwords(target: tuple[Server, str]) -> list[str]:
+    """The systemDomainAuthentication passwords the server holds in the area of ``target``."""
+    srv, token = target
+    with sqlite3.connect(srv.tmp / DB) as db:
+        bodies = [json.loads(row[0])
+                  for row in db.execute("SELECT body FROM docs WHERE area = ?", (srv.area_of(token),))]
     found = []
 
     def walk(node: object) -> None:
@@ -81,10 +106,10 @@ def stored_passwords(tmp_path: Path) -> list[str]:
     return found
 
 
-def test_a_password_only_rotation_reaches_the_server_with_rotate_secrets(run, tmp_path: Path) -> None:
+def test_a_password_only_rotation_reaches_the_server_with_rotate_secrets(run, target: tuple[Server, str]) -> None:
     code, out, err = run("old-pass-1111", "apply", "--auto-approve", "m.yaml")
     assert code == 0, out + err
-    assert stored_passwords(tmp_path) == ["old-pass-1111"]
+    assert stored_passwords(target) == ["old-pass-1111"]
 
     # the usual rotation: only the password changes; the plan cannot see it, and says so
     code, out, err = run("new-pass-2222", "plan", "m.yaml")
@@ -93,7 +118,7 @@ def test_a_password_only_rotation_reaches_the_server_with_rotate_secrets(run, tm
     assert WRITE_ONLY_NOTE in out
     assert "No changes" in out
     code, out, err = run("new-pass-2222", "apply", "--auto-approve", "m.yaml")
-    assert code == 0 and stored_passwords(tmp_path) == ["old-pass-1111"]
+    assert code == 0 and stored_passwords(target) == ["old-pass-1111"]
 
     code, out, err = run("new-pass-2222", "plan", "--rotate-secrets", "m.yaml")
     assert f"~ {PATH}: (sensitive)" in out and f"{ADDRESS}:{PATH}: sent by this plan" in out
@@ -101,10 +126,10 @@ def test_a_password_only_rotation_reaches_the_server_with_rotate_secrets(run, tm
     code, out, err = run("new-pass-2222", "apply", "--auto-approve", "--rotate-secrets", "m.yaml")
     assert code == 0, out + err
     assert "new-pass-2222" not in out + err
-    assert stored_passwords(tmp_path) == ["new-pass-2222"]
+    assert stored_passwords(target) == ["new-pass-2222"]
 
 
-def test_rotate_names_one_field_and_a_saved_plan_carries_it(run, tmp_path: Path) -> None:
+def test_rotate_names_one_field_and_a_saved_plan_carries_it(run, tmp_path: Path, target: tuple[Server, str]) -> None:
     assert run("first-pass-0001", "apply", "--auto-approve", "m.yaml")[0] == 0
     code, out, err = run("second-pass-0002", "plan", "--rotate", "endpoint:Billing/Other:*", "m.yaml")
     assert code == 0 and "No changes" in out, out + err
@@ -117,7 +142,7 @@ def test_rotate_names_one_field_and_a_saved_plan_carries_it(run, tmp_path: Path)
     assert "second-pass-0002" not in (tmp_path / "rotate.json").read_text()
     code, out, err = run("second-pass-0002", "apply", "--auto-approve", "--plan", "rotate.json")
     assert code == 0, out + err
-    assert stored_passwords(tmp_path) == ["second-pass-0002"]
+    assert stored_passwords(target) == ["second-pass-0002"]
 
 
 def test_json_and_markdown_plans_list_write_only_fields(run) -> None:
