@@ -50,9 +50,9 @@ from apimctl import kinds
 from apimctl.api.dialect import Detected, detect, setting_of
 from apimctl.errors import PlanError
 from apimctl.kinds.dialects import SPEC_NAME, dialect_of, translate
-from apimctl.planning.entitlements import whole_service_warnings
 from apimctl.planning.desired import Desired, ManifestLike, desired_objects, locator
 from apimctl.planning.domains import domain_warnings
+from apimctl.planning.entitlements import whole_service_warnings
 from apimctl.planning.matching import match
 from apimctl.planning.order import dependencies, order
 from apimctl.planning.routes import route_dependencies
