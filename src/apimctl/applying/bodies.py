@@ -73,10 +73,17 @@ class LiveIndex:
         that is still called ``Service/Endpoint`` until its own step runs. Parents come first, so
         an endpoint renamed inside a renamed service gets both names replaced."""
         renames = [s for s in steps if s.action == "update" and s.id]
+        # the addresses of each updated object's id, kept up to date as names are added (one
+        # pass over the index, not one per update: a plan updates thousands at 50,000 endpoints)
+        wanted = {s.id for s in renames}
+        addresses: dict[str, list[str]] = {}
+        for addr, oid in self.ids.items():
+            if oid in wanted:
+                addresses.setdefault(oid, []).append(addr)
         for step in sorted(renames, key=lambda s: s.key.count("/")):
             prefix = f"{step.kind}:"
-            olds = [a[len(prefix):] for a, i in self.ids.items()
-                    if i == step.id and a.startswith(prefix) and a != step.address]
+            olds = [a[len(prefix):] for a in addresses.get(step.id or "", [])
+                    if a.startswith(prefix) and a != step.address]
             for old in olds:
                 moved: dict[str, str] = {}
                 under = RENAMED_WITH.get(step.kind, ())
@@ -85,7 +92,10 @@ class LiveIndex:
                     if (kind == step.kind and key == old) or (kind in under and key.startswith(old + "/")):
                         moved.setdefault(f"{kind}:{step.key}{key[len(old):]}", oid)
                 for addr, oid in moved.items():
-                    self.ids.setdefault(addr, oid)
+                    if addr not in self.ids:
+                        self.ids[addr] = oid
+                        if oid in wanted:
+                            addresses.setdefault(oid, []).append(addr)
 
     @classmethod
     def from_raw(cls, raw: Mapping[str, list[dict[str, Any]]]) -> LiveIndex:

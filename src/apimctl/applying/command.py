@@ -18,21 +18,28 @@ written:
 
 Then the area's lease is taken (:mod:`apimctl.applying.lease`; unless ``lock`` is off): after
 the refusals and the confirmation, so that a refused, cancelled or empty apply writes nothing,
-and before the first write. Under the lease the plan is checked once more against a fresh read:
-a plan made from manifests is made again (a second apply that waited for the first finds
+and before the first write. Under the lease the plan is checked once more: a plan made from
+manifests is made again if the area changed since it was read (a light read of every object's
+fingerprint, :mod:`apimctl.applying.snapshot`; a second apply that waited for the first finds
 nothing left to do; one that was confirmed on a terminal is refused if it changed), and a saved
 plan gets its stale check. The lease is renewed while the apply runs and released at the end,
 whatever the end (done, partial, an error, Ctrl-C).
 
-Then :func:`apimctl.applying.run.apply_plan` executes the plan. Asking and drawing progress
-are the caller's, through callbacks; nothing here prints. A server may echo a value it
-refused: a caller showing progress messages scrubs them of ``plan.secret_values`` (filled
-by :func:`check_secrets` for a saved plan).
+Then :func:`apimctl.applying.run.apply_plan` executes the plan. Of the live state the plan was
+made from, only the ids are kept for the writes (:class:`~apimctl.applying.reading.Keeper`):
+the live model is dropped before the first write. Asking and drawing progress are the caller's, through callbacks;
+nothing here prints. A server may echo a value it refused: a caller showing progress messages
+scrubs them of ``plan.secret_values`` (filled by :func:`check_secrets` for a saved plan).
+
+The result counts every call the command made through the client (reading the area, the
+lease, the writes, the convergence check) and the seconds it took, without the time the
+confirmation question waited.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import (
     AbstractAsyncContextManager,
@@ -43,6 +50,7 @@ from contextlib import (
 from dataclasses import dataclass
 from typing import Any
 
+from apimctl.applying import reading
 from apimctl.applying.bodies import (
     SECRET_PATHS,
     StepError,
@@ -52,8 +60,10 @@ from apimctl.applying.bodies import (
 )
 from apimctl.applying.calls import Client
 from apimctl.applying.lease import Lease
+from apimctl.applying.reading import Keeper
 from apimctl.applying.run import ApplyOptions, apply_plan, by_address, read_state
 from apimctl.applying.schedule import ProgressCallback
+from apimctl.applying.snapshot import Snapshot
 from apimctl.errors import PlanError
 from apimctl.manifests import Manifest
 from apimctl.planning import build_plan
@@ -63,14 +73,12 @@ from apimctl.planning.duplicates import check_duplicates
 from apimctl.plans.file import load_plan
 from apimctl.plans.model import Plan
 from apimctl.plans.result import ApplyResult
-from apimctl.state import live
 from apimctl.state.live import LiveObject, LiveState
 from apimctl.state.normalise import canonical_datetime
 
 Connect = Callable[[], AbstractAsyncContextManager[Client]]
 Confirm = Callable[[Plan], bool]
 Display = Callable[[Plan], AbstractContextManager[ProgressCallback]]
-RawState = dict[str, list[dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -116,43 +124,79 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
     """
     source = _read_input(request, notice)
     async with connect() as client:
-        plan, raw = await _plan_of(source, client, request)
+        meter = Meter(client)
+        plan, planned = await _plan_of(source, client, request)
         if not plan.steps:
-            return ApplyResult(plan=plan)
+            return meter.counted(ApplyResult(plan=plan))
         check_deletes(plan, request.max_deletes)
         check_duplicates(plan)
         check_secrets(plan, request.env)
-        if raw is None and (confirm is not None or request.lock):
+        if planned is None and (confirm is not None or request.lock):
             # do not ask about a plan that is stale already, nor take the lease for it
             check_fresh(plan, (await read_state(client))[1])
         if _interrupted(interrupt):
             return ApplyResult(cancelled=True, interrupted=True, plan=plan)
-        if confirm is not None and not confirm(plan):
-            return ApplyResult(cancelled=True, plan=plan)
+        if confirm is not None:
+            with meter.paused():
+                if not confirm(plan):
+                    return ApplyResult(cancelled=True, plan=plan)
         if _interrupted(interrupt):  # a signal that waited for the prompt to end
             return ApplyResult(cancelled=True, interrupted=True, plan=plan)
         async with _leased(client, request, notice) as lease:
             if lease is not None:
-                plan, raw = await _recheck(source, client, request, plan, raw, lease,
-                                           asked=confirm is not None)
-                if not plan.steps:
-                    return ApplyResult(plan=plan)
-            return await _execute(client, plan, raw, request, progress, note, interrupt)
+                plan, planned = await _recheck(source, client, request, plan, planned, lease,
+                                               asked=confirm is not None)
+            result = (await _execute(client, plan, planned, request, progress, note, interrupt)
+                      if plan.steps else ApplyResult(plan=plan))
+        return meter.counted(result)  # the lease released: its calls are counted too
 
 
 def _interrupted(interrupt: asyncio.Event | None) -> bool:
     return interrupt is not None and interrupt.is_set()
 
 
-async def _execute(client: Client, plan: Plan, raw: RawState | None, request: ApplyRequest,
+class Meter:
+    """Counts the calls a client made since the meter was made, and the seconds, without the
+    time spent :meth:`paused` (a confirmation question waiting for its answer)."""
+
+    def __init__(self, client: Client) -> None:
+        self.stats = getattr(client, "stats", None)
+        self.reads, self.writes = self._now()
+        self.started = time.monotonic()
+        self.waited = 0.0
+
+    def _now(self) -> tuple[int, int]:
+        if self.stats is None:
+            return (0, 0)
+        return (int(self.stats.reads()), int(self.stats.writes()))
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        began = time.monotonic()
+        try:
+            yield
+        finally:
+            self.waited += time.monotonic() - began
+
+    def counted(self, result: ApplyResult) -> ApplyResult:
+        """``result`` with every call since the start and the seconds taken."""
+        reads, writes = self._now()
+        result.read_calls, result.write_calls = reads - self.reads, writes - self.writes
+        result.calls = result.read_calls + result.write_calls
+        result.seconds = time.monotonic() - self.started - self.waited
+        return result
+
+
+async def _execute(client: Client, plan: Plan, planned: Keeper | None, request: ApplyRequest,
                    progress: Display | None, note: Callable[[str], None] | None,
                    interrupt: asyncio.Event | None) -> ApplyResult:
     with _display(progress, plan) as update:
         options = ApplyOptions(
             parallelism=request.parallelism, env=request.env, progress=update, note=note,
-            check=(lambda state: check_fresh(plan, state)) if raw is None else None,
+            check=(lambda state: check_fresh(plan, state)) if planned is None else None,
             interrupt=interrupt)
-        return await apply_plan(client, plan, options, raw=raw)
+        return await apply_plan(client, plan, options,
+                                index=planned.index if planned is not None else None)
 
 
 @asynccontextmanager
@@ -170,24 +214,27 @@ async def _leased(client: Client, request: ApplyRequest, notice: Notice) -> Asyn
 
 
 async def _recheck(source: Plan | Manifest, client: Client, request: ApplyRequest, plan: Plan,
-                   raw: RawState | None, lease: Lease, *, asked: bool) -> tuple[Plan, RawState | None]:
-    """The plan to execute under the lease, from a fresh read of the area.
+                   planned: Keeper | None, lease: Lease, *, asked: bool) -> tuple[Plan, Keeper | None]:
+    """The plan to execute under the lease.
 
-    Manifests are planned again: what another apply did meanwhile is not done twice. A plan
-    the user confirmed must still be that plan. A saved plan is kept; ``apply_plan`` reads the
-    area under the lease and refuses it if stale."""
+    Manifests are planned again when the area changed since they were planned (its snapshot
+    differs): what another apply did meanwhile is not done twice. A plan the user confirmed
+    must still be that plan. A saved plan is kept; ``apply_plan`` reads the area under the
+    lease and refuses it if stale."""
     if asked:
         await lease.confirm()  # the prompt may have outlived the lease
-    if raw is None:
+    if planned is None:
         return plan, None
-    fresh, raw = await _plan_of(source, client, request)
+    if await Snapshot.read(client) == planned.snapshot:
+        return plan, planned
+    fresh, planned = await _plan_of(source, client, request)
     if asked and _signature(fresh) != _signature(plan):
         raise PlanError("the area changed while the plan waited for confirmation (another apply?); "
                         "nothing was written; run apply again to see the new plan")
     if fresh.steps:
         check_deletes(fresh, request.max_deletes)
         check_secrets(fresh, request.env)
-    return fresh, raw
+    return fresh, planned
 
 
 def _signature(plan: Plan) -> list[tuple[str, str, tuple[Any, ...]]]:
@@ -208,19 +255,20 @@ def _read_input(request: ApplyRequest, notice: Notice) -> Plan | Manifest:
 
 
 async def _plan_of(source: Plan | Manifest, client: Client,
-                   request: ApplyRequest) -> tuple[Plan, RawState | None]:
-    """The plan to apply, and the live state it was made from (``None`` for a saved plan)."""
+                   request: ApplyRequest) -> tuple[Plan, Keeper | None]:
+    """The plan to apply, and what is kept of the live state it was made from (``None`` for a
+    saved plan): the area is read and held as ``plan`` reads and holds it, and the live model
+    is gone when this returns."""
     if isinstance(source, Plan):
         if source.target and source.target != request.target:
             raise PlanError(f"the saved plan was made for {source.target}; this run targets {request.target}")
         return source, None
-    raw = await live.read_raw(client)
-    state = live.from_raw(raw)
+    state, kept = await reading.read(client)
     made = build_plan(source, state, prune=request.prune, targets=request.targets,
                       ignores=request.ignores, repair_duplicates=request.repair_duplicates,
                       rotate=request.rotate, dialect=await target_dialect(client, source, state))
     made.target = request.target
-    return made, raw
+    return made, kept
 
 
 @contextmanager

@@ -4,14 +4,16 @@ Called by the apply command (:mod:`apimctl.applying.command`, which refuses a pl
 anything is written: too many deletes, a missing secret variable, a stale saved plan) and by
 tests and benchmarks. :func:`apply_plan` does what the plan says and nothing else:
 
-1. the area is read (unless the caller hands in the state the plan was just made from), and
-   ``ApplyOptions.check`` sees it before the first write (the command refuses a stale saved
-   plan there);
+1. the area is read (unless the caller hands in the ids of the state the plan was just made
+   from), and ``ApplyOptions.check`` sees it before the first write (the command refuses a
+   stale saved plan there); only the live ids are kept for the writes;
 2. the steps are grouped into units (nested writes, see :mod:`apimctl.applying.units`) and run by
    :mod:`apimctl.applying.schedule` in dependency order, ``parallelism`` at a time, every call through
    the client's one shared rate limiter;
-3. the area is read again and every done step is compared with it the way ``plan`` compares
-   (normalise + diff); anything still different is reported as not converged.
+3. the objects the done steps touched are read again, and only those
+   (:mod:`apimctl.applying.converge`), and every done step is compared with them the way
+   ``plan`` compares (normalise + diff); anything still different is reported as not
+   converged.
 
 The outcome is an :class:`~apimctl.plans.result.ApplyResult` (rendered by ``apimctl.render``).
 Nothing here prints; progress is reported through a callback.
@@ -20,14 +22,14 @@ Nothing here prints; progress is reported through a callback.
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from apimctl import kinds
-from apimctl.applying.bodies import LiveIndex, env_mapping, resolve_secrets
+from apimctl.applying import converge, reading
+from apimctl.applying.bodies import LiveIndex, env_mapping
 from apimctl.applying.calls import Client
 from apimctl.applying.schedule import (
     GRACE,
@@ -40,15 +42,11 @@ from apimctl.applying.schedule import (
 from apimctl.applying.units import group_units
 from apimctl.applying.writes import Writer
 from apimctl.errors import ApiError
-from apimctl.kinds.dialects import comparable, dialect_of
-from apimctl.kinds.endpoint import default_error_sets
 from apimctl.kinds.role import ORGANIZATION, ORGANIZATION_PATH
-from apimctl.planning.diff import diff, ignored
 from apimctl.plans.model import Plan, Step, address
 from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.state import live
 from apimctl.state.live import LiveObject, LiveState
-from apimctl.state.normalise import Context, normalise
 
 VISIBILITY_DELAY = 1.0  # seconds before the convergence check reads a second time
 
@@ -84,8 +82,8 @@ def step_index(plan: Plan) -> Mapping[str, Step]:
 
 
 async def read_state(client: Client) -> tuple[LiveIndex, LiveState]:
-    raw = await live.read_raw(client)
-    return LiveIndex.from_raw(raw), live.from_raw(raw)
+    state, kept = await reading.read(client)
+    return kept.index, state
 
 
 async def add_organizations(client: Client, plan: Plan, index: LiveIndex) -> None:
@@ -98,60 +96,6 @@ async def add_organizations(client: Client, plan: Plan, index: LiveIndex) -> Non
 
 def by_address(state: LiveState) -> dict[str, LiveObject]:
     return {address(o.kind, o.key): o for objs in state.objects.values() for o in objs}
-
-
-# --------------------------------------------------------------------------- convergence
-
-
-def _ignore_patterns(plan: Plan, addr: str) -> list[str]:
-    out = []
-    for entry in plan.ignored:
-        target = str(entry.get("target", ""))
-        kind, _, rest = target.partition(":")
-        key, sep, path = rest.rpartition(":")
-        if sep and fnmatch.fnmatchcase(addr, f"{kind}:{key}"):
-            out.append(path)
-    return out
-
-
-def _default_error_sets(state: LiveState) -> dict[str, str]:
-    return default_error_sets((o.parent_key, o.name) for o in state.of(kinds.ERROR_SET.name))
-
-
-def remaining_changes(plan: Plan, step: Step, now: Mapping[str, LiveObject],
-                      default_sets: Mapping[str, str], env: Mapping[str, str]) -> str | None:
-    """Why ``step`` has not converged, or ``None`` when the live object matches it."""
-    if step.temporary:
-        return None  # a temporary route: its object's own step says where it ends up
-    obj = now.get(step.address)
-    if step.action == "delete":
-        return None if obj is None else "still exists"
-    if obj is None:
-        return "does not exist"
-    kind = kinds.get(step.kind)
-    ctx = Context(default_error_set=default_sets.get(obj.parent_key or ""))
-    desired = resolve_secrets(step, step.desired or {}, plan.secret_values, env)
-    have, want = normalise(kind, obj.doc, ctx), normalise(kind, desired, ctx)
-    comparable(kind.name, have, want, desired, dialect_of(plan.dialect))
-    changes = diff(kind, have, want)
-    changes, _ = ignored(changes, _ignore_patterns(plan, step.address))
-    if not changes:
-        return None
-    paths = [c.path for c in changes]
-    return "still differs: " + ", ".join(paths[:8]) + (", ..." if len(paths) > 8 else "")
-
-
-def not_converged(plan: Plan, done: list[StepOutcome], state: LiveState,
-                  env: Mapping[str, str]) -> list[StepOutcome]:
-    now = by_address(state)
-    default_sets = _default_error_sets(state)
-    steps = step_index(plan)
-    out = []
-    for outcome in done:
-        reason = remaining_changes(plan, steps[outcome.address], now, default_sets, env)
-        if reason is not None:
-            out.append(StepOutcome(outcome.address, outcome.action, reason))
-    return out
 
 
 # --------------------------------------------------------------------------- the apply
@@ -176,12 +120,15 @@ class ApplyOptions:
 
 
 async def apply_plan(client: Client, plan: Plan, options: ApplyOptions | None = None, *,
-                     raw: Mapping[str, list[dict[str, Any]]] | None = None) -> ApplyResult:
+                     raw: Mapping[str, list[dict[str, Any]]] | None = None,
+                     index: LiveIndex | None = None) -> ApplyResult:
     """Execute ``plan`` (see the module docstring). Whatever ``options.check`` raises, it
     raises before any write.
 
-    ``raw`` is the live state the plan was just made from (``live.read_raw``), which saves
-    reading it again; without it the area is read first.
+    ``index`` holds the live ids of the state the plan was just made from (or ``raw``, that
+    state's lists as ``live.read_raw`` answered them), which saves reading the area again;
+    without either the area is read first. The result counts the calls made here, the
+    convergence check's included.
     """
     opts = options or ApplyOptions()
     started = time.monotonic()
@@ -189,12 +136,7 @@ async def apply_plan(client: Client, plan: Plan, options: ApplyOptions | None = 
     before = _counts(stats)
     if not plan.steps:
         return ApplyResult(plan=plan)
-    if raw is None:
-        index, state = await read_state(client)
-    else:
-        index, state = LiveIndex.from_raw(raw), live.from_raw(raw)
-    if opts.check is not None:
-        opts.check(state)
+    index = await _index_for(client, opts, raw, index)
     await add_organizations(client, plan, index)
     index.add_renames(plan.steps)
     writer = Writer(client, plan, index, env=opts.env, note=opts.note)
@@ -203,7 +145,7 @@ async def apply_plan(client: Client, plan: Plan, options: ApplyOptions | None = 
                                  interrupt=opts.interrupt, grace=opts.grace)
     result.plan = plan
     if opts.verify and result.done:
-        result.non_converged = await verify(client, plan, result, env_mapping(opts.env))
+        result.non_converged = await verify(client, plan, result, env_mapping(opts.env), index)
     after_counts = _counts(stats)
     result.read_calls = after_counts[0] - before[0]
     result.write_calls = after_counts[1] - before[1]
@@ -212,24 +154,47 @@ async def apply_plan(client: Client, plan: Plan, options: ApplyOptions | None = 
     return result
 
 
-async def verify(client: Client, plan: Plan, result: ApplyResult, env: Mapping[str, str]) -> list[StepOutcome]:
-    """Re-read the area and compare every done step with it. When the area cannot be read
-    (the API is down), the done steps are reported as not verified. After a stop (the daily
-    quota is gone) nothing is read: the summary already says why it stopped, and listing every
-    write that succeeded as "not converged" would only bury that."""
+async def _index_for(client: Client, opts: ApplyOptions, raw: Mapping[str, list[dict[str, Any]]] | None,
+                     index: LiveIndex | None) -> LiveIndex:
+    """The live ids the writes start from. The live model ``opts.check`` sees is built only for
+    it, and dropped before the first write."""
+    if opts.check is None and (index is not None or raw is not None):
+        return index if index is not None else LiveIndex.from_raw(raw or {})
+    if raw is None:
+        index, state = await read_state(client)
+    else:
+        index, state = LiveIndex.from_raw(raw), live.from_raw(raw)
+    if opts.check is not None:
+        opts.check(state)
+    return index
+
+
+async def verify(client: Client, plan: Plan, result: ApplyResult, env: Mapping[str, str],
+                 index: LiveIndex | None = None) -> list[StepOutcome]:
+    """Read again the objects the done steps touched (:mod:`apimctl.applying.converge`) and
+    compare every done step with them; ``index`` holds the ids of the objects the apply knows
+    (the live ones and those it created). When the area cannot be read (the API is down), the
+    steps are reported as not verified. After a stop (the daily quota is gone) nothing is
+    read: the summary already says why it stopped, and listing every write that succeeded as
+    "not converged" would only bury that."""
     if result.stopped:
         return []
+    ids = index.ids if index is not None else {}
+    steps = step_index(plan)
+    pending = [(o, steps[o.address]) for o in result.done]
     outcomes: list[StepOutcome] = []
     for attempt in range(2):  # writes may briefly be invisible to an immediate read: look twice
         if attempt:
             await asyncio.sleep(VISIBILITY_DELAY)
         try:
-            _, after = await read_state(client)
+            raw = await converge.read_again(client, converge.wanted((s for _, s in pending), ids))
         except ApiError as exc:
-            return [StepOutcome(o.address, o.action, f"not verified: {exc}") for o in result.done]
-        outcomes = not_converged(plan, result.done, after, env)
+            return [StepOutcome(o.address, o.action, f"not verified: {exc}") for o, _ in pending]
+        outcomes = converge.not_converged(plan, pending, converge.found_in(raw, ids), env, ids)
         if not outcomes:
             break
+        left = {o.address for o in outcomes}  # looked at again: only what has not converged
+        pending = [(o, s) for o, s in pending if o.address in left]
     return outcomes
 
 

@@ -57,7 +57,8 @@ def run(request: ApplyRequest, area: FakeArea, **callbacks: Any) -> ApplyResult:
 def test_the_lease_wraps_the_writes(manifests: Callable[..., str]) -> None:
     area = UniqueRoles()
     result = run(ApplyRequest(paths=(manifests(ROLES_YAML),)), area)
-    assert result.ok and result.write_calls == 2  # the lease is not the apply's own writes
+    assert result.ok and result.write_calls == 4  # every call counts, the lease's too
+    assert result.calls == len(area.calls)
     writes = area.writes()
     assert writes[0] == ("POST", ROLES) and writes[-1][0] == "DELETE" and len(writes) == 4
     assert area.lease() == [] and sorted(r["name"] for r in area.rows[ROLES]) == ["Interns", "Partners"]

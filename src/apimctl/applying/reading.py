@@ -1,0 +1,81 @@
+"""The read apply plans from: the read ``plan`` makes, and what apply keeps of it, taken on
+the way.
+
+Called by the apply command (:mod:`apimctl.applying.command`), :func:`apimctl.applying.run.apply_plan`
+(a saved plan) and the benchmarks. Besides the live model planning compares, apply needs the
+live id of everything its writes may name (:class:`~apimctl.applying.bodies.LiveIndex`: methods
+too, which the live model does not keep) and the area's
+:class:`~apimctl.applying.snapshot.Snapshot` for the check under the lease. The area is read by
+:func:`apimctl.state.live.read_live`, as ``plan`` reads it, through :class:`Watched`: the client
+as the reader sees it, showing every top-level object it lists to a :class:`Keeper` on its way
+to the reader. So apply never holds the area's raw lists beside the live model, nor longer
+than ``plan`` does; once the plan is made only the kept ids and digests remain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from apimctl import kinds
+from apimctl.applying.bodies import LiveIndex
+from apimctl.applying.snapshot import Snapshot
+from apimctl.kinds import Kind
+from apimctl.state import live
+from apimctl.state.live import Lister, LiveState
+
+
+@dataclass
+class Keeper:
+    """What apply keeps of a read of the area: the live ids and the area's snapshot."""
+
+    index: LiveIndex = field(default_factory=LiveIndex)
+    snapshot: Snapshot = field(default_factory=Snapshot)
+
+    def see(self, kind: Kind, item: Mapping[str, Any]) -> None:
+        """One top-level object as listed (with its child objects)."""
+        if item.get(kind.identity) in kind.reserved:
+            return
+        self.index.add_tree(kind, item)
+        self.snapshot.add(kind, item)
+
+
+class Watched:
+    """``client`` as :func:`apimctl.state.live.read_live` sees it: the objects of every
+    top-level list it reads (``list_all``, or ``pages`` where the client has it) are shown to
+    ``keeper`` as the reader takes them."""
+
+    def __init__(self, client: Lister, keeper: Keeper) -> None:
+        self._client = client
+        self._keeper = keeper
+        self._kinds = {k.collection_path(): k for k in kinds.TOP_LEVEL}
+        pages = getattr(client, "pages", None)
+        if callable(pages):
+            self._source = pages
+            self.pages = self._pages
+
+    async def list_all(self, path: str, params: Any = None, **options: Any) -> list[dict[str, Any]]:
+        items = await self._client.list_all(path, params, **options)
+        kind = self._kinds.get(path)
+        if kind is not None:
+            for item in items:
+                self._keeper.see(kind, item)
+        return items
+
+    async def _pages(self, path: str, *args: Any, **options: Any) -> AsyncIterator[Iterable[dict[str, Any]]]:
+        kind = self._kinds.get(path)
+        async for page in self._source(path, *args, **options):
+            yield page if kind is None else self._shown(kind, page)
+
+    def _shown(self, kind: Kind, page: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        for item in page:  # items may be decoded one at a time: never all at once here
+            self._keeper.see(kind, item)
+            yield item
+
+
+async def read(client: Lister) -> tuple[LiveState, Keeper]:
+    """The live state of the client's area (as ``plan`` reads it), and what apply keeps of it."""
+    keeper = Keeper()
+    state = await live.read_live(Watched(client, keeper))
+    return state, keeper
