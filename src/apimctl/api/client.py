@@ -17,7 +17,10 @@ builds it from the connection options. It owns
   ``Unreachable`` naming the host, instead of each call retrying on its own for minutes;
 - the reply quirks of spec/SUPPLEMENT.md §9 (``apimctl.api.quirks``) and the mapping of every
   failure onto ``apimctl.errors``;
-- paging by ``X-Total-Count``, the remaining pages fetched concurrently within the limiter.
+- paging by ``X-Total-Count``, the remaining pages fetched concurrently within the limiter:
+  :meth:`ApiClient.list_all` answers every item at once; :meth:`ApiClient.pages` hands the
+  pages over in order as they arrive, a few requested ahead, their items decoded one by one
+  by the reader (reading a large area never holds all of it as Python objects).
 
 Messages say what and where (``GET /services: 500 Internal Server Error: <message>``) and
 never carry a token, a secret or a request body.
@@ -27,8 +30,10 @@ from __future__ import annotations
 
 import asyncio
 import math
+import mmap
 import time
-from collections.abc import Callable, Mapping
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import httpx
@@ -55,6 +60,7 @@ __all__ = [
     "Breaker",
     "CallStats",
     "Credentials",
+    "Page",
     "Params",
     "RateLimiter",
     "as_list",
@@ -63,8 +69,12 @@ __all__ = [
 ]
 
 Params = req.Params
+Page = req.Page
+Buffer = memoryview  # a list reply's body, read apart (see ``_body``)
 
 MAX_PAGE = 1000  # the platform's largest `limit`
+MAPPED_BODY = 1 << 20  # list bodies from this size on are read into a memory map
+PAGES_AHEAD = 1  # pages :meth:`ApiClient.pages` requests beyond the one being read
 _READS = frozenset({"GET", "HEAD"})
 _NO_BODY = object()
 
@@ -178,6 +188,57 @@ class ApiClient:
             items.extend(page)
         return req.unique(items)
 
+    async def pages(
+        self,
+        path: str,
+        params: Params | None = None,
+        *,
+        page_size: int = MAX_PAGE,
+        page_index: bool = False,
+        ahead: int = PAGES_AHEAD,
+    ) -> AsyncIterator[Page]:
+        """The items of a list page by page, in order (the calls of :meth:`list_all`).
+
+        Each page's JSON is kept as it came and its items decoded as they are iterated; after
+        the first page, ``ahead`` more are requested while a page is being read, so the server
+        works while the caller does and at most ``ahead + 1`` pages are held. Repeated ids are
+        skipped across pages, as :meth:`list_all` does.
+        """
+        size = max(1, min(page_size, MAX_PAGE))
+        query = [(k, v) for k, v in req.pairs(params) if k not in ("limit", "offset")]
+        seen: set[Any] = set()
+        first = await self._call("GET", path, params=[*query, *req.page(size, 0)], lazy=True)
+        entries = req.entries(first.data)
+        total = req.total_count(first.headers)
+        if total is None:
+            items = list(req.Page(entries, set()))
+            yield Page(await self._pages_until_short(path, query, size, items, page_index), seen)
+            return
+        if 0 < len(entries) < min(size, total):
+            size = len(entries)
+        offsets = iter([k if page_index else k * size for k in range(1, math.ceil(total / size))])
+        pending: deque[asyncio.Task[list[Any]]] = deque()
+
+        def request_more() -> None:
+            for offset in offsets:
+                pending.append(asyncio.ensure_future(self._entries(path, query, size, offset)))
+                if len(pending) >= max(1, ahead):
+                    return
+
+        try:
+            request_more()
+            yield Page(entries, seen)
+            del entries
+            while pending:
+                page = await pending.popleft()
+                request_more()
+                yield Page(page, seen)
+                del page
+        finally:
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
     async def post(self, path: str, body: Any, params: Params | None = None) -> dict[str, Any]:
         """Create. Not retried when the outcome is unknown (5xx, transport failure): the caller
         looks the object up by its natural key first. Throttling is retried: nothing was done."""
@@ -209,13 +270,14 @@ class ApiClient:
         body: Any = _NO_BODY,
         idempotent: bool = True,
         missing_is_done: bool = False,
+        lazy: bool = False,
     ) -> Reply:
         where = f"{method} {req.route(path)}"
         renewed, retries, waits, unknown = False, 0, 0, False
         while True:
             self.breaker.check(where)
             token = await self._auth.token()
-            outcome = await self._attempt(method, path, params, body, token)
+            outcome = await self._attempt(method, path, params, body, token, lazy)
             if isinstance(outcome, Reply):
                 return outcome
             if self.breaker.open:
@@ -244,12 +306,14 @@ class ApiClient:
                 raise _final(outcome, idempotent)
 
     async def _attempt(
-        self, method: str, path: str, params: Params | None, body: Any, token: str
+        self, method: str, path: str, params: Params | None, body: Any, token: str,
+        lazy: bool = False,
     ) -> Reply | ApiError:
-        """Send once; the reply, or the error it maps to (returned, for ``_call`` to judge)."""
+        """Send once; the reply, or the error it maps to (returned, for ``_call`` to judge);
+        ``lazy``: a list's items are left encoded (:func:`apimctl.api.replies.decode_list`)."""
         where = f"{method} {req.route(path)}"
         try:
-            response = await self._send(method, path, params, body, token)
+            response, content = await self._send(method, path, params, body, token, lazy)
         except httpx.RequestError as exc:
             error = transport_error(where, exc, self._timeout, token)
             if connect_failed(exc):
@@ -257,28 +321,41 @@ class ApiClient:
             return error
         self.breaker.succeeded()
         self.dialect.observe(where, response)
-        return read_reply(where, response, token)
+        return read_reply(where, response, token, list_content=content)
 
     async def _send(
-        self, method: str, path: str, params: Params | None, body: Any, token: str
-    ) -> httpx.Response:
+        self, method: str, path: str, params: Params | None, body: Any, token: str,
+        lazy: bool = False,
+    ) -> tuple[httpx.Response, Buffer | None]:
+        """The response; ``lazy``: the body of a successful one read into one buffer (a page
+        of 1,000 services is 20 MB: never held twice, as chunks and joined)."""
+        content = None
         async with self._gate:
             await self.limiter.acquire()
             self.stats.record(method, req.route(path))
             started = self._clock()
-            response = await self._http.request(
+            request = self._http.build_request(
                 method,
                 path,
                 params=httpx.QueryParams(tuple(req.pairs(params))),
                 json=None if body is _NO_BODY else body,
                 headers={"Authorization": f"Bearer {token}"},
             )
+            response = await self._http.send(request, stream=lazy)
+            if lazy:
+                try:
+                    if 200 <= response.status_code < 300:
+                        content = await _body(response)
+                    else:
+                        await response.aread()
+                finally:
+                    await response.aclose()
         if self._log is not None:
             elapsed = (self._clock() - started) * 1000
             self._log(
                 f"{method} {req.loggable(path, response)} -> {response.status_code} ({elapsed:.0f} ms)"
             )
-        return response
+        return response, content
 
     def _slow_down(self, error: Throttled, waits: int) -> None:
         wait = error.retry_after if error.retry_after is not None else self._backoff.delay(waits)
@@ -295,6 +372,13 @@ class ApiClient:
     ) -> list[dict[str, Any]]:
         reply = await self._call("GET", path, params=[*query, *req.page(size, offset)])
         return req.items(reply.data)
+
+    async def _entries(
+        self, path: str, query: list[tuple[str, Any]], size: int, offset: int
+    ) -> list[Any]:
+        """One page for :meth:`pages`, its items left encoded."""
+        reply = await self._call("GET", path, params=[*query, *req.page(size, offset)], lazy=True)
+        return req.entries(reply.data)
 
     async def _pages_until_short(
         self,
@@ -378,6 +462,26 @@ class ApiClient:
 
 
 # -- helpers: queries, replies, errors ------------------------------------------------------
+
+
+async def _body(response: httpx.Response) -> Buffer:
+    """A streamed response's body in one buffer. A large one (``Content-Length`` told) goes
+    into a memory map of its own, handed back to the system as soon as nothing refers to
+    it: the allocator would keep a freed page of 20 MB in the heap, and the process's peak
+    memory would grow with the pages read, not with the pages held."""
+    try:
+        size = int(response.headers.get("content-length", "0"))
+    except ValueError:
+        size = 0
+    body: bytearray | mmap.mmap = mmap.mmap(-1, size) if size >= MAPPED_BODY else bytearray()
+    filled = 0
+    async for chunk in response.aiter_bytes():
+        end = filled + len(chunk)
+        if isinstance(body, mmap.mmap) and end > size:  # longer than told: a buffer after all
+            body = bytearray(memoryview(body)[:filled])
+        body[filled:end] = chunk
+        filled = end
+    return memoryview(body)[:filled]
 
 
 def _final(error: ApiError, idempotent: bool) -> ApiError:

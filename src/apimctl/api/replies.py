@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import math
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -51,13 +52,16 @@ class Reply:
     data: Any
 
 
-def read_reply(where: str, response: httpx.Response, token: str) -> Reply | ApiError:
-    """The decoded reply, or the error a failure status (or an unreadable body) means."""
+def read_reply(where: str, response: httpx.Response, token: str, *,
+               list_content: memoryview | None = None) -> Reply | ApiError:
+    """The decoded reply, or the error a failure status (or an unreadable body) means;
+    ``list_content``: the body of a list reply, read apart, its items left encoded
+    (:func:`decode_list`)."""
     error = error_for(where, response, token)
     if error is not None:
         return error
     try:
-        data = decode(response)
+        data = decode(response) if list_content is None else decode_list(list_content, response)
     except ValueError as exc:
         status = response.status_code
         return ServerError(
@@ -107,6 +111,25 @@ def decode(response: httpx.Response) -> Any:
     except ValueError:
         body = read_error_body(response.text, response.headers.get("content-type", ""))
         raise ValueError(f"unreadable reply, not JSON: {body.message}") from None
+
+
+# a list reply with each item left encoded; anything else a list reply may be (one object, null)
+_BLANK = re.compile(rb"\s*")
+_LIST_REPLY = msgspec.json.Decoder(list[msgspec.Raw] | dict[str, Any] | None)
+
+
+def decode_list(content: memoryview, response: httpx.Response) -> Any:
+    """The JSON body of a list reply (``content``, read apart from ``response``), its items
+    left encoded (``msgspec.Raw``, views of ``content`` decoded one by one by whoever reads
+    them: a page of 1,000 services is 20 MB of JSON and several times that as Python
+    objects); a body of another shape is decoded as :func:`decode` does."""
+    if _BLANK.fullmatch(content):
+        return None
+    try:
+        return _LIST_REPLY.decode(content)
+    except msgspec.DecodeError:  # another shape, or what only the standard decoder reads
+        return decode(httpx.Response(response.status_code, headers=response.headers,
+                                     content=bytes(content), request=response.request))
 
 
 def error_for(where: str, response: httpx.Response, token: str = "") -> ApiError | None:

@@ -6,11 +6,12 @@ Used by :class:`apimctl.api.client.ApiClient`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
 import httpx
+import msgspec
 
 from apimctl.api.quirks import as_list
 
@@ -77,15 +78,44 @@ def total_count(headers: httpx.Headers) -> int | None:
 def unique(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Drop repeats of an id (a concurrent write can shift an item onto the next page)."""
     seen: set[Any] = set()
-    unique: list[dict[str, Any]] = []
-    for item in items:
-        key = item.get("id")
-        if key is not None and isinstance(key, str | int):
-            if key in seen:
-                continue
-            seen.add(key)
-        unique.append(item)
-    return unique
+    return [item for item in items if not repeated(item, seen)]
+
+
+def repeated(item: Mapping[str, Any], seen: set[Any]) -> bool:
+    """Whether ``seen`` holds the item's id already (else it is added)."""
+    key = item.get("id")
+    if key is None or not isinstance(key, str | int):
+        return False
+    if key in seen:
+        return True
+    seen.add(key)
+    return False
+
+
+def entries(data: Any) -> list[Any]:
+    """A list reply's items, decoded (objects) or still encoded (``msgspec.Raw``)."""
+    return [item for item in as_list(data) if isinstance(item, dict | msgspec.Raw)]
+
+
+class Page:
+    """One page of a list, its items decoded one at a time as they are iterated (only the
+    page's JSON and the item being read are held); items whose id an earlier page of the same
+    list gave are skipped, as :func:`unique` does. ``seen`` is shared by the list's pages."""
+
+    __slots__ = ("_entries", "_seen")
+
+    def __init__(self, items: list[Any], seen: set[Any]) -> None:
+        self._entries = items
+        self._seen = seen
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for entry in self._entries:
+            item = msgspec.json.decode(entry) if isinstance(entry, msgspec.Raw) else entry
+            if isinstance(item, dict) and not repeated(item, self._seen):
+                yield item
 
 
 async def gather(

@@ -21,6 +21,7 @@ reference server (which keeps its own table in ``apimctl.server.dialects``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -190,6 +191,8 @@ def translate_value(kind: str, path: str, value: Any, dialect: Dialect) -> Any:
 
 
 def _at(doc: Any, parts: list[str]) -> tuple[Any, str] | None:
+    if len(parts) == 1:  # a top-level field (most of them)
+        return (doc, parts[0]) if isinstance(doc, dict) and parts[0] in doc else None
     for part in parts[:-1]:
         doc = doc.get(part) if isinstance(doc, Mapping) else None
     if isinstance(doc, dict) and parts[-1] in doc:
@@ -200,18 +203,19 @@ def _at(doc: Any, parts: list[str]) -> tuple[Any, str] | None:
 def translate(kind: str, doc: dict[str, Any], dialect: Dialect) -> list[str]:
     """Bring ``doc`` (manifest shape, changed in place) into the dialect's vocabulary; without
     the fields of §10.8 when the dialect has none. Returns the paths of the fields dropped."""
-    for path in VOCABULARIES.get(kind, {}):
-        found = _at(doc, path.split("."))
+    vocabulary, unmanaged = _comparing(kind)
+    for path, parts in vocabulary:
+        found = _at(doc, parts)
         if found is not None:
             holder, name = found
             holder[name] = translate_value(kind, path, holder[name], dialect)
     dropped: list[str] = []
     if not dialect.has_extra_fields:
-        for path in UNMANAGED.get(kind, ()):
-            found = _at(doc, path.split("."))
+        for parts in unmanaged:
+            found = _at(doc, parts)
             if found is not None:
                 del found[0][found[1]]
-                dropped.append(path)
+                dropped.append(".".join(parts))
     return dropped
 
 
@@ -227,11 +231,6 @@ def field_default(kind: str, name: str, dialect: Dialect) -> Any:
 def message_default(message_id: str, status: str, dialect: Dialect) -> dict[str, str]:
     """An error message as the dialect creates it (§5, §10.5)."""
     return {"status": status, "detailHeader": dialect.detail_header(message_id), "responseBody": ""}
-
-
-def _named(doc: Mapping[str, Any], path: str) -> bool:
-    parts = path.split(".")
-    return parts[0] in doc if len(parts) == 1 else _nested_named(doc, parts)
 
 
 def _nested_named(doc: Any, parts: list[str]) -> bool:
@@ -258,22 +257,34 @@ def comparable(kind: str, have: dict[str, Any] | None, want: dict[str, Any],
     not write compare with the dialect's defaults (an endpoint's ``returnedHeaders``, every
     error message's ``detailHeader``); the fields of §10.8 the manifest does not name are not
     compared."""
-    for path in VOCABULARIES.get(kind, {}):
+    vocabulary, unmanaged = _comparing(kind)
+    for path, parts in vocabulary:
         for side in (have, want):
-            found = _at(side, path.split(".")) if side is not None else None
-            if found is not None and isinstance(found[0][found[1]], list):
+            found = _at(side, parts) if side is not None else None
+            if found is not None and isinstance(found[0][found[1]], list) and found[0][found[1]]:
                 found[0][found[1]] = sorted({*translate_value(kind, path, found[0][found[1]], dialect)})
     for name, value in dialect.defaults.get(kind, {}).items():
         if name not in desired and name in want:
             want[name] = sorted(value) if isinstance(value, tuple) else value
     if dialect.message_details and kind == "errorSet":
         _message_defaults(want, desired, dialect)
-    for path in UNMANAGED.get(kind, ()):
-        if not _named(desired, path):
-            parts = path.split(".")
+    for parts in unmanaged:
+        if len(parts) == 1:  # a top-level field (most of them)
+            if parts[0] not in desired:
+                want.pop(parts[0], None)
+                if have is not None:
+                    have.pop(parts[0], None)
+        elif not _nested_named(desired, parts):
             _drop(want, parts)
             if have is not None:
                 _drop(have, parts)
+
+
+@functools.cache
+def _comparing(kind: str) -> tuple[tuple[tuple[str, list[str]], ...], tuple[list[str], ...]]:
+    """The vocabulary paths (with their parts) and the parts of the unmanaged paths of a kind."""
+    return (tuple((path, path.split(".")) for path in VOCABULARIES.get(kind, {})),
+            tuple(path.split(".") for path in UNMANAGED.get(kind, ())))
 
 
 def _message_defaults(want: dict[str, Any], desired: Mapping[str, Any], dialect: Dialect) -> None:
@@ -288,16 +299,19 @@ def _message_defaults(want: dict[str, Any], desired: Mapping[str, Any], dialect:
 
 def mashery_values(kind: str, doc: Mapping[str, Any]) -> bool:
     """Whether a live object (manifest shape) holds values spelled the ``mashery`` way."""
-    for path, vocab in VOCABULARIES.get(kind, {}).items():
-        found = _at(dict(doc), path.split(".")) if "." not in path else None
-        if found is None:
-            continue
-        value = found[0][found[1]]
+    for name, only in _mashery_only(kind):
+        value = doc.get(name)
         values = [value] if isinstance(value, str) else value if isinstance(value, list) else []
-        only = set(vocab[MASHERY_NAME]) - set(vocab[SPEC_NAME])
         if any(v in only for v in values):
             return True
     return False
+
+
+@functools.cache
+def _mashery_only(kind: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The top-level vocabulary fields of a kind, each with the values only ``mashery`` spells."""
+    return tuple((path, frozenset(vocab[MASHERY_NAME]) - frozenset(vocab[SPEC_NAME]))
+                 for path, vocab in VOCABULARIES.get(kind, {}).items() if "." not in path)
 
 
 def exported_messages(fields: dict[str, Any], live: Mapping[str, Any], dialect: Dialect) -> None:

@@ -43,13 +43,20 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 from apimctl import kinds
 from apimctl.api.dialect import Detected, detect, setting_of
 from apimctl.errors import PlanError
-from apimctl.kinds.dialects import SPEC_NAME, dialect_of, translate
+from apimctl.kinds.dialects import (
+    SPEC_NAME,
+    UNMANAGED,
+    VOCABULARIES,
+    dialect_of,
+    translate,
+)
 from apimctl.planning.desired import Desired, ManifestLike, desired_objects, locator
 from apimctl.planning.domains import domain_warnings
 from apimctl.planning.entitlements import whole_service_warnings
@@ -69,7 +76,7 @@ from apimctl.planning.rules import (
 )
 from apimctl.planning.steps import Builder
 from apimctl.plans.model import Plan, Step, address
-from apimctl.state.live import Lister, LiveState, read_live
+from apimctl.state.live import Lister, LiveState, no_cycle_collection, read_live
 
 # --- entry points ----------------------------------------------------------------------------
 
@@ -83,6 +90,15 @@ def build_plan(manifest: ManifestLike, live: LiveState, *, prune: bool = False,
     ``rotate`` (``KIND:KEY:PATH`` patterns, ``--rotate``) sends those write-only secrets;
     ``dialect``: the target's (SUPPLEMENT §10; default ``spec``, not recorded in the plan):
     the manifests' values are compared and written in its vocabulary."""
+    with no_cycle_collection():
+        return _build(manifest, live, prune=prune, targets=targets, ignores=ignores,
+                      max_deletes=max_deletes, repair_duplicates=repair_duplicates,
+                      rotate=rotate, dialect=dialect)
+
+
+def _build(manifest: ManifestLike, live: LiveState, *, prune: bool, targets: Sequence[str],
+           ignores: Sequence[str], max_deletes: int | None, repair_duplicates: bool,
+           rotate: Sequence[str], dialect: Detected | None) -> Plan:
     doc = manifest.doc
     settings = doc.get("settings") or {}
     desired = desired_objects(doc, locator(manifest))
@@ -130,16 +146,26 @@ def build_plan(manifest: ManifestLike, live: LiveState, *, prune: bool = False,
 
 
 def _translate(desired: dict[str, list[Desired]], table: Any) -> list[str]:
-    """The desired objects in the target's vocabulary (in place); warnings for the fields of
-    real deployments (SUPPLEMENT §10.8) a ``spec`` target does not have, left out."""
+    """The desired objects in the target's vocabulary (in place, on copies: the manifest stays
+    as loaded); warnings for the fields of real deployments (SUPPLEMENT §10.8) a ``spec``
+    target does not have, left out."""
     warnings = []
     for objs in desired.values():
         for obj in objs:
-            obj.doc = {k: copy.deepcopy(v) for k, v in obj.doc.items()}
+            heads = _heads(obj.kind.name)
+            if heads.isdisjoint(obj.doc):
+                continue  # no field translation reads: nothing to change
+            obj.doc = {k: copy.deepcopy(v) if k in heads else v for k, v in obj.doc.items()}
             for path in translate(obj.kind.name, obj.doc, table):
                 warnings.append(f"{obj.address}: {path} exists only in the mashery dialect; "
                                 f"not written to this {table.name} target")
     return warnings
+
+
+@functools.cache
+def _heads(kind: str) -> frozenset[str]:
+    """The top-level fields holding the fields :func:`translate` may change."""
+    return frozenset(p.split(".")[0] for p in (*VOCABULARIES.get(kind, {}), *UNMANAGED.get(kind, ())))
 
 
 def _with_deps(step: Step, deps: tuple[str, ...]) -> Step:
@@ -183,4 +209,15 @@ async def target_dialect(client: Any, manifest: ManifestLike | None, live: LiveS
     """The dialect of the area ``client`` reads (``--dialect``, ``settings.dialect``, or
     detected: :func:`apimctl.api.dialect.detect`), ``live`` having been read through it."""
     setting = setting_of(manifest.doc) if manifest is not None else None
-    return await detect(client, setting, [o.doc for o in live.of(kinds.ENDPOINT.name)])
+    return await detect(client, setting, _telling_endpoints(live))
+
+
+def _telling_endpoints(live: LiveState) -> list[dict[str, Any]]:
+    """What detection needs of the live endpoints, one document at most: the first with
+    values spelled the ``mashery`` way (found while reading), else the first (whether there
+    is any endpoint), rather than every endpoint's document at once."""
+    spelled = live.spelled.get(kinds.ENDPOINT.name)
+    if spelled is not None:
+        return [spelled]
+    endpoints = live.of(kinds.ENDPOINT.name)
+    return [endpoints[0].doc] if endpoints else []

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from apimctl import kinds
@@ -27,9 +27,15 @@ class ManifestLike(Protocol):
     def secret_refs(self) -> dict[tuple[str | int, ...], str]: ...
 
 
-@dataclass
+def _nowhere(path: Path) -> str:
+    return ""
+
+
+@dataclass(slots=True)
 class Desired:
-    """One object the manifests declare (``doc`` in manifest shape, without child kinds)."""
+    """One object the manifests declare (``doc`` in manifest shape, without child kinds: the
+    manifest's own entry when it has none, so change a copy). ``locate`` finds where the
+    manifests declare it, when a message needs it."""
 
     kind: Kind
     key: str
@@ -40,17 +46,23 @@ class Desired:
     pin: str | None = None
     previous: tuple[str, ...] = ()
     declared: frozenset[str] = frozenset()
-    origin: str = ""  # file:line:col where the manifests declare it, when known
+    locate: Callable[[Path], str] = _nowhere
+    address: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.address = address(self.kind.name, self.key)
 
     @property
-    def address(self) -> str:
-        return address(self.kind.name, self.key)
+    def origin(self) -> str:
+        """``file:line:col`` where the manifests declare it, when known."""
+        return self.locate(self.path)
 
     def where(self) -> str:
         """``file:line:col: services[0].endpoints[1]`` (the path alone when not located)."""
         path = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in self.path)
         path = path.replace(".[", "[")
-        return f"{self.origin}: {path}" if self.origin else path
+        origin = self.origin
+        return f"{origin}: {path}" if origin else path
 
 # --- desired objects -------------------------------------------------------------------------
 
@@ -69,32 +81,44 @@ def locator(manifest: ManifestLike) -> Callable[[Path], str]:
 
 
 def desired_objects(doc: Mapping[str, Any],
-                     locate: Callable[[Path], str] = lambda _: "") -> dict[str, list[Desired]]:
-    out: dict[str, list[Desired]] = defaultdict(list)
+                     locate: Callable[[Path], str] = _nowhere) -> dict[str, list[Desired]]:
+    found = _Found(defaultdict(list), locate)
+    for kind in kinds.TOP_LEVEL:
+        found.visit(kind, doc.get(kind.manifest_key), (kind.manifest_key,), None)
+    return found.out
 
-    def visit(kind: Kind, items: Any, path: Path, parent: Desired | None) -> None:
+
+@dataclass
+class _Found:
+    """The desired objects found so far, by kind (a walk without a closure calling itself:
+    that would be a reference cycle holding every object until a cyclic collection)."""
+
+    out: dict[str, list[Desired]]
+    locate: Callable[[Path], str]
+    sets: dict[frozenset[str], frozenset[str]] = field(default_factory=dict)  # one of each
+
+    def visit(self, kind: Kind, items: Any, path: Path, parent: Desired | None) -> None:
+        child_keys = {child.manifest_key: child for child in kinds.children_of(kind)}
         for i, item in enumerate(items if isinstance(items, list) else []):
             if not isinstance(item, Mapping):
                 continue
             name = str(item.get(kind.identity, ""))
-            child_keys = {kinds.get(c).manifest_key: kinds.get(c) for c in kind.children}
+            own = item if type(item) is dict and not child_keys else {
+                k: v for k, v in item.items() if k not in child_keys}
+            declared = frozenset(k for k in child_keys if k in item)
             obj = Desired(
                 kind=kind,
                 key=kind.key_of(name, parent.key if parent else None),
                 name=name,
-                doc={k: v for k, v in item.items() if k not in child_keys},
+                doc=own,
                 path=(*path, i),
                 parent=parent,
                 pin=str(item["id"]) if item.get("id") not in (None, "") else None,
                 previous=tuple(str(p) for p in item.get("previousNames") or ()),
-                declared=frozenset(k for k in child_keys if k in item),
-                origin=locate((*path, i)),
+                declared=self.sets.setdefault(declared, declared),
+                locate=self.locate,
             )
-            out[kind.name].append(obj)
+            self.out[kind.name].append(obj)
             for key, child in child_keys.items():
                 if key in item:
-                    visit(child, item[key], (*path, i, key), obj)
-
-    for kind in kinds.TOP_LEVEL:
-        visit(kind, doc.get(kind.manifest_key), (kind.manifest_key,), None)
-    return out
+                    self.visit(child, item[key], (*path, i, key), obj)

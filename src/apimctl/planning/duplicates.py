@@ -58,12 +58,23 @@ def _groups(items: list[Mapping[str, Any]], key_field: str | None
             yield shown, group
 
 
+_PATHS: dict[str, tuple[Kind, tuple[str, ...]]] = {}
+
+
+def _paths(kind: Kind) -> tuple[str, ...]:
+    """The keyed lists and sets of ``kind``, sorted (computed once)."""
+    found = _PATHS.get(kind.name)
+    if found is None or found[0] is not kind:
+        found = _PATHS[kind.name] = (kind, tuple(sorted(set(kind.keyed) | set(kind.sets))))
+    return found[1]
+
+
 def _visit(kind: Kind, raw: Mapping[str, Any], schema: str, shown: str
            ) -> Iterator[tuple[str, list[Mapping[str, Any]]]]:
     """Duplicate groups of the keyed lists (and lists of references) under ``raw``."""
-    for path in sorted(set(kind.keyed) | set(kind.sets)):
+    for path in _paths(kind):
         prefix, _, name = path.rpartition(".")
-        if prefix != schema:
+        if prefix != schema or name not in raw:
             continue
         items = [i for i in as_list(raw.get(name)) if isinstance(i, Mapping)]
         key_field = kind.keyed.get(path)

@@ -51,9 +51,9 @@ class _Scope:
     by_id: dict[str, LiveObject] = field(default_factory=dict)
     by_name: dict[str, list[LiveObject]] = field(default_factory=lambda: defaultdict(list))
 
-    def add(self, obj: LiveObject) -> None:
+    def add(self, kind: kinds.Kind, obj: LiveObject) -> None:
         self.by_id[obj.id] = obj
-        self.by_name[kinds.get(obj.kind).identity_of(obj.name)].append(obj)
+        self.by_name[kind.identity_of(obj.name)].append(obj)
 
 
 _EMPTY_SCOPE = _Scope()
@@ -84,7 +84,7 @@ def match(desired: Mapping[str, list[Desired]], live: LiveState) -> Match:
     for kind in kinds.KINDS:
         scopes: dict[str | None, _Scope] = defaultdict(_Scope)
         for obj in live.of(kind.name):
-            scopes[obj.parent_id].add(obj)
+            scopes[obj.parent_id].add(kind, obj)
         claimed: dict[str, Desired] = {}
         seen_keys: dict[str, Desired] = {}
         for want in desired.get(kind.name, []):

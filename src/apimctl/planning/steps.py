@@ -33,7 +33,7 @@ from apimctl.plans.model import (
     address,
 )
 from apimctl.state.live import LiveObject, LiveState
-from apimctl.state.normalise import Context, normalise
+from apimctl.state.normalise import Context, normalise, unchanged
 
 # What ``Step.desired`` holds for a secret written as a literal value rather than a ``${VAR}``
 # reference: the value itself never leaves memory, so a saved plan cannot carry it.
@@ -98,10 +98,9 @@ class Builder:
         whenever the block holding them is written, or when ``--rotate-secrets``/``--rotate``
         names them. Every declared one is listed in ``Plan.write_only`` with whether it is sent."""
         extra = []
-        for path in sorted(obj.kind.write_only):
-            holder = path.rpartition(".")[0]
+        for path, parts, holder in _write_only(obj.kind):
             value: Any = obj.doc
-            for part in path.split("."):
+            for part in parts:
                 value = value.get(part) if isinstance(value, Mapping) else None
             if value in (None, ""):
                 continue
@@ -178,9 +177,12 @@ class Builder:
             if parent_live is not None and obj.parent is not None:
                 self._fingerprint(obj.parent.kind.name, obj.parent.key, parent_live)
             return
-        have = normalise(obj.kind, self.live_doc(live), live_ctx)
-        comparable(obj.kind.name, have, want, obj.doc, self.dialect)
-        changes = diff(obj.kind, have, want)
+        if self._unchanged(live, live_ctx, want):
+            changes: list[Change] = []
+        else:
+            have = normalise(obj.kind, self.live_doc(live), live_ctx)
+            comparable(obj.kind.name, have, want, obj.doc, self.dialect)
+            changes = diff(obj.kind, have, want)
         changes = self._apply_ignores(obj, changes)
         nested = nested_duplicates(obj.kind, obj.key, live.raw, self.repair)
         self.plan.duplicates.extend(nested)
@@ -193,6 +195,15 @@ class Builder:
                       live.parent_id, tuple(changes), desired=self.step_doc(obj)))
         self.live_at[obj.address] = live
         self._touch(obj.kind, obj.key, live, obj.parent)
+
+    def _unchanged(self, live: LiveObject, ctx: Context, want: dict[str, Any]) -> bool:
+        """Whether the live object's normal form, as read (:attr:`LiveObject.norm`), is
+        ``want`` in every field a diff compares: then nothing differs, with nothing to diff.
+        (``want`` is in the target's dialect; a live form equal to it is too, and holds no
+        field of real deployments the manifest leaves out.) Not when the manifests rename
+        what the live object refers to: its references are renamed first."""
+        return (live.norm is not None and live.context == ctx and not self.renames
+                and unchanged(kinds.get(live.kind), live.norm, want))
 
     def _apply_ignores(self, obj: Desired, changes: list[Change]) -> list[Change]:
         rules = [r for r in self.rules if r.applies(obj.kind.name, obj.key)]
@@ -275,6 +286,18 @@ class Builder:
         if addr in self.steps or addr in self.desired_at or addr in self.plan.fingerprints:
             return f"{key} (id {live.id})"
         return key
+
+
+_WRITE_ONLY: dict[str, tuple[Kind, tuple[tuple[str, tuple[str, ...], str], ...]]] = {}
+
+
+def _write_only(kind: Kind) -> tuple[tuple[str, tuple[str, ...], str], ...]:
+    """The kind's write-only paths, sorted: each with its parts and its holder's path."""
+    found = _WRITE_ONLY.get(kind.name)
+    if found is None or found[0] is not kind:
+        paths = tuple((p, tuple(p.split(".")), p.rpartition(".")[0]) for p in sorted(kind.write_only))
+        found = _WRITE_ONLY[kind.name] = (kind, paths)
+    return found[1]
 
 
 def literal_secrets(plan: Plan) -> list[str]:

@@ -1,104 +1,257 @@
 """Read the live configuration of an area and put it into manifest shape.
 
 ``planner.make_plan`` (and through it ``plan``, ``apply``, ``drift``) and ``export`` call
-:func:`read_live`. Each top-level collection is read with one list call per 1,000 objects
-(pages fetched concurrently by :meth:`ApiClient.list_all`), with the ``fields`` projection of
-its entry in :mod:`apimctl.kinds`, so services come back with their endpoints (cors, cache,
-processor, methods, ...) and error sets (with messages), packages with their plans (with
-entitlements and roles): never one GET per object.
+:func:`read_live`. Each top-level collection is read with one list call per 1,000 objects,
+with the ``fields`` projection of its entry in :mod:`apimctl.kinds`, so services come back with
+their endpoints (cors, cache, processor, methods, ...) and error sets (with messages), packages
+with their plans (with entitlements and roles): never one GET per object.
+
+Pages are translated as they arrive (:meth:`ApiClient.pages`, every collection's first page
+requested at once, a few more ahead of the reader), one API object at a time, and dropped:
+reading 50,000 endpoints never holds them all as Python objects. A collection is translated
+once the collections listed before it in ``KINDS`` are done, so the id -> name lookups of
+every kind it names by id are complete (a kind never names objects of its own kind by id).
 
 :func:`from_raw` is the pure half: it turns the API's objects into :class:`LiveObject` values
 in manifest shape (references by name, domains as strings, role permissions as role names),
 keeping ids and fingerprints beside them. Secret values that the API returns stay in memory
 only; they are hashed by ``normalise`` before anything compares or prints them.
+
+A live object keeps what planning needs and little more: its document packed into a few dozen
+bytes (:class:`Packer`, decoded on each access of :attr:`LiveObject.doc`), and the digest of
+its normal form (:attr:`LiveObject.norm`), so that planning compares an unchanged object by
+its digests instead of normalising and diffing both sides.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import Iterator, Mapping
+import zlib
+from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import msgspec
 
 from apimctl import kinds
 from apimctl.api.quirks import as_list
 from apimctl.errors import ServerError
 from apimctl.kinds import Kind
-from apimctl.kinds.ops import Key, Lookups
+from apimctl.kinds.dialects import VOCABULARIES, mashery_values
+from apimctl.kinds.ops import Context, Key, Lookups
+from apimctl.state.normalise import Digests, digests, normalise
 
 PAGE_SIZE = 1000
 
 
 class Lister(Protocol):
-    """The part of :class:`apimctl.api.client.ApiClient` this module uses."""
+    """The part of :class:`apimctl.api.client.ApiClient` this module uses (a lister that also
+    has the client's ``pages`` is read page by page)."""
 
     async def list_all(self, path: str, params: Any = None, *, page_size: int = ...,
                        page_index: bool = ...) -> list[dict[str, Any]]: ...
 
 
-@dataclass
+# --- packed documents -------------------------------------------------------------------------
+
+_ENCODE = msgspec.msgpack.Encoder().encode
+_DECODE = msgspec.msgpack.Decoder().decode
+
+
+class Packer:
+    """Documents kept as bytes: msgpack, deflated against a preset dictionary when given one
+    (the reader gives each kind the first document of that kind it met: an endpoint of 5 KB
+    as Python objects packs into about 50 bytes). A document msgpack cannot encode is kept as
+    it is."""
+
+    __slots__ = ("zdict",)
+
+    def __init__(self, zdict: bytes | None = None) -> None:
+        self.zdict = zdict
+
+    def pack(self, doc: dict[str, Any]) -> bytes | dict[str, Any]:
+        try:
+            data = _ENCODE(doc)
+        except (msgspec.EncodeError, TypeError, OverflowError):
+            return doc
+        if self.zdict is None:
+            return data
+        deflate = zlib.compressobj(1, zdict=self.zdict)
+        return deflate.compress(data) + deflate.flush()
+
+    def unpack(self, packed: bytes | dict[str, Any]) -> dict[str, Any]:
+        if isinstance(packed, dict):
+            return packed
+        if self.zdict is not None:
+            packed = zlib.decompressobj(zdict=self.zdict).decompress(packed)
+        doc: dict[str, Any] = _DECODE(packed)
+        return doc
+
+
+_PLAIN = Packer()
+
+
 class LiveObject:
-    """One live object: its key, id, parent, manifest-shaped ``doc`` and fingerprint facts."""
+    """One live object: its key, id, parent, manifest-shaped ``doc`` and fingerprint facts.
 
-    kind: str
-    key: str
-    id: str
-    doc: dict[str, Any]
-    parent_key: str | None = None
-    parent_id: str | None = None
-    updated: str | None = None
-    revision: int | None = None
-    name: str = ""
-    # the API's object as read, only the fields telling copies apart (id, identity, ``created``,
-    # ``status``, the keyed lists and sets with their items' ids and ``created``): duplicates
-    # inside keyed lists are found here, before the normal form collapses them; child
-    # collections are not kept (they are objects of their own)
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    ``doc`` is stored packed and decoded on each access (a new dict every time: change a
+    copy, or assign ``doc`` to replace it). ``norm`` holds the digests of the object's
+    normal form in ``context`` (:func:`apimctl.state.normalise.digests`), ``None`` when not
+    made.
+    ``raw`` is the API's object as read, only the fields telling copies apart (id, identity,
+    ``created``, ``status``; the keyed lists and sets with their items' ids and ``created``
+    only when two items of one of them share an identity): duplicates inside keyed lists are
+    found there, before the normal form collapses them. Child collections are not kept (they
+    are objects of their own).
+    """
 
-    def __post_init__(self) -> None:
-        if not self.name:
-            self.name = str(self.doc.get(kinds.get(self.kind).identity, ""))
+    __slots__ = ("_packed", "_packer", "_raw", "context", "id", "key", "kind", "name", "norm",
+                 "parent_id", "parent_key", "revision", "updated")
+
+    def __init__(self, kind: str, key: str, id: str, doc: dict[str, Any],
+                 parent_key: str | None = None, parent_id: str | None = None,
+                 updated: str | None = None, revision: int | None = None, name: str = "",
+                 raw: Mapping[str, Any] | tuple[Any, ...] | None = None, *,
+                 packer: Packer | None = None, norm: Digests | None = None,
+                 context: Context | None = None) -> None:
+        self.kind = kind
+        self.key = key
+        self.id = id
+        self.parent_key = parent_key
+        self.parent_id = parent_id
+        self.updated = updated
+        self.revision = revision
+        self.name = name or str(doc.get(kinds.get(kind).identity, ""))
+        self._raw = raw  # a mapping, or the values of the kind's kept fields (``_Kept``)
+        self.norm = norm
+        self.context = context
+        self._packer = packer or _PLAIN
+        self._packed = self._packer.pack(doc)
+
+    @property
+    def raw(self) -> Mapping[str, Any]:
+        kept = self._raw
+        if kept is None:
+            return {}
+        if isinstance(kept, tuple):
+            names = _kept(kinds.get(self.kind)).scalars
+            return {n: v for n, v in zip(names, kept, strict=True) if v is not _ABSENT}
+        return kept
+
+    @property
+    def doc(self) -> dict[str, Any]:
+        return self._packer.unpack(self._packed)
+
+    @doc.setter
+    def doc(self, value: dict[str, Any]) -> None:
+        self._packed = self._packer.pack(value)
+        self.norm = None
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.kind, self.key, self.id, self.doc, self.parent_key, self.parent_id,
+                self.updated, self.revision, self.name)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LiveObject):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"LiveObject(kind={self.kind!r}, key={self.key!r}, id={self.id!r}, "
+                f"doc={self.doc!r}, parent_key={self.parent_key!r}, parent_id={self.parent_id!r}, "
+                f"updated={self.updated!r}, revision={self.revision!r}, name={self.name!r})")
 
 
-@dataclass
+@dataclass(repr=False)
 class LiveState:
-    """Every live object, per kind, in the order the API listed them."""
+    """Every live object, per kind, in the order the API listed them; ``spelled``: per kind,
+    the first document with values spelled the ``mashery`` way (SUPPLEMENT §10.2), which
+    dialect detection looks at rather than at every document again."""
 
     objects: dict[str, list[LiveObject]] = field(default_factory=dict)
+    spelled: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def of(self, kind: str) -> list[LiveObject]:
         return self.objects.get(kind, [])
 
-    def add(self, obj: LiveObject) -> None:
+    def add(self, obj: LiveObject, doc: dict[str, Any] | None = None) -> None:
+        """Add ``obj`` (``doc``: its document, when at hand)."""
         self.objects.setdefault(obj.kind, []).append(obj)
+        if obj.kind in VOCABULARIES and obj.kind not in self.spelled:
+            doc = obj.doc if doc is None else doc
+            if mashery_values(obj.kind, doc):
+                self.spelled[obj.kind] = doc
 
     def count(self) -> int:
         return sum(len(v) for v in self.objects.values())
+
+    def __repr__(self) -> str:  # a summary: asyncio may repr a task's result (the state)
+        counts = ", ".join(f"{kind} {len(objs)}" for kind, objs in self.objects.items())
+        return f"LiveState({counts})"
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def _params(kind: Kind) -> list[tuple[str, str]]:
+    return [("fields", kind.fields_param()), *kind.list_params]
+
+
+def _check(kind: Kind, item: Mapping[str, Any]) -> None:
+    """A reply that is not a list of these objects plans nonsense: refuse it."""
+    missing = [f for f in ("id", kind.identity) if item.get(f) in (None, "")]
+    if missing:
+        fields = ", ".join(sorted(map(str, item))[:10]) or "none"
+        raise ServerError(f"GET {kind.path}: unreadable reply: an item without "
+                          f"{' or '.join(missing)} (its fields: {fields})", method="GET")
+
+
+def _wanted(kind: Kind, item: Mapping[str, Any]) -> bool:
+    """Checked, and not one of the identities apimctl itself uses."""
+    _check(kind, item)
+    return item.get(kind.identity) not in kind.reserved
 
 
 async def read_raw(client: Lister) -> dict[str, list[dict[str, Any]]]:
     """The raw lists of every top-level kind, read concurrently."""
     async def one(kind: Kind) -> list[dict[str, Any]]:
-        params = [("fields", kind.fields_param()), *kind.list_params]
-        items = await client.list_all(kind.path, params, page_size=PAGE_SIZE,
+        items = await client.list_all(kind.path, _params(kind), page_size=PAGE_SIZE,
                                       page_index=kind.page_index)
-        for item in items:  # a reply that is not a list of these objects plans nonsense
-            missing = [f for f in ("id", kind.identity) if item.get(f) in (None, "")]
-            if missing:
-                fields = ", ".join(sorted(map(str, item))[:10]) or "none"
-                raise ServerError(f"GET {kind.path}: unreadable reply: an item without "
-                                  f"{' or '.join(missing)} (its fields: {fields})", method="GET")
-        return [i for i in items if i.get(kind.identity) not in kind.reserved]
+        return [i for i in items if _wanted(kind, i)]
 
     results = await asyncio.gather(*(one(k) for k in kinds.TOP_LEVEL))
     return {k.name: list(r) for k, r in zip(kinds.TOP_LEVEL, results, strict=True)}
 
 
-async def read_live(client: Lister) -> LiveState:
-    """The live state of the client's area (one list call per 1,000 top-level objects)."""
-    return from_raw(await read_raw(client), consume=True)
+async def read_live(client: Lister, *, normal_forms: bool = True) -> LiveState:
+    """The live state of the client's area (one list call per 1,000 top-level objects).
+    ``normal_forms``: make each object's :attr:`LiveObject.norm` (what planning compares;
+    ``export`` and ``lint`` do without)."""
+    pages = getattr(client, "pages", None)
+    if not callable(pages):
+        return from_raw(await read_raw(client), consume=True, normal_forms=normal_forms)
+    reader = _Reader(normal_forms)
+    streams: list[AsyncGenerator[Iterable[dict[str, Any]], None]] = [
+        pages(k.path, _params(k), page_size=PAGE_SIZE, page_index=k.page_index)
+        for k in kinds.TOP_LEVEL]
+    firsts = [asyncio.ensure_future(anext(s)) for s in streams]  # every first page at once
+    try:
+        with no_cycle_collection():
+            for kind, stream, first in zip(kinds.TOP_LEVEL, streams, firsts, strict=True):
+                reader.page(kind, await first)
+                async for page in stream:
+                    reader.page(kind, page)
+    finally:
+        for task in firsts:
+            task.cancel()
+        await asyncio.gather(*firsts, return_exceptions=True)
+        for stream in streams:
+            await stream.aclose()
+    return reader.state
 
 
 def read_call_bound(state: LiveState) -> int:
@@ -129,67 +282,179 @@ def lookups_of(raw: Mapping[str, list[dict[str, Any]]]) -> Lookups:
     return lookups
 
 
-_KEPT_RAW: dict[str, tuple[Kind, tuple[str, ...]]] = {}
+@dataclass(frozen=True)
+class _Kept:
+    """What :attr:`LiveObject.raw` keeps of one kind's raw objects (made once per kind):
+    the fields telling copies apart (id, identity, ``created``, ``status``), and the keyed
+    lists and sets holding nested items, kept when two items share an identity; ``lists``:
+    each of those by path, with the field identifying its items."""
+
+    kind: Kind
+    scalars: tuple[str, ...]
+    heads: tuple[str, ...]
+    lists: tuple[tuple[tuple[str, ...], str], ...]
+    repeated: tuple[int, ...]  # the scalars whose texts repeat across objects (shared)
 
 
-def _kept_raw(kind: Kind) -> tuple[str, ...]:
-    """The fields of a raw object that :attr:`LiveObject.raw` keeps (computed once per kind):
-    what telling duplicates apart and domains need (id, identity, ``created``, ``status``,
-    the keyed lists and sets with their items' ids), not child collections."""
-    found = _KEPT_RAW.get(kind.name)
-    if found is None or found[0] is not kind:
-        names = {"id", "created", "updated", "status", kind.identity}
-        names |= {path.split(".")[0] for path in (*kind.keyed, *kind.sets)}
-        found = _KEPT_RAW[kind.name] = (kind, tuple(sorted(names)))
-    return found[1]
+_KEPT: dict[str, _Kept] = {}
+_ABSENT: Any = object()  # a kept field the raw object lacks
+_NO_CONTEXT = Context()
 
 
-def _read(state: LiveState, kind: Kind, raw: Mapping[str, Any], lookups: Lookups,
-          parent_raw: Mapping[str, Any] | None = None, parent: LiveObject | None = None) -> None:
-    """Add ``raw`` (in manifest shape, by its kind's ``read``) and its child objects to ``state``."""
-    read = kind.ops.read(raw, lookups, parent_raw)
-    parent_key = parent.key if parent is not None else None
-    kept = _kept_raw(kind)
-    obj = LiveObject(kind.name, kind.key_of(str(raw.get(kind.identity)), parent_key),
-                     str(raw.get("id")), read.doc, parent_key,
-                     parent.id if parent is not None else None, read.updated, read.revision,
-                     str(read.doc.get(kind.identity, "")),
-                     raw={k: raw[k] for k in kept if k in raw})
-    state.add(obj)
-    for child in kinds.children_of(kind):
-        for item in as_list(raw.get(child.manifest_key)):
-            _read(state, child, item, lookups, raw, obj)
+def _kept(kind: Kind) -> _Kept:
+    found = _KEPT.get(kind.name)
+    if found is None or found.kind is not kind:
+        paths = (*kind.keyed, *kind.sets)
+        scalars = tuple(sorted({"id", "created", "status", kind.identity}))
+        found = _KEPT[kind.name] = _Kept(
+            kind, scalars, tuple(sorted({p.split(".")[0] for p in paths})),
+            tuple((tuple(p.split(".")), kind.keyed.get(p, "id")) for p in paths),
+            tuple(i for i, name in enumerate(scalars) if name != "id"))
+    return found
 
 
-def from_raw(raw: Mapping[str, list[dict[str, Any]]], *, consume: bool = False) -> LiveState:
+def _lists_at(value: Any, parts: tuple[str, ...]) -> Iterator[list[Any]]:
+    """The lists found at a dotted path, through every item of the lists on the way."""
+    items = as_list(value.get(parts[0])) if isinstance(value, Mapping) else []
+    if len(parts) == 1:
+        yield items
+        return
+    for item in items:
+        yield from _lists_at(item, parts[1:])
+
+
+def repeats(kind: Kind, raw: Mapping[str, Any]) -> bool:
+    """Whether a keyed list (by its key field) or a set (by the items' ids) of ``raw`` holds
+    two items with one identity, at any depth: the nested duplicates planning reports."""
+    for parts, key_field in _kept(kind).lists:
+        head = raw.get(parts[0])
+        if not head or (len(parts) == 1 and (not isinstance(head, list) or len(head) < 2)):
+            continue  # nothing there, or a single item
+        for items in _lists_at(raw, parts):
+            seen: set[str] = set()
+            for item in items:
+                ident = item.get(key_field) if isinstance(item, Mapping) else None
+                if ident in (None, ""):
+                    continue
+                if str(ident) in seen:
+                    return True
+                seen.add(str(ident))
+    return False
+
+
+class _Reader:
+    """Translates raw objects into one :class:`LiveState`, object by object."""
+
+    def __init__(self, normal_forms: bool) -> None:
+        self.state = LiveState()
+        self.lookups = Lookups()
+        self.normal_forms = normal_forms
+        self.packers: dict[str, Packer] = {}
+        self.strings: dict[str, str] = {}  # see ``shared``
+        self.contexts: dict[Context, Context] = {}  # one of each
+
+    def page(self, kind: Kind, items: Iterable[dict[str, Any]]) -> None:
+        """Index and translate the wanted objects of one page, one at a time."""
+        for item in items:
+            if _wanted(kind, item):
+                _index(self.lookups, kind, item, ())
+                self.read(kind, item)
+
+    def packer(self, kind: Kind, doc: dict[str, Any]) -> Packer:
+        found = self.packers.get(kind.name)
+        if found is None:
+            try:
+                zdict = _ENCODE(doc)
+            except (msgspec.EncodeError, TypeError, OverflowError):
+                zdict = None
+            found = self.packers[kind.name] = Packer(zdict)
+        return found
+
+    def raw(self, kind: Kind, raw: Mapping[str, Any]) -> dict[str, Any] | tuple[Any, ...]:
+        """What :attr:`LiveObject.raw` keeps of ``raw``: the values of the kind's kept fields
+        (texts shared), or a mapping with the nested lists too when their items repeat."""
+        spec = _kept(kind)
+        found = [raw.get(k, _ABSENT) for k in spec.scalars]
+        for i in spec.repeated:
+            found[i] = self.shared(found[i])
+        values = tuple(found)
+        if not (spec.lists and repeats(kind, raw)):
+            return values
+        kept = {k: v for k, v in zip(spec.scalars, values, strict=True) if v is not _ABSENT}
+        kept.update((k, raw[k]) for k in spec.heads if k in raw)
+        return dict(sorted(kept.items()))
+
+    def shared(self, value: Any) -> Any:
+        """One copy of each text (timestamps and names repeat across objects)."""
+        return self.strings.setdefault(value, value) if type(value) is str else value
+
+    def read(self, kind: Kind, raw: Mapping[str, Any], parent_raw: Mapping[str, Any] | None = None,
+             parent: LiveObject | None = None, ctx: Context | None = None) -> None:
+        """Add ``raw`` (in manifest shape, by its kind's ``read``) and its child objects to the
+        state; ``ctx``: what its normal form depends on (its siblings: an endpoint's error sets)."""
+        read = kind.ops.read(raw, self.lookups, parent_raw)
+        doc = read.doc
+        parent_key = parent.key if parent is not None else None
+        name = self.shared(str(doc.get(kind.identity, "")))
+        ctx = ctx or _NO_CONTEXT
+        ctx = self.contexts.setdefault(ctx, ctx)
+        norm = None
+        if self.normal_forms and not kind.read_only:
+            norm = digests(kind, normalise(kind, doc, ctx))
+        obj = LiveObject(kind.name, kind.key_of(str(raw.get(kind.identity)), parent_key),
+                         str(raw.get("id")), doc, parent_key,
+                         parent.id if parent is not None else None, read.updated, read.revision,
+                         name, self.raw(kind, raw), packer=self.packer(kind, doc), norm=norm,
+                         context=ctx)
+        self.state.add(obj, doc)
+        children = kinds.children_of(kind)
+        if not children:
+            return
+        listed = [(child, as_list(raw.get(child.manifest_key))) for child in children]
+        siblings = {child.name: [str(i.get(child.identity, "")) for i in items
+                                 if isinstance(i, Mapping)] for child, items in listed}
+        for child, items in listed:
+            child_ctx = child.ops.context(siblings)
+            for item in items:
+                self.read(child, item, raw, obj, child_ctx)
+
+
+def from_raw(raw: Mapping[str, list[dict[str, Any]]], *, consume: bool = False,
+             normal_forms: bool = True) -> LiveState:
     """Translate the raw lists of :func:`read_raw` (keyed by kind name) into a LiveState.
 
     ``consume=True`` empties the lists of ``raw`` as their objects are read, so the raw data
-    (child collections included) is freed object by object rather than held until the end."""
-    with _no_cycle_collection():
-        lookups = lookups_of(raw)
-        state = LiveState()
+    (child collections included) is freed object by object rather than held until the end.
+    ``normal_forms``: as for :func:`read_live`."""
+    with no_cycle_collection():
+        reader = _Reader(normal_forms)
+        reader.lookups = lookups_of(raw)
         for kind in kinds.TOP_LEVEL:
             items = raw.get(kind.name, [])
             if consume:
                 items.reverse()
                 while items:
-                    _read(state, kind, items.pop(), lookups)
+                    reader.read(kind, items.pop())
                 continue
             for obj in items:
-                _read(state, kind, obj, lookups)
-    return state
+                reader.read(kind, obj)
+    return reader.state
 
 
 @contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Pause the cyclic garbage collector while the live model is built: it allocates
-    hundreds of thousands of acyclic dicts and lists, and each collection would walk every
-    object made so far (a third of the reading time at 50,000 endpoints)."""
+def no_cycle_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector while the live model is built (and while a plan is
+    made of it): both allocate hundreds of thousands of acyclic dicts and lists, and each
+    collection would walk every object made so far (a third of the reading time at 50,000
+    endpoints, and of the planning time). The objects made meanwhile go to the oldest
+    generation when it resumes, rather than being scanned at once by the next collection of
+    the youngest (half a second at 50,000 endpoints)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()

@@ -20,20 +20,33 @@ it into manifest shape. Everything is driven by the kind's entry in :mod:`apimct
 - secret values are replaced by ``sha256:<hex>`` so that only hashes are ever compared.
 
 Keys listed in ``Kind.left_alone`` stay absent when absent, so ``diff`` can leave them alone.
+
+:func:`digests` fingerprint a normal form: the live model keeps them per object, so that
+planning tells an unchanged object by :func:`unchanged` and normalises and diffs only the others.
+
+Each kind's fields are compiled once into tables (one per prefix: the top level, ``cors``,
+``methods``, ...) of rows, each with how it is treated; a document naming few of a table's
+fields (what manifests write) starts from the table's defaults already in normal form.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
+
+import msgspec
 
 from apimctl.kinds import BY_NAME, META_FIELDS, NESTED_COMPUTED_FIELDS, Kind
 from apimctl.kinds.ops import Context, KindOps
 
-__all__ = ["Context", "canonical_datetime", "normalise", "secret_hash"]
+__all__ = ["Context", "Digests", "canonical_datetime", "digest", "digests", "normalise",
+           "secret_hash", "unchanged"]
+
+_ENCODE = msgspec.msgpack.Encoder().encode
 
 
 def secret_hash(value: str) -> str:
@@ -85,7 +98,7 @@ def _set_key(value: Any) -> tuple[str, Any]:
 
 
 def _as_set(ops: KindOps, value: Any) -> list[Any]:
-    if value is None:
+    if value is None or (type(value) is list and not value):
         return []
     if type(value) is list and all(type(i) is str for i in value):
         # plain names (the common case): one type, so the order is the strings' own
@@ -117,31 +130,85 @@ _NESTED_SKIP = NESTED_COMPUTED_FIELDS | META_FIELDS
 _SCALAR, _SECRET, _DATETIME, _SET, _KEYED, _OPAQUE, _NESTED, _CONTEXTUAL = range(8)
 
 
-# One row of a compiled table: (name, path, tag, left_alone, default).
-_Row = tuple[str, str, int, bool, Any]
+# One row of a compiled table: (name, path, tag, left_alone, default, fixed). ``fixed``: the
+# normal form of the default does not depend on the context (it is computed once).
+_Row = tuple[str, str, int, bool, Any, bool]
+_UNSET: Any = object()
+
+
+def _copy(value: Any) -> Any:
+    """A copy of the containers of a normal value (its leaves are immutable)."""
+    if type(value) is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_copy(v) for v in value]
+    return value
+
+
+def _flat(value: Any) -> bool:
+    """A container of leaves."""
+    items = value.values() if type(value) is dict else value
+    return all(type(v) not in (dict, list) for v in items)
+
+
+def _copier(value: Any) -> Callable[[Any], Any] | None:
+    """What copies a normal value: nothing for a leaf, a shallow copy for a container of
+    leaves (or a dict of leaves and such containers: a singleton's defaults), else
+    :func:`_copy`."""
+    if type(value) not in (dict, list):
+        return None
+    if _flat(value):
+        return copy.copy
+    if type(value) is dict:
+        inner = [k for k, v in value.items() if type(v) in (dict, list)]
+        if all(_flat(value[k]) for k in inner):
+            def shallow_twice(v: dict[str, Any]) -> dict[str, Any]:
+                out = v.copy()
+                for k in inner:
+                    out[k] = out[k].copy()
+                return out
+            return shallow_twice
+    return _copy
+
+
+class _Template:
+    """A table's defaults (from its ``source``) in normal form, the start of the normal form
+    of a document naming few of the table's fields: ``doc`` holds every row but those left
+    alone, in order (a row whose normal default depends on the context holds a stand-in,
+    ``unfixed`` lists those); ``copies`` the rows holding containers, with what copies them
+    (the template's own are never handed out); ``rows`` every row by name; ``left_alone``
+    the names of the rows left alone."""
+
+    __slots__ = ("copies", "doc", "left_alone", "rows", "unfixed")
+
+    def __init__(self) -> None:
+        self.doc: dict[str, Any] = {}
+        self.copies: list[tuple[str, Callable[[Any], Any]]] = []
+        self.unfixed: list[tuple[str, str, int, Any]] = []
+        self.rows: dict[str, _Row] = {}
+        self.left_alone: frozenset[str] = frozenset()
 
 
 class _Table:
     """The fields of one prefix (the top level, ``cors``, ``methods``, ...), compiled once.
 
-    ``rows`` (each defaulted field with its default as found in ``source``, the defaults the
-    table was compiled from: the kind's own mappings, the same object on every call) are kept
-    split by treatment: ``pairs`` (name, default) of every row, in order; ``left_alone`` the
-    names left out when absent; ``nested`` (name, path, tag) of the rows that are not plain
-    scalars; ``scalars`` (name, default) of the others. ``known`` holds the names the rows
-    cover; ``extra`` caches how other names of a document are treated (``None``: not
-    compared)."""
+    ``rows``: each defaulted field, in order, with its default as found in ``source`` (the
+    defaults the table was compiled from: the kind's own mappings, the same object on every
+    call). ``known`` holds the names the rows cover; ``extra`` caches how other names of a
+    document are treated (``None``: not compared); ``normal`` the normal form of a row's
+    default from ``source`` (made once, handed out as copies: normal forms are changed in
+    place by the comparing stages); ``template`` the same for every row (:class:`_Template`),
+    made when first needed."""
 
-    __slots__ = ("extra", "known", "left_alone", "nested", "pairs", "scalars", "source")
+    __slots__ = ("extra", "known", "normal", "rows", "source", "template")
 
     def __init__(self, source: Mapping[str, Any], rows: list[_Row], known: frozenset[str]) -> None:
         self.source = source
         self.known = known
-        self.pairs = [(r[0], r[4]) for r in rows]
-        self.left_alone = tuple(r[0] for r in rows if r[3])
-        self.nested = [(r[0], r[1], r[2]) for r in rows if r[2] != _SCALAR]
-        self.scalars = [(r[0], r[4]) for r in rows if r[2] == _SCALAR]
+        self.rows = rows
         self.extra: dict[str, tuple[str, int] | None] = {}
+        self.normal: dict[str, Any] = {}
+        self.template: _Template | None = None
 
 
 class _Compiled:
@@ -171,10 +238,16 @@ class _Compiled:
         found = self.tables.get(prefix)
         if found is None:
             names = list(defaults) + (list(self.top_extra) if not prefix else [])
-            rows = [(*e, defaults.get(e[0])) for n in names
+            rows = [(*e, defaults.get(e[0]), self.fixed(e[1], e[2])) for n in names
                     if (e := self.entry(prefix, n)) is not None]
             found = self.tables[prefix] = _Table(defaults, rows, frozenset(names))
         return found
+
+    def fixed(self, path: str, tag: int) -> bool:
+        """Whether the normal form of a value at ``path`` is the same in every context."""
+        below = path + "."
+        return tag != _CONTEXTUAL and not any(f.startswith(below)
+                                              for f in self.kind.ops.context_fields)
 
     def extra(self, table: _Table, prefix: str, name: str) -> tuple[str, int] | None:
         """``(path, tag)`` of a field without a default, ``None`` when it is not compared."""
@@ -235,33 +308,90 @@ class _Normaliser:
     def object(self, prefix: str, doc: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
         table = self.c.table(prefix, defaults)
         own = defaults is not table.source  # defaults made for this object: their own values
-        # every row at once, in order: the document's value, else the default ...
-        if own:
-            out = {name: doc[name] if name in doc else defaults.get(name) for name, _ in table.pairs}
-        else:
-            out = {name: doc.get(name, default) for name, default in table.pairs}
-        for name in table.left_alone:  # ... but left alone when absent
-            if name not in doc:
-                del out[name]
-        for name, path, tag in table.nested:
-            if name in out:
-                out[name] = self.value(tag, path, out[name])
-        # scalars from the document fold by the default's type (a default never needs it)
-        for name, default in table.scalars:
-            if name in doc:
+        if not own and 2 * len(doc) < len(table.rows):  # a few fields named: the rest default
+            template = table.template or self._template(table)
+            if template.left_alone.isdisjoint(doc):
+                return self._sparse(table, template, prefix, doc)
+        out: dict[str, Any] = {}
+        get, absent, scalar, fold = doc.get, _UNSET, _SCALAR, _fold_scalar
+        # every row, in order: the document's value (scalars folded by the default's type),
+        # else the default, in normal form; rows left alone stay out when absent
+        for name, path, tag, left_alone, default, fixed in table.rows:
+            value = get(name, absent)
+            if value is not absent:
+                if tag != scalar:
+                    out[name] = self.value(tag, path, value)
+                    continue
                 if own:
                     default = defaults.get(name)
-                value = out[name]
                 if value is None or default is None or type(value) is not type(default):
-                    out[name] = _fold_scalar(value, default)
+                    value = fold(value, default)
+                out[name] = value
+            elif left_alone:
+                continue
+            elif own:
+                value = defaults.get(name)
+                out[name] = value if tag == _SCALAR else self.value(tag, path, value)
+            elif tag == _SCALAR:
+                out[name] = default
+            elif fixed:
+                normal = table.normal.get(name, _UNSET)
+                if normal is _UNSET:
+                    normal = table.normal[name] = self.value(tag, path, default)
+                out[name] = _copy(normal)
+            else:
+                out[name] = self.value(tag, path, default)
         known = table.known
         if own or not doc.keys() <= known:
-            for name in doc:
-                if name in known or (own and name in defaults):
+            for name in [n for n in doc if n not in known]:
+                if own and name in defaults:
                     continue
                 extra = self.c.extra(table, prefix, name)
                 if extra is not None:
                     out[name] = self._one(extra[1], extra[0], doc[name], None)
+        return out
+
+    def _template(self, table: _Table) -> _Template:
+        template = _Template()
+        template.rows = {row[0]: row for row in table.rows}
+        template.left_alone = frozenset(row[0] for row in table.rows if row[3])
+        for name, path, tag, left_alone, default, fixed in table.rows:
+            if left_alone:
+                continue
+            if tag == _SCALAR:
+                template.doc[name] = default
+            elif fixed:
+                normal = template.doc[name] = self.value(tag, path, default)
+                copier = _copier(normal)
+                if copier is not None:
+                    template.copies.append((name, copier))
+            else:
+                template.doc[name] = None
+                template.unfixed.append((name, path, tag, default))
+        table.template = template
+        return template
+
+    def _sparse(self, table: _Table, template: _Template, prefix: str,
+                doc: Mapping[str, Any]) -> dict[str, Any]:
+        """:meth:`object` for a document naming few fields, none of them left alone: the
+        template's defaults (in row order), with the document's fields in their places and
+        the fields it adds after them, as :meth:`object` orders them."""
+        out = template.doc.copy()
+        for name, copier in template.copies:
+            if name not in doc:
+                out[name] = copier(out[name])
+        for name, path, tag, default in template.unfixed:
+            if name not in doc:
+                out[name] = self.value(tag, path, default)
+        rows, known = template.rows, table.known
+        for name, value in doc.items():
+            row = rows.get(name)
+            if row is not None:
+                out[name] = self._one(row[2], row[1], value, row[4])
+            elif name not in known:
+                extra = self.c.extra(table, prefix, name)
+                if extra is not None:
+                    out[name] = self._one(extra[1], extra[0], value, None)
         return out
 
     def _one(self, tag: int, path: str, value: Any, default: Any) -> Any:
@@ -295,9 +425,11 @@ class _Normaliser:
 
     def keyed(self, path: str, value: Any) -> dict[str, Any]:
         kind = self.kind
+        ops = kind.ops
+        if (value is None or (type(value) is list and not value)) and not ops.implied_items(path):
+            return {}
         key_field = kind.keyed[path]
         defaults = kind.nested.get(path, {})
-        ops = kind.ops
         items: dict[str, Any] = {}
         for item in [] if value is None else value:
             if isinstance(item, str):
@@ -323,3 +455,66 @@ def normalise(kind: Kind, doc: Mapping[str, Any], ctx: Context | None = None) ->
     if kind.fold_case and isinstance(out.get(kind.identity), str):
         out[kind.identity] = kind.identity_of(out[kind.identity])
     return out
+
+
+Digests = bytes  # one digest per part of a normal form (:func:`digests`)
+_DIGEST_SIZE = 32
+_NO_DIGEST = bytes(_DIGEST_SIZE)  # a part the form lacks, or that has no encoding
+
+
+def digest(value: Any) -> bytes | None:
+    """The SHA-256 of a normal value's msgpack encoding (keys in order); ``None`` when it
+    has no encoding. Equal digests mean equal values: the encoding tells apart every type a
+    normal form holds (``1``, ``1.0``, ``True``, ``"1"``); unequal digests may still be
+    equal values (keys in another order), which a diff then finds equal."""
+    try:
+        return hashlib.sha256(_ENCODE(value)).digest()
+    except (msgspec.EncodeError, TypeError, OverflowError):
+        return None
+
+
+_LEFT_ALONE: dict[str, tuple[Kind, tuple[str, ...]]] = {}
+
+
+def _left_alone(kind: Kind) -> tuple[str, ...]:
+    """The top-level collections of ``kind`` left alone when omitted (computed once)."""
+    found = _LEFT_ALONE.get(kind.name)
+    if found is None or found[0] is not kind:
+        names = tuple(sorted(n for n in kind.left_alone if "." not in n))
+        found = _LEFT_ALONE[kind.name] = (kind, names)
+    return found[1]
+
+
+def _without(normal: Mapping[str, Any], names: tuple[str, ...]) -> Mapping[str, Any]:
+    if not names or normal.keys().isdisjoint(names):
+        return normal
+    return {k: v for k, v in normal.items() if k not in names}
+
+
+def digests(kind: Kind, normal: dict[str, Any]) -> Digests | None:
+    """The digests of a normal form in parts, one after the other, as :func:`unchanged`
+    compares them: the form without the collections ``Kind.left_alone``, then each of those
+    (zeros when absent); ``None`` when the form has no encoding. ``normal`` is taken apart
+    (those collections are removed from it)."""
+    names = _left_alone(kind)
+    parts = [normal.pop(n, _UNSET) for n in names]
+    own = digest(normal)
+    if own is None:
+        return None
+    return b"".join([own, *(_NO_DIGEST if p is _UNSET else digest(p) or _NO_DIGEST
+                            for p in parts)])
+
+
+def unchanged(kind: Kind, parts: Digests, want: Mapping[str, Any]) -> bool:
+    """Whether the normal form ``want`` (the desired side) equals, in every field a diff
+    compares, the form ``parts`` were made of: its own fields, and the left-alone
+    collections ``want`` declares. ``False`` says nothing (compare the forms then)."""
+    names = _left_alone(kind)
+    if digest(_without(want, names)) != parts[:_DIGEST_SIZE]:
+        return False
+    for i, name in enumerate(names, 1):
+        if name in want:
+            part = parts[i * _DIGEST_SIZE:(i + 1) * _DIGEST_SIZE]
+            if part == _NO_DIGEST or digest(want[name]) != part:
+                return False
+    return True

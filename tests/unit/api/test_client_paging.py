@@ -4,10 +4,12 @@ parameters, call statistics and single-object bodies in both renderings."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import httpx
 import pytest
 
+from apimctl.api.client import ApiClient
 from apimctl.errors import NotFound, ServerError
 
 from .clientkit import FakeApi, reply
@@ -272,3 +274,89 @@ async def test_verbose_log_lines_are_readable(api: FakeApi) -> None:
     async with api.client(log=lines.append) as client:
         await api.clock.run(client.list_all("/services", {"fields": "id,name,endpoints.*"}))
     assert lines == ["GET /services?fields=id,name,endpoints.*&limit=1000&offset=0 -> 200 (0 ms)"]
+
+
+# -- page by page: the pages of a list handed over in order, a few requested ahead ---------
+
+
+async def _pages(client: ApiClient, path: str, **kwargs: Any) -> list[list[dict[str, Any]]]:
+    return [list(page) async for page in client.pages(path, **kwargs)]
+
+
+@pytest.mark.parametrize("total", [0, 1, 1000, 1001, 3500])
+async def test_pages_make_the_calls_of_list_all(api: FakeApi, total: int) -> None:
+    ListServer(api, total)
+    async with api.client() as client:
+        pages = await api.clock.run(_pages(client, "/services", params=[("fields", "id")]))
+    assert [_ids(p) for p in pages] == [_expected(total)[k:k + 1000]
+                                        for k in range(0, max(1, total), 1000)]
+    assert len(api.seen) == max(1, math.ceil(total / 1000))
+    assert all(("fields", "id") in s.params for s in api.seen)
+
+
+async def test_pages_are_requested_a_few_ahead_of_the_reader(api: FakeApi) -> None:
+    server = ListServer(api, 6000, latency=1.0)
+
+    async def read(client: ApiClient) -> list[float]:
+        received = []
+        async for page in client.pages("/services", ahead=2):
+            received.append(api.clock.now)
+            assert len(list(page)) == 1000
+            await api.clock.sleep(3.0)  # the reader is slower than the server
+        return received
+
+    async with api.client(qps=None, parallelism=8) as client:
+        received = await api.clock.run(read(client))
+    assert server.peak == 2  # never more than ``ahead`` requests in flight
+    assert len(api.seen) == 6
+    assert received == [1.0, 4.0, 7.0, 10.0, 13.0, 16.0]  # the next page is always there
+
+
+async def test_pages_decode_items_as_they_are_read(api: FakeApi) -> None:
+    api.script = [reply(200, [{"id": "a"}, 3, {"id": "b"}], X_Total_Count="5"),
+                  reply(200, [{"id": "b"}, {"id": "c"}], X_Total_Count="5")]
+    async with api.client() as client:
+        pages = [page async for page in client.pages("/services", page_size=3)]
+        assert [len(p) for p in pages] == [3, 2]  # still encoded: what they are is not known
+        assert [[item["id"] for item in p] for p in pages] == [["a", "b"], ["c"]]
+
+
+@pytest.mark.parametrize(("body", "expected"), [(None, []), ({"id": "a"}, [{"id": "a"}]), ([], [])])
+async def test_pages_of_list_bodies_in_every_rendering(
+    api: FakeApi, body: object, expected: list[object]
+) -> None:
+    api.script = [reply(200, body, X_Total_Count=str(len(expected)))]
+    async with api.client() as client:
+        assert await api.clock.run(_pages(client, "/domains")) == [expected]
+
+
+async def test_pages_without_total_count_read_until_a_short_page(api: FakeApi) -> None:
+    ListServer(api, 2500, count_header=False)
+    async with api.client() as client:
+        pages = await api.clock.run(_pages(client, "/services"))
+    assert [item["id"] for page in pages for item in page] == _expected(2500)
+    assert len(api.seen) == 3
+
+
+async def test_a_failing_page_fails_the_pages_and_cancels_the_rest(api: FakeApi) -> None:
+    server = ListServer(api, 5000, latency=1.0)
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        if request.url.params["offset"] == "1000":
+            return reply(400, [{"property": "filter", "message": "unknown property"}])
+        return await server.handle(request)
+
+    api.handler = handle
+    async with api.client() as client:
+        with pytest.raises(Exception, match="GET /services: 400 Bad Request"):
+            await api.clock.run(_pages(client, "/services", ahead=3))
+    assert len(api.seen) == 4  # the first page, then three ahead; none after the failure
+
+
+async def test_pages_of_what_only_the_standard_decoder_reads(api: FakeApi) -> None:
+    api.script = [reply(200, text='[{"id": "a", "ratio": NaN}]', X_Total_Count="1"),
+                  reply(200, text='"not a list"', X_Total_Count="0")]
+    async with api.client() as client:
+        (page,) = await api.clock.run(_pages(client, "/services"))
+        assert page[0]["id"] == "a" and math.isnan(page[0]["ratio"])
+        assert await api.clock.run(_pages(client, "/services")) == [[]]

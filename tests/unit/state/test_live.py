@@ -6,10 +6,18 @@ accepted). The call count against a reference server is in
 from __future__ import annotations
 
 import asyncio
+import copy
+from collections.abc import AsyncIterator
 from typing import Any
 
+import msgspec
+import pytest
+
 from apimctl import kinds
-from apimctl.state.live import from_raw, read_raw
+from apimctl.api.requests import Page
+from apimctl.errors import ServerError
+from apimctl.kinds.ops import Context
+from apimctl.state.live import LiveObject, LiveState, from_raw, read_live, read_raw, repeats
 
 
 class FakeLister:
@@ -73,3 +81,116 @@ def test_translation_into_manifest_shape() -> None:
         {"name": "F", "undefinedMethodsAllowed": True, "methods": ["get"]}]}]
     (event,) = state.of("maintenanceEvent")
     assert event.doc["endpoints"] == [{"service": "W", "endpoint": "F"}]
+
+
+# --- reading page by page, the compact live model --------------------------------------------
+
+RAW: dict[str, list[dict[str, Any]]] = {
+    "role": [{"id": "r1", "name": "Partners"}],
+    "service": [{"id": f"s{n}", "name": f"W{n}", "revisionNumber": n, "updated": "t",
+                 "roles": [{"id": "r1"}],
+                 "errorSets": [{"id": f"x{n}", "name": "First", "errorMessages": []}],
+                 "endpoints": [{"id": f"e{n}-{m}", "name": f"F{m}", "errorSet": None,
+                                "created": "2026-01-01T00:00:00.000+0000",
+                                "methods": [{"id": "m", "name": "get"}]} for m in range(3)]}
+                for n in range(5)],
+    "package": [{"id": "p1", "name": "P", "plans": [{"id": "q1", "name": "G", "roles": [{"id": "r1"}],
+                                                    "services": [{"id": "s1", "endpoints": [
+                                                        {"id": "e1-2", "methods": [{"id": "m"}]}]}]}]}],
+}
+
+
+class PagedLister(FakeLister):
+    """A lister with the client's ``pages``: each list in pages of ``size`` (JSON encoded,
+    decoded as read), recording the order the pages were taken in."""
+
+    def __init__(self, data: dict[str, list[dict[str, Any]]], size: int = 2) -> None:
+        super().__init__(data)
+        self.size = size
+        self.taken: list[tuple[str, int]] = []
+
+    async def pages(self, path: str, params: Any = None, *, page_size: int = 100,
+                    page_index: bool = False) -> AsyncIterator[Page]:
+        self.calls.append((path, params, page_size, page_index))
+        items = self.data.get(path, [])
+        seen: set[Any] = set()
+        for start in range(0, max(1, len(items)), self.size):
+            raw = [msgspec.Raw(msgspec.json.encode(i)) for i in items[start:start + self.size]]
+            self.taken.append((path, start))
+            yield Page(raw, seen)
+
+
+def _paths(raw: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    return {kinds.get(name).path: items for name, items in raw.items()}
+
+
+def _state(state: LiveState) -> list[tuple[Any, ...]]:
+    return [(o.kind, o.key, o.id, o.doc, o.parent_key, o.parent_id, o.updated, o.revision,
+             o.name, dict(o.raw), o.norm, o.context) for objs in state.objects.values() for o in objs]
+
+
+def test_read_page_by_page_as_from_the_raw_lists() -> None:
+    paged = PagedLister(_paths(RAW))
+    state = asyncio.run(read_live(paged))
+    assert _state(state) == _state(from_raw(copy.deepcopy(RAW)))
+    assert state.count() == 1 + 5 * 5 + 2
+    assert [o.doc["roles"] for o in state.of("service")] == [["Partners"]] * 5
+    (plan,) = state.of("plan")  # read after the services: their ids are known by then
+    assert plan.doc["services"] == [{"name": "W1", "endpoints": [
+        {"name": "F2", "undefinedMethodsAllowed": True, "methods": ["get"]}]}]
+    assert [p for p, _ in paged.taken if p == "/services"] == ["/services"] * 3
+    assert sorted(c[0] for c in paged.calls) == sorted(k.path for k in kinds.TOP_LEVEL)
+
+
+def test_a_page_with_an_unreadable_item_is_refused() -> None:
+    paged = PagedLister({"/services": [{"id": "s1", "name": "W"}, {"name": "no id"}]})
+    with pytest.raises(ServerError, match="an item without id"):
+        asyncio.run(read_live(paged))
+
+
+def test_live_objects_keep_their_documents_packed() -> None:
+    state = from_raw(copy.deepcopy(RAW))
+    ep = state.of("endpoint")[0]
+    first = ep.doc
+    assert first == ep.doc and first is not ep.doc  # a new dict every time
+    first["name"] = "changed"
+    assert ep.doc["name"] == "F0"
+    ep.doc = {**ep.doc, "name": "G"}
+    assert ep.doc["name"] == "G" and ep.norm is None  # a new document has no normal form yet
+    plain = LiveObject("endpoint", "W0/F0", "e0-0", {"name": "F0", "n": [1, {"a": None}]})
+    assert plain.doc == {"name": "F0", "n": [1, {"a": None}]} and plain.name == "F0"
+    assert plain == LiveObject("endpoint", "W0/F0", "e0-0", {"name": "F0", "n": [1, {"a": None}]})
+    assert "W0/F0" in repr(plain) and repr(state).startswith("LiveState(role 1, service 5")
+
+
+def test_raw_keeps_nested_lists_only_when_items_repeat() -> None:
+    raw = copy.deepcopy(RAW)
+    methods = raw["service"][0]["endpoints"][0]["methods"]
+    methods.append({"id": "m2", "name": "get"})
+    state = from_raw(raw)
+    repeated, plain = state.of("endpoint")[:2]
+    assert repeated.raw["methods"] == methods and "methods" not in plain.raw
+    assert plain.raw == {"created": "2026-01-01T00:00:00.000+0000", "id": "e0-1", "name": "F1"}
+    assert repeats(kinds.ENDPOINT, {"methods": [{"name": "a", "responseFilters": [
+        {"name": "x"}, {"name": "x"}]}]})
+    assert not repeats(kinds.ENDPOINT, {"methods": [{"name": "a"}, {"name": "b"}]})
+
+
+def test_normal_forms_are_made_as_planning_compares_them() -> None:
+    state = from_raw(copy.deepcopy(RAW))
+    ep = state.of("endpoint")[0]
+    assert ep.context == Context("First")  # the service's first error set
+    assert ep.norm is not None and len(ep.norm) == 32 * (1 + len(ep_left_alone()))
+    assert all(o.norm is None for o in from_raw(copy.deepcopy(RAW), normal_forms=False).of("endpoint"))
+
+
+def ep_left_alone() -> list[str]:
+    return [n for n in kinds.ENDPOINT.left_alone if "." not in n]
+
+
+def test_the_first_document_spelled_the_mashery_way_is_kept() -> None:
+    raw = copy.deepcopy(RAW)
+    raw["service"][3]["endpoints"][1]["returnedHeaders"] = ["mashery-responder"]
+    state = from_raw(raw)
+    assert state.spelled["endpoint"]["name"] == "F1"
+    assert "endpoint" not in from_raw(copy.deepcopy(RAW)).spelled

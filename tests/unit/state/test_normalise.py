@@ -1,4 +1,4 @@
-"""Normal forms: defaults, quirks, sets, secrets, datetimes, error catalog."""
+"""Normal forms: defaults, quirks, sets, secrets, datetimes, error catalog; their digests."""
 
 from __future__ import annotations
 
@@ -8,7 +8,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from apimctl import kinds
-from apimctl.state.normalise import Context, canonical_datetime, normalise, secret_hash
+from apimctl.state.normalise import (
+    Context,
+    canonical_datetime,
+    digest,
+    digests,
+    normalise,
+    secret_hash,
+    unchanged,
+)
 
 
 def test_unwritten_fields_get_server_defaults() -> None:
@@ -94,3 +102,46 @@ def test_oauth_endpoints_default_to_no_api_key_locations() -> None:
     assert normalise(ep, oauth)["apiKeyValueLocations"] == normalise(ep, {**oauth, "apiKeyValueLocations": []})[
         "apiKeyValueLocations"]
     assert normalise(ep, {"name": "Key"})["apiKeyValueLocations"] != normalise(ep, oauth)["apiKeyValueLocations"]
+
+
+def test_digests_tell_apart_every_type_a_normal_form_holds() -> None:
+    values = [1, 1.0, True, "1", None, [], {}, [1], {"a": 1}, "", 0, False]
+    assert len({digest(v) for v in values}) == len(values)
+    assert digest({"a": [1, "b"]}) == digest({"a": [1, "b"]})
+    assert digest({"a": 1, "b": 2}) != digest({"b": 2, "a": 1})  # then a diff decides
+    assert len(digest("x") or b"") == 32 and digest(object()) is None
+    assert digests(kinds.ENDPOINT, {"name": "F", "x": object()}) is None
+
+
+def test_unchanged_compares_what_a_diff_compares() -> None:
+    live = {"name": "F", "requestPathAlias": "/f", "methods": [{"name": "get"}]}
+    parts = digests(kinds.ENDPOINT, normalise(kinds.ENDPOINT, live, Context("E")))
+    assert parts is not None and len(parts) == 32 * 2  # the endpoint, then its methods
+    want = normalise(kinds.ENDPOINT, {"name": "F", "requestPathAlias": "/f"}, Context("E"))
+    assert unchanged(kinds.ENDPOINT, parts, want)  # methods omitted: left alone
+    declared = normalise(kinds.ENDPOINT, {**live, "methods": [{"name": "get"}]}, Context("E"))
+    assert unchanged(kinds.ENDPOINT, parts, declared)
+    other = normalise(kinds.ENDPOINT, {**live, "methods": [{"name": "put"}]}, Context("E"))
+    assert not unchanged(kinds.ENDPOINT, parts, other)
+    moved = normalise(kinds.ENDPOINT, {"name": "F", "requestPathAlias": "/g"}, Context("E"))
+    assert not unchanged(kinds.ENDPOINT, parts, moved)
+    bare = digests(kinds.ENDPOINT, normalise(kinds.ENDPOINT, {"name": "F", "requestPathAlias": "/f"},
+                                             Context("E")))
+    assert bare is not None and parts is not None
+    assert unchanged(kinds.ENDPOINT, bare, want) and not unchanged(kinds.ENDPOINT, bare, declared)
+
+
+def test_normal_forms_share_no_containers() -> None:
+    """The comparing stages change normal forms in place: each call's containers are its own."""
+    first = normalise(kinds.ENDPOINT, {"name": "F"}, Context("E"))
+    first["cache"]["contentCacheKeyHeaders"].append("x")
+    first["processor"]["preInputs"]["k"] = "v"
+    first["apiKeyValueLocations"].clear()
+    first["cors"].pop("maxAge")
+    again = normalise(kinds.ENDPOINT, {"name": "F"}, Context("E"))
+    assert again["cache"]["contentCacheKeyHeaders"] == [] and again["processor"]["preInputs"] == {}
+    assert again["apiKeyValueLocations"] == ["request-parameters"] and again["cors"]["maxAge"] == 0
+    messages = normalise(kinds.ERROR_SET, {"name": "S"})["errorMessages"]
+    messages["ERR_403_DEVELOPER_OVER_QPS"]["detailHeader"] = "changed"
+    fresh = normalise(kinds.ERROR_SET, {"name": "S"})["errorMessages"]
+    assert fresh["ERR_403_DEVELOPER_OVER_QPS"]["detailHeader"] == ""
