@@ -29,7 +29,8 @@ Modules: ``area`` holds the entry points and runs the others in order: ``naming`
 kinds; variable and file names), ``objects`` (live objects to documents, keeping the fields
 ``fields`` finds differ from the defaults), ``fit`` (dropping what the schema does not allow),
 ``layout`` (documents to files, files to a directory; ``dump`` writes a file's header and
-YAML). ``model`` holds the :class:`Export` value they produce.
+YAML, whose bytes PyYAML's pure-Python emitter defines and ``emit`` writes directly).
+``model`` holds the :class:`Export` value they produce.
 """
 
 from apimctl.export.area import export_area, export_state

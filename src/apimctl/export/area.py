@@ -10,10 +10,11 @@ them out in files (:mod:`~apimctl.export.layout`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from apimctl.api.dialect import detect
 from apimctl.errors import ApimctlError
-from apimctl.export.fit import fit_schema
+from apimctl.export.fit import fit_items
 from apimctl.export.layout import LAYOUTS, Layout, layout_files
 from apimctl.export.model import Export
 from apimctl.export.naming import resolve_kinds
@@ -21,7 +22,7 @@ from apimctl.export.objects import build_documents
 from apimctl.kinds import ENDPOINT
 from apimctl.kinds.dialects import SPEC, Dialect, dialect_of
 from apimctl.manifests.schema import manifest_schema
-from apimctl.state.live import Lister, LiveState, read_live
+from apimctl.state.live import Lister, LiveState, no_cycle_collection, read_live
 
 
 async def export_area(client: Lister, *, kinds_: Sequence[str] | None = None,
@@ -29,10 +30,21 @@ async def export_area(client: Lister, *, kinds_: Sequence[str] | None = None,
                       source: str = "") -> Export:
     """Read the area through ``client`` and export it (see :func:`export_state`)."""
     resolve_kinds(kinds_)  # fail on a bad --kinds before any call
-    live = await read_live(client)
-    found = await detect(client, None, [o.doc for o in live.of(ENDPOINT.name)])
+    live = await read_live(client, normal_forms=False)  # export compares nothing
+    found = await detect(client, None, _telling_endpoints(live))
     return export_state(live, kinds_=kinds_, with_ids=with_ids, layout=layout, source=source,
                         dialect=dialect_of(found.name))
+
+
+def _telling_endpoints(live: LiveState) -> list[dict[str, Any]]:
+    """What dialect detection needs of the live endpoints, one document at most: the first
+    spelled the ``mashery`` way (noted while reading), else the first (whether there is any),
+    rather than every endpoint's document decoded at once."""
+    spelled = live.spelled.get(ENDPOINT.name)
+    if spelled is not None:
+        return [spelled]
+    endpoints = live.of(ENDPOINT.name)
+    return [endpoints[0].doc] if endpoints else []
 
 
 def export_state(live: LiveState, *, kinds_: Sequence[str] | None = None, with_ids: bool = False,
@@ -42,12 +54,19 @@ def export_state(live: LiveState, *, kinds_: Sequence[str] | None = None, with_i
     which would give manifests that do not validate."""
     if layout not in LAYOUTS:
         raise ApimctlError(f"--layout: expected one of {', '.join(LAYOUTS)}, got {layout!r}")
+    with no_cycle_collection():  # the documents are acyclic: nothing for the collector to find
+        return _export(live, kinds_, with_ids, layout, source, dialect)
+
+
+def _export(live: LiveState, kinds_: Sequence[str] | None, with_ids: bool, layout: Layout,
+            source: str, dialect: Dialect) -> Export:
     keys, _ = resolve_kinds(kinds_)
     docs, variables = build_documents(live, manifest_keys=keys, with_ids=with_ids, dialect=dialect)
     if not docs:
         raise ApimctlError("the area has no objects of the kinds asked for; nothing to export")
     schema = manifest_schema()
     dropped: list[str] = []
-    docs = {k: fit_schema(v, schema["properties"][k], schema, k, dropped) for k, v in docs.items()}
+    for key, items in docs.items():
+        fit_items(items, schema["properties"][key], schema, key, dropped)
     return Export(files=layout_files(docs, layout, source), variables=sorted(set(variables)),
                   kinds=list(docs), counts={k: len(v) for k, v in docs.items()}, dropped=dropped)

@@ -3,7 +3,9 @@ manifest schema, :data:`MARKER`, the source, the variables to set) and the docum
 that reads like hand-written manifests.
 
 Called by :mod:`apimctl.export.layout`, which decides which documents go in which file and
-recognises the files an earlier export wrote by their :data:`MARKER`.
+recognises the files an earlier export wrote by their :data:`MARKER`. The YAML is defined by
+PyYAML's pure-Python emitter with the representers below (:func:`pure_dump`);
+:mod:`apimctl.export.emit` writes the same bytes faster and hands it what it cannot.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import yaml
 
 from apimctl import __version__
+from apimctl.export import emit
 from apimctl.export.model import ExportFile
 from apimctl.manifests.schema import manifest_schema
 
@@ -24,6 +27,9 @@ FALLBACK_SCHEMA_URL = (
     "https://raw.githubusercontent.com/apimctl/apimctl/main/schemas/manifest.schema.json"
 )
 _OTHER_BREAKS = "\r\x85\u2028\u2029"
+# A ``${VAR}`` reference. Written YAML escapes none of its characters and never folds a line
+# inside one, so the references of a document are found in its text.
+_REFERENCE = re.compile(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def schema_url() -> str:
@@ -37,8 +43,9 @@ def schema_url() -> str:
 
 
 def export_file(name: str, doc: Mapping[str, Any], source: str) -> ExportFile:
-    """The file ``name`` holding ``doc``, its header naming the variables ``doc`` references."""
-    return ExportFile(name, _header(_variables_in(doc), source) + _dump(doc))
+    """The file ``name`` holding ``doc``, its header naming the variables its YAML references."""
+    text = _dump(doc)
+    return ExportFile(name, _header(_REFERENCE.findall(text), source) + text)
 
 
 def _header(variables: Iterable[str], source: str) -> str:
@@ -50,11 +57,6 @@ def _header(variables: Iterable[str], source: str) -> str:
         lines.append("# Secrets are environment variable references; set these before plan/apply:")
         lines.extend(f"#   {name}" for name in names)
     return "\n".join(lines) + "\n"
-
-
-def _variables_in(value: Any) -> list[str]:
-    text = json.dumps(value)
-    return re.findall(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)\}", text)
 
 
 # --- YAML ------------------------------------------------------------------------------------
@@ -99,6 +101,11 @@ _Dumper.add_representer(str, _represent_str)
 
 
 def _dump(doc: Mapping[str, Any]) -> str:
-    text: str = yaml.dump(dict(doc), Dumper=_Dumper, sort_keys=False, allow_unicode=True,
-                          default_flow_style=False, width=100)
+    return emit.document(dict(doc), pure_dump)
+
+
+def pure_dump(doc: Any) -> str:
+    """``doc`` in YAML as PyYAML's pure-Python emitter writes it: what an export file holds."""
+    text: str = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+                          default_flow_style=False, width=emit.WIDTH)
     return text

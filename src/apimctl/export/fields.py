@@ -9,7 +9,9 @@ Called by the exporter in :mod:`apimctl.export.objects`; :func:`join_path` also 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from apimctl.kinds import Kind
@@ -28,23 +30,44 @@ def join_path(prefix: str, name: str) -> str:
 def differing(kind: Kind, prefix: str, norm: Mapping[str, Any],
               base: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of the normal form ``norm`` that differ from ``base`` (the defaults' form)."""
+    order = _order(prefix, tuple(norm), tuple(base))
     out: dict[str, Any] = {}
-    for name in _field_order(norm, base):
-        value = norm[name]
-        path = join_path(prefix, name)
-        if name not in base:
-            if not _empty(value):
-                out[name] = _exported(kind, path, value, None)
-            continue
-        if value != base[name]:
-            out[name] = _exported(kind, path, value, base[name])
+    for name, path in order.first:
+        if name in base:
+            if norm[name] != base[name]:
+                out[name] = _exported(kind, path, norm[name], base[name])
+        elif not _empty(norm[name]):
+            out[name] = _exported(kind, path, norm[name], None)
+    # most fields are at their defaults: find the few that are not in one pass
+    for name in [n for n in order.known if norm[n] != base[n]]:
+        out[name] = _exported(kind, order.paths[name], norm[name], base[name])
+    for name, path in order.rest:
+        if not _empty(norm[name]):
+            out[name] = _exported(kind, path, norm[name], None)
     return out
 
 
-def _field_order(norm: Mapping[str, Any], base: Mapping[str, Any]) -> list[str]:
-    first = [n for n in _FIRST if n in norm]
-    known = [n for n in base if n in norm and n not in first]
-    return first + known + sorted(n for n in norm if n not in base and n not in first)
+@dataclass(frozen=True)
+class _Order:
+    """The fields of a normal form in the order written: those a reader looks for first, then
+    the others the defaults have (in the registry's order), then those they lack (sorted)."""
+
+    first: tuple[tuple[str, str], ...]  # (name, path)
+    known: tuple[str, ...]
+    rest: tuple[tuple[str, str], ...]
+    paths: Mapping[str, str]
+
+
+@functools.lru_cache(maxsize=1024)
+def _order(prefix: str, norm: tuple[str, ...], base: tuple[str, ...]) -> _Order:
+    """Objects of a kind share their keys (``norm``; the defaults': ``base``), so this is worked
+    out once per kind and nesting."""
+    in_norm, in_base = set(norm), set(base)
+    first = [n for n in _FIRST if n in in_norm]
+    known = tuple(n for n in base if n in in_norm and n not in first)
+    rest = sorted(n for n in norm if n not in in_base and n not in first)
+    return _Order(tuple((n, join_path(prefix, n)) for n in first), known,
+                  tuple((n, join_path(prefix, n)) for n in rest), {n: join_path(prefix, n) for n in known})
 
 
 def _empty(value: Any) -> bool:

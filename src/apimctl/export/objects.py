@@ -41,23 +41,26 @@ def build_documents(live: LiveState, *, manifest_keys: Sequence[str] | None = No
     docs: dict[str, list[Any]] = {}
     for kind in kinds.TOP_LEVEL:
         if kind.manifest_key in keys:
-            items = [exporter.entry(kind, obj) for obj in area.top(kind.name)]
+            items = [exporter.top(kind, obj) for obj in area.top(kind.name)]
             if items:
                 docs[kind.manifest_key] = items
     for kind in kinds.TOP_LEVEL:
         if kind.read_only and kind.manifest_key not in keys:
             names = _referenced(docs, kind)
-            items = [exporter.entry(kind, obj) for obj in area.top(kind.name)
+            items = [exporter.top(kind, obj) for obj in area.top(kind.name)
                      if escape_literal(obj.name) in names]
             if items:
                 docs[kind.manifest_key] = items
     ordered = {k.manifest_key: docs[k.manifest_key] for k in kinds.TOP_LEVEL if k.manifest_key in docs}
-    return exporter.name_secrets(ordered), exporter.used()
+    exporter.name_secrets()
+    return ordered, exporter.used()
 
 
 def _referenced(docs: Mapping[str, list[Any]], kind: Kind) -> set[str]:
     """Names of the objects of ``kind`` that the documents refer to (as written: escaped)."""
-    return {ref.name for obj in refs.objects(docs) if isinstance(obj.entry, Mapping)
+    referring = {k.name for k in kinds.KINDS if any(r.kind == kind.name for r in k.references)}
+    return {ref.name for obj in refs.objects(docs)
+            if obj.kind.name in referring and isinstance(obj.entry, Mapping)
             for ref in refs.refs_of(obj.kind, obj.entry, obj.parent_key) if ref.kind == kind.name}
 
 
@@ -89,6 +92,21 @@ def _sorted(objs: Sequence[LiveObject]) -> list[LiveObject]:
     return sorted(objs, key=lambda o: (o.name, o.id))
 
 
+def _holds_literal(value: Any) -> bool:
+    """Whether a string in ``value`` holds a literal ``${`` (for :func:`escape_literal`)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if "${" in node:
+                return True
+        elif isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
 class _SecretRef(str):
     """Where a secret reference goes, until every secret of the export is known."""
 
@@ -108,18 +126,29 @@ class _Exporter:
         self.area = area
         self.with_ids = with_ids
         self.requests: list[tuple[str, ...]] = []
+        self.holding: list[Any] = []  # the top-level entries holding stand-ins
+        self.bases: dict[tuple[str, Context | None], dict[str, Any]] = {}
+
+    def top(self, kind: Kind, obj: LiveObject) -> Any:
+        """The entry of a top-level object (noted when a secret of it or of a child is in it)."""
+        asked = len(self.requests)
+        entry = self.entry(kind, obj)
+        if len(self.requests) > asked:
+            self.holding.append(entry)
+        return entry
 
     def entry(self, kind: Kind, obj: LiveObject, names: tuple[str, ...] = (),
               ctx: Context | None = None, written_ctx: Context | None = None) -> Any:
         """The manifest entry of ``obj``. ``ctx``: what its live form is compared in;
         ``written_ctx``: the same for the manifests written (children come sorted)."""
         names = (*names, obj.name)
-        doc = {**self.head(kind, obj), **self.fields(kind, obj, ctx, written_ctx)}
+        live = obj.doc  # decoded on each access: once here
+        doc = {**self.head(kind, obj), **self.fields(kind, live, ctx, written_ctx)}
 
         def secret(part: str) -> str:
             return self.secret(*names, part)
 
-        return kind.ops.export(Exported(doc, obj.doc, self.children(kind, obj, names), secret))
+        return kind.ops.export(Exported(doc, live, self.children(kind, obj, names), secret))
 
     def children(self, kind: Kind, obj: LiveObject,
                  names: tuple[str, ...]) -> dict[str, list[Any]]:
@@ -149,18 +178,31 @@ class _Exporter:
             out["id"] = obj.id
         return out
 
-    def fields(self, kind: Kind, obj: LiveObject, ctx: Context | None,
+    def fields(self, kind: Kind, live: Mapping[str, Any], ctx: Context | None,
                written_ctx: Context | None) -> dict[str, Any]:
-        """The fields whose normal form differs from the defaults' (written in ``written_ctx``)."""
-        norm = normalise(kind, obj.doc, ctx)
-        base = normalise(kind, {}, written_ctx or ctx)
-        comparable(kind.name, norm, base, {}, self.area.dialect)  # the target's defaults
+        """The fields of ``live`` (an object's doc) whose normal form differs from the defaults'
+        (written in ``written_ctx``)."""
+        norm = normalise(kind, live, ctx)
+        comparable(kind.name, norm, {}, {}, self.area.dialect)  # in the target's vocabulary
+        base = self.defaults(kind, written_ctx or ctx)
         norm.pop(kind.identity, None)
         found = differing(kind, "", norm, base)
         if kind.name == kinds.ERROR_SET.name:
             exported_messages(found, norm, self.area.dialect)
+        if not _holds_literal(found):
+            return found  # nothing to escape (its containers are copied by name_secrets)
         result: dict[str, Any] = escape_literal(found)
         return result
+
+    def defaults(self, kind: Kind, ctx: Context | None) -> dict[str, Any]:
+        """The normal form of the target's defaults for ``kind`` in ``ctx``: the same for every
+        object in that context, so made once (and only read)."""
+        key = (kind.name, ctx)
+        base = self.bases.get(key)
+        if base is None:
+            base = self.bases[key] = normalise(kind, {}, ctx)
+            comparable(kind.name, None, base, {}, self.area.dialect)
+        return base
 
     def secret(self, *parts: str) -> str:
         """A stand-in for the reference; :meth:`name_secrets` names them all at the end, when
@@ -168,20 +210,18 @@ class _Exporter:
         self.requests.append(parts)
         return _SecretRef(parts)
 
-    def name_secrets(self, value: Any) -> Any:
-        """``value`` with every stand-in replaced by its ``${VAR}`` reference."""
+    def name_secrets(self) -> None:
+        """Replace every stand-in, in the entries holding one, by its ``${VAR}`` reference."""
         names = variable_names(self.requests)
-
-        def walk(node: Any) -> Any:
-            if isinstance(node, _SecretRef):
-                return "${" + names[node.parts] + "}"
-            if isinstance(node, list):
-                return [walk(v) for v in node]
-            if isinstance(node, dict):
-                return {k: walk(v) for k, v in node.items()}
-            return node
-
-        return walk(value)
+        stack = list(self.holding)
+        while stack:
+            node = stack.pop()
+            pairs = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+            for key, value in pairs:
+                if isinstance(value, _SecretRef):
+                    node[key] = "${" + names[value.parts] + "}"
+                elif isinstance(value, dict | list):
+                    stack.append(value)
 
     def used(self) -> list[str]:
         names = variable_names(self.requests)

@@ -19,9 +19,10 @@ naming the referenced object's parent, in the same list item).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from apimctl.kinds import BY_NAME, KINDS, children_of
 from apimctl.kinds.base import Kind, Reference, join_key, split_first, unescape_name
@@ -38,9 +39,8 @@ _HOST_UNMANAGED = ("{manifest_key} are not managed in these manifests: {name} mu
                    "active {label} of the area")
 
 
-@dataclass(frozen=True)
-class Ref:
-    """One reference a document makes.
+class Ref(NamedTuple):
+    """One reference a document makes (a named tuple: documents make hundreds of thousands).
 
     ``path``: where the name is (the list item itself for a string shorthand); ``item``: the
     innermost list item holding it (``path`` when not in a list); ``parent``: the referenced
@@ -76,25 +76,46 @@ class Ref:
         return self.reference.scope == "host"
 
 
+def _mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, answering for a dict (nearly always) without the ABC."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _kind(kind: Kind | str) -> Kind:
     return kind if isinstance(kind, Kind) else BY_NAME[kind]
 
 
-def _segments(field: str) -> list[tuple[str, bool]]:
-    """``services[].endpoints[].name`` -> ``[("services", True), ("endpoints", True), ("name", False)]``."""
+@functools.cache
+def _segments(field: str) -> tuple[tuple[str, bool], ...]:
+    """``services[].endpoints[].name`` -> ``(("services", True), ("endpoints", True), ("name", False))``."""
     out = []
     for part in field.split("."):
         is_list = part.endswith("[]")
         out.append((part[:-2] if is_list else part, is_list))
-    return out
+    return tuple(out)
 
 
-def _walk(node: Any, segs: list[tuple[str, bool]], path: Path,
+_Compiled = tuple[tuple[Reference, tuple[tuple[str, bool], ...]], ...]
+
+
+@functools.cache
+def _compiled(kind: str) -> _Compiled:
+    """A registered kind's references with their fields split into segments (once per kind)."""
+    return tuple((reference, _segments(reference.field)) for reference in BY_NAME[kind].references)
+
+
+def _references_of(kind: Kind | str) -> _Compiled:
+    if isinstance(kind, str) or BY_NAME.get(kind.name) is kind:
+        return _compiled(kind if isinstance(kind, str) else kind.name)
+    return tuple((reference, _segments(reference.field)) for reference in kind.references)
+
+
+def _walk(node: Any, segs: tuple[tuple[str, bool], ...], path: Path,
           items: tuple[tuple[Path, Any], ...]) -> Iterator[tuple[Path, str, tuple[tuple[Path, Any], ...]]]:
     """(path, name, enclosing list items) of every string the field's segments reach."""
     name, is_list = segs[0]
     rest = segs[1:]
-    if not isinstance(node, Mapping) or name not in node:
+    if not _mapping(node) or name not in node:
         return
     value = node[name]
     here = (*path, name)
@@ -112,18 +133,16 @@ def _walk(node: Any, segs: list[tuple[str, bool]], path: Path,
         inner = (*items, (at, item))
         if isinstance(item, str) and len(rest) <= 1 and not (rest and rest[0][1]):
             yield at, item, inner  # the item itself, or the shorthand for its last field
-        elif rest and isinstance(item, Mapping):
+        elif rest and _mapping(item):
             yield from _walk(item, rest, at, inner)
 
 
 def _within(ref_items: tuple[tuple[Path, Any], ...], within: str) -> tuple[Path, Any] | None:
     """The path and value of the ``within`` field in the enclosing list item it shares."""
-    segs = _segments(within)
-    depth = sum(1 for _, is_list in segs if is_list)
+    depth, tail = _within_plan(within)
     if depth == 0 or depth > len(ref_items):
         return None
     item_path, item = ref_items[depth - 1]
-    tail = [name for name, is_list in segs if not is_list]
     value: Any = item
     for name in tail:
         if not isinstance(value, Mapping):
@@ -132,13 +151,45 @@ def _within(ref_items: tuple[tuple[Path, Any], ...], within: str) -> tuple[Path,
     return (*item_path, *tail), value
 
 
+def _own_field(out: list[Ref], reference: Reference, field: str, is_list: bool, value: Any,
+               parent: str | None) -> None:
+    """What :func:`_walk` finds for a one-segment field (``errorSet``, ``roles[]``), directly."""
+    if not is_list:
+        if isinstance(value, str):
+            own: Path = (field,)
+            out.append(Ref(reference, own, own, value, parent))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, str):
+                path = (field, index)
+                out.append(Ref(reference, path, path, item, parent))
+
+
+@functools.cache
+def _within_plan(within: str) -> tuple[int, tuple[str, ...]]:
+    """How many list levels ``within`` goes down, and the fields below the last one."""
+    segs = _segments(within)
+    return sum(1 for _, is_list in segs if is_list), tuple(name for name, is_list in segs if not is_list)
+
+
 def refs_of(kind: Kind | str, doc: Mapping[str, Any], parent_key: str | None = None) -> list[Ref]:
     """The references ``doc`` (one object of ``kind``, manifest shape) makes, in the order of
     the kind's ``references``; names that are not strings are left out, and so are references
     within the parent when ``parent_key`` is ``None``."""
     out: list[Ref] = []
-    for reference in _kind(kind).references:
-        for path, name, items in _walk(doc, _segments(reference.field), (), ()):
+    if not _mapping(doc):
+        return out
+    for reference, segs in _references_of(kind):
+        first, is_list = segs[0]
+        if first not in doc:
+            continue  # most references are absent from most objects
+        if len(segs) == 1 and reference.within is None:  # a field of the document itself
+            if reference.scope == "parent" and parent_key is None:
+                continue
+            _own_field(out, reference, first, is_list, doc[first],
+                       parent_key if reference.scope == "parent" else None)
+            continue
+        for path, name, items in _walk(doc, segs, (), ()):
             item = items[-1][0] if items else path
             if reference.within is not None:
                 found = _within(items, reference.within)
@@ -230,10 +281,10 @@ def resolve(kind: Kind | str, doc: Mapping[str, Any], parent_key: str | None,
             continue
         found = id_of(ref)
         body: dict[str, Any] = {}
-        for field in ref.reference.body:
-            if field == "id" and found is not None:
+        for carried in ref.reference.body:
+            if carried == "id" and found is not None:
                 body["id"] = found
-            elif field == "name":
+            elif carried == "name":
                 body["name"] = ref.name
         if ref.item == ref.path:  # the name itself, or a string item standing for it
             values.append((ref.path, body))
@@ -280,8 +331,7 @@ def covered(host: str, domains: Iterable[str]) -> bool:
 # --- offline checks -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Declared:
+class Declared(NamedTuple):
     """One object the manifests declare: its kind, path, entry, key and parent entry."""
 
     kind: Kind
@@ -296,7 +346,7 @@ def identity(entry: Any, field: str) -> str | None:
     """An entry's identity: the field's value, or the entry itself for string shorthands."""
     if isinstance(entry, str):
         return entry
-    if isinstance(entry, Mapping):
+    if _mapping(entry):
         value = entry.get(field)
         return value if isinstance(value, str) else None
     return None
@@ -309,6 +359,9 @@ def objects(doc: Mapping[str, Any]) -> Iterator[Declared]:
             yield from _declared(kind, doc, (), None, None)
 
 
+_CHILDREN: Mapping[str, tuple[Kind, ...]] = {kind.name: children_of(kind) for kind in KINDS}
+
+
 def _declared(kind: Kind, holder: Mapping[str, Any], base: Path, parent_key: str | None,
               parent: Mapping[str, Any] | None) -> Iterator[Declared]:
     entries = holder.get(kind.manifest_key)
@@ -318,9 +371,10 @@ def _declared(kind: Kind, holder: Mapping[str, Any], base: Path, parent_key: str
         path = (*base, kind.manifest_key, index)
         name = identity(entry, kind.identity)
         yield Declared(kind, path, entry, name, parent_key, parent)
-        if isinstance(entry, Mapping):
-            for child in children_of(kind):
-                yield from _declared(child, entry, path, name, entry)
+        if _mapping(entry):
+            for child in _CHILDREN[kind.name]:
+                if child.manifest_key in entry:
+                    yield from _declared(child, entry, path, name, entry)
 
 
 @dataclass(frozen=True)
@@ -332,55 +386,125 @@ class Finding:
     severity: str = "error"
 
 
-def check(doc: Mapping[str, Any]) -> list[Finding]:
-    """Check every reference of the manifest document ``doc`` against what it declares.
+def check(doc: Mapping[str, Any], declared: Sequence[Declared] | None = None) -> list[Finding]:
+    """Check every reference of the manifest document ``doc`` against what it declares
+    (``declared``: ``objects(doc)``, when the caller has them already).
 
     A top-level kind is checked always (a read-only one only when the manifests list it); a
     child kind (and a reference within the parent) only when its parent declares that list,
     since a list the manifests omit is left alone on the live side. A compound reference whose
     parent is unknown reports the parent. Hosts must be under a declared domain (a warning,
-    once per host, when the manifests do not manage domains).
+    once per host, when the manifests do not manage domains). One pass over the objects: the
+    names each kind declares are indexed first, and what a reference is checked against (a
+    parent's list, the declared domains) is worked out once.
     """
-    declared = list(objects(doc))
-    names: dict[str, dict[str, None]] = {}
-    firsts: dict[tuple[str, str], Mapping[str, Any]] = {}  # first top-level entry by key
-    children: dict[tuple[str, str], dict[str, None]] = {}  # (kind, parent key) -> names
-    for obj in declared:
-        if obj.name is None:
-            continue
-        if obj.kind.top_level:
-            names.setdefault(obj.kind.name, {})[obj.name] = None
-            if isinstance(obj.entry, Mapping):
-                firsts.setdefault((obj.kind.name, obj.name), obj.entry)
-        elif obj.parent is not None and obj.parent_key is not None:
-            first = firsts.get((obj.kind.parent or "", obj.parent_key))
-            if first is obj.parent:
-                children.setdefault((obj.kind.name, obj.parent_key), {})[obj.name] = None
-
-    found: dict[tuple[Path, str], Finding] = {}
-    warned: set[str] = set()
-
-    def add(finding: Finding) -> None:
-        found.setdefault((finding.path, finding.message), finding)
-
-    for obj in declared:
-        if not isinstance(obj.entry, Mapping):
+    objs = list(objects(doc)) if declared is None else declared
+    run = _Checker(doc, objs)
+    for obj in objs:
+        if not _mapping(obj.entry):
             continue
         parent_key = obj.parent_key if obj.parent is None or obj.parent_key is not None else ""
         for ref in refs_of(obj.kind, obj.entry, parent_key):
             target = BY_NAME.get(ref.kind)
-            if target is None:  # not a registered kind: nothing to check it against
+            if target is not None:  # else not a registered kind: nothing to check it against
+                run.reference(obj, target, ref)
+    return list(run.found.values())
+
+
+@dataclass
+class _Checker:
+    """One run of :func:`check`: the declared names, and the findings so far."""
+
+    doc: Mapping[str, Any]
+    declared: Sequence[Declared]
+    names: dict[str, dict[str, None]] = field(default_factory=dict)
+    firsts: dict[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)  # first top-level entry by key
+    children: dict[tuple[str, str], dict[str, None]] = field(default_factory=dict)  # (kind, parent key) -> names
+    found: dict[tuple[Path, str], Finding] = field(default_factory=dict)
+    warned: set[str] = field(default_factory=set)
+    in_parent: dict[tuple[int, str], dict[str, None]] = field(default_factory=dict)  # (parent, kind) -> names
+    domains: dict[str, list[str]] = field(default_factory=dict)  # host kind -> declared names
+    hosts: dict[tuple[str, str], bool] = field(default_factory=dict)  # (kind, host) -> covered
+
+    def __post_init__(self) -> None:
+        for obj in self.declared:
+            if obj.name is None:
                 continue
-            where = (*obj.path, *ref.path)
-            if ref.by_host:
-                _check_host(doc, target, ref, where, add, warned)
-            elif ref.reference.scope == "parent":
-                _check_in_parent(obj, target, ref, where, add)
-            elif ref.reference.within is not None:
-                _check_compound(doc, target, ref, obj.path, names, firsts, children, add)
-            elif target.top_level and _checkable(doc, target) and ref.name not in names.get(target.name, {}):
-                add(Finding(where, _message(ref, target, ref.name)))
-    return list(found.values())
+            if obj.kind.top_level:
+                self.names.setdefault(obj.kind.name, {})[obj.name] = None
+                if _mapping(obj.entry):
+                    self.firsts.setdefault((obj.kind.name, obj.name), obj.entry)
+            elif obj.parent is not None and obj.parent_key is not None:
+                first = self.firsts.get((obj.kind.parent or "", obj.parent_key))
+                if first is obj.parent:
+                    self.children.setdefault((obj.kind.name, obj.parent_key), {})[obj.name] = None
+
+    def add(self, finding: Finding) -> None:
+        self.found.setdefault((finding.path, finding.message), finding)
+
+    def reference(self, obj: Declared, target: Kind, ref: Ref) -> None:
+        if ref.by_host:
+            self.host(target, ref, obj.path)
+        elif ref.reference.scope == "parent":
+            self.in_own_parent(obj, target, ref)
+        elif ref.reference.within is not None:
+            self.compound(target, ref, obj.path)
+        elif target.top_level and _checkable(self.doc, target) and ref.name not in self.names.get(target.name, {}):
+            self.add(Finding((*obj.path, *ref.path), _message(ref, target, ref.name)))
+
+    def in_own_parent(self, obj: Declared, target: Kind, ref: Ref) -> None:
+        """A name within the document's own parent (an endpoint's error set)."""
+        if obj.parent is None or not isinstance(obj.parent.get(target.manifest_key), list):
+            return
+        key = (id(obj.parent), target.name)  # the parent outlives the run: its id stays its own
+        declared = self.in_parent.get(key)
+        if declared is None:
+            declared = self.in_parent[key] = {}
+            for entry in obj.parent[target.manifest_key]:
+                name = identity(entry, target.identity)
+                if name is not None:
+                    declared.setdefault(name, None)
+        if ref.name not in declared:
+            self.add(Finding((*obj.path, *ref.path),
+                             _message(ref, target, ref.name, ", ".join(declared) or "none")))
+
+    def compound(self, target: Kind, ref: Ref, base: Path) -> None:
+        """``PARENT/NAME``: the parent must be declared; the name only when the parent lists them."""
+        parent_kind = BY_NAME[target.parent] if target.parent else None
+        if parent_kind is None or ref.parent is None or ref.parent_path is None:
+            return
+        if ref.parent not in self.names.get(parent_kind.name, {}):
+            if _checkable(self.doc, parent_kind):
+                self.add(Finding((*base, *ref.parent_path),
+                                 _DEFAULT_UNKNOWN["global"].format(label=parent_kind.label, key=ref.parent,
+                                                                   manifest_key=parent_kind.manifest_key)))
+            return
+        parent = self.firsts.get((parent_kind.name, ref.parent))
+        if parent is None or not isinstance(parent.get(target.manifest_key), list):
+            return
+        if ref.name not in self.children.get((target.name, ref.parent), {}):
+            self.add(Finding((*base, *ref.path), _message(ref, target, ref.key)))
+
+    def host(self, target: Kind, ref: Ref, base: Path) -> None:
+        declared = self.domains.get(target.name)
+        if declared is None:
+            entries = self.doc.get(target.manifest_key)
+            declared = self.domains[target.name] = [
+                name.lower().rstrip(".") for name in
+                (identity(e, target.identity) for e in (entries if isinstance(entries, list) else []))
+                if name is not None]
+        known = self.hosts.get((target.name, ref.name))
+        if known is None:
+            known = self.hosts[(target.name, ref.name)] = covered(ref.name, declared)
+        if known:
+            return
+        where = (*base, *ref.path)
+        fields = {"name": ref.name, "label": target.label, "manifest_key": target.manifest_key}
+        if target.manifest_key in self.doc:
+            self.add(Finding(where, _HOST_UNKNOWN.format(listed=", ".join(declared) or "none", **fields)))
+        elif ref.name.lower() not in self.warned:
+            self.warned.add(ref.name.lower())
+            self.add(Finding(where, _HOST_UNMANAGED.format(**fields), "warning"))
 
 
 def _checkable(doc: Mapping[str, Any], kind: Kind) -> bool:
@@ -394,58 +518,6 @@ def _message(ref: Ref, target: Kind, key: str, listed: str = "") -> str:
     return template.format(label=target.label, key=key, name=ref.name, listed=listed,
                            manifest_key=target.manifest_key,
                            parent_label=parent.label if parent else "")
-
-
-def _check_in_parent(obj: Declared, target: Kind, ref: Ref, where: Path,
-                     add: Callable[[Finding], None]) -> None:
-    """A name within the document's own parent (an endpoint's error set)."""
-    if obj.parent is None or not isinstance(obj.parent.get(target.manifest_key), list):
-        return
-    declared: dict[str, None] = {}
-    for entry in obj.parent[target.manifest_key]:
-        name = identity(entry, target.identity)
-        if name is not None:
-            declared.setdefault(name, None)
-    if ref.name not in declared:
-        add(Finding(where, _message(ref, target, ref.name, ", ".join(declared) or "none")))
-
-
-def _check_compound(doc: Mapping[str, Any], target: Kind, ref: Ref, base: Path,
-                    names: Mapping[str, Mapping[str, None]],
-                    firsts: Mapping[tuple[str, str], Mapping[str, Any]],
-                    children: Mapping[tuple[str, str], Mapping[str, None]],
-                    add: Callable[[Finding], None]) -> None:
-    """``PARENT/NAME``: the parent must be declared; the name only when the parent lists them."""
-    parent_kind = BY_NAME[target.parent] if target.parent else None
-    if parent_kind is None or ref.parent is None or ref.parent_path is None:
-        return
-    if ref.parent not in names.get(parent_kind.name, {}):
-        if _checkable(doc, parent_kind):
-            add(Finding((*base, *ref.parent_path),
-                        _DEFAULT_UNKNOWN["global"].format(label=parent_kind.label, key=ref.parent,
-                                                          manifest_key=parent_kind.manifest_key)))
-        return
-    parent = firsts.get((parent_kind.name, ref.parent))
-    if parent is None or not isinstance(parent.get(target.manifest_key), list):
-        return
-    if ref.name not in children.get((target.name, ref.parent), {}):
-        add(Finding((*base, *ref.path), _message(ref, target, ref.key)))
-
-
-def _check_host(doc: Mapping[str, Any], target: Kind, ref: Ref, where: Path,
-                add: Callable[[Finding], None], warned: set[str]) -> None:
-    entries = doc.get(target.manifest_key)
-    declared = [name.lower().rstrip(".") for name in
-                (identity(e, target.identity) for e in (entries if isinstance(entries, list) else []))
-                if name is not None]
-    if covered(ref.name, declared):
-        return
-    fields = {"name": ref.name, "label": target.label, "manifest_key": target.manifest_key}
-    if target.manifest_key in doc:
-        add(Finding(where, _HOST_UNKNOWN.format(listed=", ".join(declared) or "none", **fields)))
-    elif ref.name.lower() not in warned:
-        warned.add(ref.name.lower())
-        add(Finding(where, _HOST_UNMANAGED.format(**fields), "warning"))
 
 
 __all__ = [

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,6 +24,7 @@ from typing import Any
 from apimctl import kinds
 from apimctl.kinds import ENDPOINT, MAINTENANCE_EVENT, PLAN, Kind
 from apimctl.kinds import references as refs
+from apimctl.kinds.references import Declared, Ref
 from apimctl.manifests.identity import KIND_LABEL, NESTED, TOP_LEVEL, identity
 from apimctl.manifests.model import JsonPath, Position, Problems
 
@@ -42,13 +43,32 @@ SECRET_FIELDS: tuple[tuple[str, ...], ...] = tuple(
 
 @dataclass
 class Context:
-    """The merged document with what the checks need to report located problems."""
+    """The merged document with what the checks need to report located problems, and the
+    objects it declares (walked once, shared by the checks)."""
 
     doc: dict[str, Any]
-    positions: dict[JsonPath, Position]
+    positions: Mapping[JsonPath, Position]
     refs: dict[JsonPath, str]
     display: Callable[[JsonPath], str]
     problems: Problems
+
+    @functools.cached_property
+    def declared(self) -> list[Declared]:
+        return list(refs.objects(self.doc))
+
+    @functools.cached_property
+    def keyed_lists(self) -> list[tuple[JsonPath, list[Any], str]]:
+        """Every keyed list (top-level and nested) with its identity field."""
+        return list(_keyed_lists(self.doc))
+
+    @functools.cached_property
+    def by_kind(self) -> dict[str, list[Declared]]:
+        """The declared objects whose entry is a mapping, by kind."""
+        out: dict[str, list[Declared]] = {}
+        for obj in self.declared:
+            if isinstance(obj.entry, dict):
+                out.setdefault(obj.kind.name, []).append(obj)
+        return out
 
     def where(self, path: JsonPath) -> Position | None:
         while True:
@@ -95,14 +115,13 @@ def _str(obj: dict[str, Any], key: str) -> str | None:
 
 def _endpoints(ctx: Context) -> Iterator[tuple[JsonPath, dict[str, Any], dict[str, Any]]]:
     """(path, endpoint, service) for every endpoint."""
-    for obj in refs.objects(ctx.doc):
-        if obj.kind is ENDPOINT and isinstance(obj.entry, dict) and isinstance(obj.parent, dict):
+    for obj in ctx.by_kind.get(ENDPOINT.name, ()):
+        if isinstance(obj.parent, dict):
             yield obj.path, obj.entry, obj.parent
 
 
-def _keyed_lists(ctx: Context) -> Iterator[tuple[JsonPath, list[Any], str]]:
-    """Every keyed list (top-level and nested) with its identity field."""
-    stack: list[tuple[JsonPath, tuple[str, ...], Any]] = [((k,), (k,), ctx.doc.get(k)) for k in TOP_LEVEL]
+def _keyed_lists(doc: dict[str, Any]) -> Iterator[tuple[JsonPath, list[Any], str]]:
+    stack: list[tuple[JsonPath, tuple[str, ...], Any]] = [((k,), (k,), doc.get(k)) for k in TOP_LEVEL]
     while stack:
         path, shape, value = stack.pop()
         field = TOP_LEVEL[shape[0]] if len(shape) == 1 else NESTED[shape]
@@ -160,24 +179,34 @@ _FOLDED = frozenset(k.identity for k in kinds.KINDS if k.fold_case)
 
 
 def _unique_identities(ctx: Context) -> None:
-    for path, items, field in _keyed_lists(ctx):
-        seen: dict[str, list[JsonPath]] = {}
+    for path, items, field in ctx.keyed_lists:
+        first: dict[str, int] = {}  # identity -> index of its first item
+        repeated: dict[str, list[int]] = {}  # the identities written more than once
         previous: dict[str, list[JsonPath]] = {}
+        folded = field in _FOLDED
         for index, item in enumerate(items):
             name = identity(item, field)
             if name is None:
                 continue
-            key = name.lower() if field in _FOLDED else name
-            seen.setdefault(key, []).append((*path, index) if isinstance(item, str) else (*path, index, field))
-            if isinstance(item, dict):
+            key = name.lower() if folded else name
+            if key in first:
+                repeated.setdefault(key, [first[key]]).append(index)
+            else:
+                first[key] = index
+            if isinstance(item, dict) and "previousNames" in item:
                 _previous_names(ctx, (*path, index), item, previous)
+
+        def at(index: int, items: list[Any] = items, path: JsonPath = path, field: str = field) -> JsonPath:
+            return (*path, index) if isinstance(items[index], str) else (*path, index, field)
+
         label = _label(path)
+        seen = {key: [at(i) for i in indexes] for key, indexes in repeated.items()}
         _report_duplicates(ctx, seen, functools.partial("duplicate {} '{}'".format, label))
         for name, paths in previous.items():
-            if name in seen:
+            if name in first:
                 for p in paths:
                     ctx.error(p, f"previous name '{name}' is the name of another {label} "
-                                 f"(at {ctx.where(seen[name][0])})")
+                                 f"(at {ctx.where(at(first[name]))})")
         _report_duplicates(ctx, previous, functools.partial("previous name '{1}' is claimed by two {0}s".format, label))
 
 
@@ -194,12 +223,15 @@ def _previous_names(ctx: Context, path: JsonPath, item: dict[str, Any],
 
 def _unique_ids(ctx: Context) -> None:
     ids: dict[tuple[str, ...], dict[str, list[JsonPath]]] = {}
-    for path, items, _ in _keyed_lists(ctx):
+    for path, items, _ in ctx.keyed_lists:
+        if path[-1] == "errorMessages":
+            continue  # message ids are the catalog's, not pins
         pattern = tuple("*" if isinstance(p, int) else p for p in path)
-        for index, item in _dicts(items):
-            pinned = _str(item, "id")
-            if pinned is not None and pattern[-1] != "errorMessages":
-                ids.setdefault(pattern, {}).setdefault(pinned, []).append((*path, index, "id"))
+        for index, item in enumerate(items):
+            if isinstance(item, dict) and "id" in item:
+                pinned = _str(item, "id")
+                if pinned is not None:
+                    ids.setdefault(pattern, {}).setdefault(pinned, []).append((*path, index, "id"))
     for pattern, seen in ids.items():
         label = KIND_LABEL.get(pattern[-1], "object")
         _report_duplicates(ctx, seen, functools.partial("id '{1}' is pinned by two {0}s".format, label))
@@ -210,7 +242,7 @@ def _unique_ids(ctx: Context) -> None:
 
 def _references(ctx: Context) -> None:
     """Every reference a kind declares (:mod:`apimctl.kinds.references`)."""
-    for finding in refs.check(ctx.doc):
+    for finding in refs.check(ctx.doc, ctx.declared):
         if finding.severity == "warning":
             ctx.warning(finding.path, finding.message)
         else:
@@ -225,23 +257,29 @@ def _get(doc: Any, path: JsonPath) -> Any:
 
 def _entitled_methods(ctx: Context) -> None:
     """Methods a plan entitles must be methods of the endpoint, when the endpoint lists them."""
-    endpoints: dict[tuple[str, str], dict[str, Any]] = {}
-    for obj in refs.objects(ctx.doc):
-        if obj.kind is ENDPOINT and obj.parent_key is not None and isinstance(obj.entry, dict):
-            endpoints.setdefault((obj.parent_key, obj.name or ""), obj.entry)
-    for obj in refs.objects(ctx.doc):
-        if obj.kind is not PLAN or not isinstance(obj.entry, dict):
-            continue
+    entitled: list[tuple[Declared, Ref, dict[str, Any]]] = []  # entitlements naming methods
+    for obj in ctx.by_kind.get(PLAN.name, ()):
         for ref in refs.refs_of(PLAN, obj.entry):
-            endpoint = endpoints.get((ref.parent or "", ref.name)) if ref.kind == ENDPOINT.name else None
-            if endpoint is None or ref.path == ref.item or not _manages(endpoint, "methods"):
+            if ref.kind != ENDPOINT.name or ref.path == ref.item:
                 continue
-            methods = _names(endpoint.get("methods"))
-            entitled = _get(obj.entry, ref.item)
-            for m, method in _strings(entitled.get("methods")):
-                if method not in methods:
-                    ctx.error((*obj.path, *ref.item, "methods", m),
-                              f"unknown method '{method}' of endpoint '{ref.key}'")
+            item = _get(obj.entry, ref.item)
+            if isinstance(item, dict) and "methods" in item:
+                entitled.append((obj, ref, item))
+    if not entitled:
+        return
+    endpoints: dict[tuple[str, str], dict[str, Any]] = {}
+    for obj in ctx.by_kind.get(ENDPOINT.name, ()):
+        if obj.parent_key is not None:
+            endpoints.setdefault((obj.parent_key, obj.name or ""), obj.entry)
+    for obj, ref, item in entitled:
+        endpoint = endpoints.get((ref.parent or "", ref.name))
+        if endpoint is None or not _manages(endpoint, "methods"):
+            continue
+        methods = _names(endpoint.get("methods"))
+        for m, method in _strings(item.get("methods")):
+            if method not in methods:
+                ctx.error((*obj.path, *ref.item, "methods", m),
+                          f"unknown method '{method}' of endpoint '{ref.key}'")
 
 
 def _manages(obj: dict[str, Any] | None, key: str) -> bool:
@@ -251,9 +289,7 @@ def _manages(obj: dict[str, Any] | None, key: str) -> bool:
 
 
 def _maintenance_events(ctx: Context) -> None:
-    for obj in refs.objects(ctx.doc):
-        if obj.kind is not MAINTENANCE_EVENT or not isinstance(obj.entry, dict):
-            continue
+    for obj in ctx.by_kind.get(MAINTENANCE_EVENT.name, ()):
         _window(ctx, obj.path, obj.entry)
         seen: dict[tuple[str, str], list[JsonPath]] = {}
         for ref in refs.refs_of(obj.kind, obj.entry):
@@ -283,14 +319,22 @@ def _window(ctx: Context, path: JsonPath, event: dict[str, Any]) -> None:
 
 
 def _path_aliases(ctx: Context) -> None:
-    seen: dict[tuple[str, str], list[JsonPath]] = {}
+    first: dict[tuple[str, str], JsonPath] = {}  # (host, alias) -> the first endpoint using it
+    repeated: dict[tuple[str, str], list[JsonPath]] = {}
     for path, endpoint, _ in _endpoints(ctx):
         alias = _str(endpoint, "requestPathAlias")
-        if alias is None:
+        hosts = endpoint.get("publicDomains")
+        if alias is None or type(hosts) is not list:
             continue
-        for _, host in _strings(endpoint.get("publicDomains")):
-            seen.setdefault((host.lower(), alias), []).append((*path, "requestPathAlias"))
-    _report_duplicates(ctx, seen, lambda k: f"requestPathAlias '{k[1]}' on {k[0]} is used by two endpoints")
+        for host in hosts:
+            if not isinstance(host, str):
+                continue
+            key = (host.lower(), alias)
+            if key in first:
+                repeated.setdefault(key, [first[key]]).append((*path, "requestPathAlias"))
+            else:
+                first[key] = (*path, "requestPathAlias")
+    _report_duplicates(ctx, repeated, lambda k: f"requestPathAlias '{k[1]}' on {k[0]} is used by two endpoints")
 
 
 def _authentication(ctx: Context) -> None:
@@ -322,13 +366,16 @@ def _oauth_profile(ctx: Context, path: JsonPath, endpoint: dict[str, Any], servi
                       f"grant type '{grant}' is not enabled in the service's securityProfile.oauth.grantTypes")
 
 
-def secret_paths(doc: dict[str, Any]) -> Iterator[JsonPath]:
-    """The paths of the secret fields present in ``doc``."""
-    for obj in refs.objects(doc):
+_SECRET_PARTS: dict[str, tuple[list[str], ...]] = {
+    k.name: tuple(field.split(".") for field in sorted(k.secret)) for k in kinds.KINDS}
+
+
+def secret_paths(doc: dict[str, Any], declared: Iterable[Declared] | None = None) -> Iterator[JsonPath]:
+    """The paths of the secret fields present in ``doc`` (``declared``: its objects, when known)."""
+    for obj in refs.objects(doc) if declared is None else declared:
         if not isinstance(obj.entry, dict):
             continue
-        for field in sorted(obj.kind.secret):
-            parts = field.split(".")
+        for parts in _SECRET_PARTS[obj.kind.name]:
             holder: Any = obj.entry
             for part in parts[:-1]:
                 holder = holder.get(part) if isinstance(holder, dict) else None
@@ -341,7 +388,7 @@ _EMPTY_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # no default: 
 
 
 def _secrets(ctx: Context) -> None:
-    for path in secret_paths(ctx.doc):
+    for path in secret_paths(ctx.doc, ctx.declared):
         value = _get(ctx.doc, path)
         raw = ctx.refs.get(path)
         empty = _EMPTY_REFERENCE.fullmatch(raw.strip()) if raw is not None and value == "" else None

@@ -1,4 +1,5 @@
-"""The values manifest files are read into: files, documents, top-level items; the bounds.
+"""The values manifest files are read into: files, documents, top-level items, their position
+tables; the bounds.
 
 Built by :mod:`apimctl.manifests.yaml_events` (one per file), read by the merge, overlay, schema
 and pipeline stages of :mod:`apimctl.manifests`.
@@ -6,8 +7,9 @@ and pipeline stages of :mod:`apimctl.manifests`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from apimctl import kinds
 from apimctl.manifests.model import JsonPath, Position
@@ -21,6 +23,69 @@ MAX_DEPTH = 64
 # gigabytes of memory and minutes of checking.
 MAX_ENTRIES = 2_000_000
 MANIFEST_SUFFIXES = (".yaml", ".yml")
+_T = TypeVar("_T")
+
+
+class Positions(MutableMapping[JsonPath, Position]):
+    """Where each node of an item was written, by path relative to the item.
+
+    Positions are needed only to report a problem or locate an object, and a table of every
+    node would cost more than the values themselves, so the reader records the item and the
+    mappings of its lists (the objects ``plan`` locates) and ``load`` reads the file again for
+    the rest, on the first lookup of a path not recorded. Entries set since (an overlay's)
+    win over those of ``load``.
+    """
+
+    __slots__ = ("_load", "_table")
+
+    def __init__(self, load: Callable[[], dict[JsonPath, Position]] | None = None) -> None:
+        self._table: dict[JsonPath, Position] = {}
+        self._load = load  # None: the table is complete
+
+    def complete(self) -> dict[JsonPath, Position]:
+        """Every position of the item (read again from the file, once)."""
+        if self._load is not None:
+            load, self._load = self._load, None
+            table = load()
+            table.update(self._table)
+            self._table = table
+        return self._table
+
+    @overload
+    def get(self, path: JsonPath, /) -> Position | None: ...
+
+    @overload
+    def get(self, path: JsonPath, default: Position, /) -> Position: ...
+
+    @overload
+    def get(self, path: JsonPath, default: _T, /) -> Position | _T: ...
+
+    def get(self, path: JsonPath, default: Any = None) -> Any:
+        found = self._table.get(path)
+        if found is None and self._load is not None:
+            found = self.complete().get(path)
+        return default if found is None else found
+
+    def __getitem__(self, path: JsonPath) -> Position:
+        found = self.get(path)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, tuple) and self.get(path) is not None
+
+    def __setitem__(self, path: JsonPath, where: Position) -> None:
+        self._table[path] = where
+
+    def __delitem__(self, path: JsonPath) -> None:
+        del self.complete()[path]
+
+    def __iter__(self) -> Iterator[JsonPath]:
+        return iter(self.complete())
+
+    def __len__(self) -> int:
+        return len(self.complete())
 
 
 @dataclass
@@ -31,7 +96,7 @@ class Item:
     file: str
     index: int  # index in its file's list of this kind (over all documents of the file)
     value: Any
-    positions: dict[JsonPath, Position] = field(default_factory=dict)
+    positions: Positions = field(default_factory=Positions)
     refs: dict[JsonPath, str] = field(default_factory=dict)
     # an unquoted ``${VAR}`` that took its YAML type (8080 -> integer): path -> substituted text,
     # so a field the schema types as string gets the text back (``version: ${VERSION}``)
@@ -50,6 +115,51 @@ class Item:
             if over is not None:
                 return (*over, *rel[len(placed):])
         return (self.kind, self.index, *rel)
+
+
+class MergedPositions(Mapping[JsonPath, Position]):
+    """Positions by path in the merged document (``services[3].endpoints[1]``): a top-level
+    object's from its item's table, anything else (the top-level keys, ``settings``) from
+    ``other``. A view: nothing is copied, an item's table completes itself when asked."""
+
+    def __init__(self, items: Mapping[str, Sequence[Item]], other: dict[JsonPath, Position]) -> None:
+        self.by_kind = items
+        self.other = other
+
+    @overload
+    def get(self, path: JsonPath, /) -> Position | None: ...
+
+    @overload
+    def get(self, path: JsonPath, default: Position, /) -> Position: ...
+
+    @overload
+    def get(self, path: JsonPath, default: _T, /) -> Position | _T: ...
+
+    def get(self, path: JsonPath, default: Any = None) -> Any:
+        if len(path) >= 2:
+            items, index = self.by_kind.get(str(path[0])), path[1]
+            if items is not None and isinstance(index, int) and 0 <= index < len(items):
+                return items[index].positions.get(path[2:], default)
+        return self.other.get(path, default)
+
+    def __getitem__(self, path: JsonPath) -> Position:
+        found = self.get(path)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, tuple) and self.get(path) is not None
+
+    def __iter__(self) -> Iterator[JsonPath]:
+        yield from self.other
+        for kind, items in self.by_kind.items():
+            for index, item in enumerate(items):
+                for rel in item.positions:
+                    yield (kind, index, *rel)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 @dataclass

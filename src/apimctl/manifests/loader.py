@@ -10,7 +10,9 @@ Timestamps stay strings; files are UTF-8 (a UTF-16 file is named as such).
 
 Each list under a top-level kind key (``services``, ``packages``, ...) is split into
 :class:`Item` values with positions relative to the item, so merging files never rewrites
-position tables.
+position tables. Those tables are completed on demand (:class:`~apimctl.manifests.documents.Positions`):
+the reader records the items and the mappings in their lists, the rest is read again from the
+file when a problem needs it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import yaml
 
 from apimctl.manifests.documents import MANIFEST_SUFFIXES, MAX_FILE_BYTES, Document, SourceFile
 from apimctl.manifests.model import Position, Problems
-from apimctl.manifests.yaml_events import Abort, EventReader
+from apimctl.manifests.yaml_events import Abort, EventReader, Relocate
 
 
 def discover(paths: Sequence[str], problems: Problems) -> list[SourceFile]:
@@ -35,33 +37,48 @@ def discover(paths: Sequence[str], problems: Problems) -> list[SourceFile]:
     seen: set[str] = set()
     for arg in paths:
         if os.path.isdir(arg):
-            names = sorted(n for n in _listdir(arg, problems) if n.endswith(MANIFEST_SUFFIXES)
-                           and not n.startswith(".") and os.path.isfile(os.path.join(arg, n)))
-            if not names:
+            candidates = _manifests_in(arg, problems)
+            if not candidates:
                 problems.error(Position(arg, 0, 0), "", "no *.yaml or *.yml files in this directory")
-            candidates = [SourceFile(os.path.normpath(os.path.join(arg, n)), os.path.join(arg, n)) for n in names]
         elif os.path.isfile(arg):
-            candidates = [SourceFile(arg, arg)]
+            candidates = [(SourceFile(arg, arg), os.path.realpath(arg))]
         elif os.path.exists(arg):
             problems.error(Position(arg, 0, 0), "", "not a regular file or directory")
             candidates = []
         else:
             problems.error(Position(arg, 0, 0), "", "no such file or directory")
             candidates = []
-        for src in candidates:
-            real = os.path.realpath(src.path)
+        for src, real in candidates:
             if real not in seen:
                 seen.add(real)
                 found.append(src)
     return found
 
 
-def _listdir(path: str, problems: Problems) -> list[str]:
+def _manifests_in(folder: str, problems: Problems) -> list[tuple[SourceFile, str]]:
+    """The manifest files directly in ``folder`` by name, each with its real path (the
+    directory's real path and the name, unless the entry is a symbolic link)."""
     try:
-        return os.listdir(path)
+        with os.scandir(folder) as scan:
+            entries = sorted((e for e in scan if e.name.endswith(MANIFEST_SUFFIXES)
+                              and not e.name.startswith(".") and _is_file(e)), key=lambda e: e.name)
     except OSError as exc:
-        problems.error(Position(path, 0, 0), "", f"cannot read directory: {exc.strerror}")
+        problems.error(Position(folder, 0, 0), "", f"cannot read directory: {exc.strerror}")
         return []
+    real_folder = os.path.realpath(folder)
+    out = []
+    for entry in entries:
+        path = os.path.join(folder, entry.name)
+        real = os.path.realpath(path) if entry.is_symlink() else os.path.join(real_folder, entry.name)
+        out.append((SourceFile(os.path.normpath(path), path), real))
+    return out
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 def read_file(src: SourceFile, env: Mapping[str, str], problems: Problems) -> list[Document] | None:
@@ -69,7 +86,17 @@ def read_file(src: SourceFile, env: Mapping[str, str], problems: Problems) -> li
     text = _read_text(src, problems)
     if text is None:
         return None
-    reader = EventReader(src.display, text, env, problems)
+    found = len(problems.items)
+    try:
+        return _read_yaml(src, text, env, problems, every_position=False)
+    except Relocate:
+        del problems.items[found:]  # the second reading finds them again
+        return _read_yaml(src, text, env, problems, every_position=True)
+
+
+def _read_yaml(src: SourceFile, text: str, env: Mapping[str, str], problems: Problems, *,
+               every_position: bool) -> list[Document] | None:
+    reader = EventReader(src.display, text, env, problems, every_position=every_position)
     try:
         return reader.documents()
     except Abort:

@@ -9,7 +9,7 @@ checks report what they find through :class:`Problems`; the pipeline returns a
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,7 +99,7 @@ class Manifest:
     """
 
     doc: dict[str, Any]
-    positions: dict[JsonPath, Position]
+    positions: Mapping[JsonPath, Position]
     secret_refs: dict[JsonPath, str]
     files: list[str]
     warnings: list[Problem] = field(default_factory=list)

@@ -18,7 +18,7 @@ from apimctl import kinds
 from apimctl.errors import ManifestError, Problem
 from apimctl.manifests.canonical import expand
 from apimctl.manifests.checks import Context, run_checks, secret_paths
-from apimctl.manifests.documents import LIST_KINDS, Document, Item
+from apimctl.manifests.documents import LIST_KINDS, Document, Item, MergedPositions
 from apimctl.manifests.loader import discover, read_file
 from apimctl.manifests.merge import Merged, merge_documents
 from apimctl.manifests.model import JsonPath, Manifest, Position, Problems, format_path
@@ -106,14 +106,15 @@ def _validate(paths: Sequence[str], overlays: Sequence[str], env: Mapping[str, s
         for item in items:
             checker().check_item(item, problems)
     doc, positions, refs, display = _assemble(base)
+    ctx = Context(doc, positions, refs, display, problems)
     if complete and paths:
         if base.count() == 0 and problems.errors == 0:
             problems.error(Position(paths[0], 0, 0), "", "no objects found (services, packages, roles, domains "
                            "or scheduledMaintenanceEvents); refusing an empty configuration")
-        run_checks(Context(doc, positions, refs, display, problems))
+        run_checks(ctx)
     manifest = None
     if problems.errors == 0:
-        secret_refs = {p: refs[p] for p in secret_paths(doc) if p in refs}
+        secret_refs = {p: refs[p] for p in secret_paths(doc, ctx.declared) if p in refs} if refs else {}
         warnings = [p for p in problems.sorted() if p.severity == "warning"]
         manifest = Manifest(expand(doc), positions, secret_refs, files, warnings)
     return ValidationResult(problems.sorted(), files, _count(doc), manifest)
@@ -139,11 +140,11 @@ def _read(paths: Sequence[str], env: Mapping[str, str], problems: Problems,
     return merge_documents(docs, problems), complete
 
 
-def _assemble(base: Merged) -> tuple[dict[str, Any], dict[JsonPath, Position], dict[JsonPath, str], Any]:
+def _assemble(base: Merged) -> tuple[dict[str, Any], MergedPositions, dict[JsonPath, str], Any]:
     """One document with merged indices, its position and reference tables, and a function
     that shows a merged path with the indices it has in the file its position points into."""
     doc: dict[str, Any] = {}
-    positions: dict[JsonPath, Position] = {}
+    other: dict[JsonPath, Position] = {}
     refs: dict[JsonPath, str] = {}
     origins: dict[str, list[Item]] = {}
     for kind in LIST_KINDS:
@@ -151,18 +152,16 @@ def _assemble(base: Merged) -> tuple[dict[str, Any], dict[JsonPath, Position], d
             continue
         items = origins[kind] = base.items[kind]
         doc[kind] = [item.value for item in items]
-        positions[(kind,)] = base.keys[kind]
+        other[(kind,)] = base.keys[kind]
         for index, item in enumerate(items):
-            prefix = (kind, index)
-            for rel, pos in item.positions.items():
-                positions[prefix + rel] = pos
             for rel, raw in item.refs.items():
-                refs[prefix + rel] = raw
+                refs[(kind, index, *rel)] = raw
     if base.settings is not None:
         doc["settings"] = base.settings
-        positions[("settings",)] = base.keys.get("settings", Position("", 0, 0))
-        positions.update({("settings", *rel): pos for rel, pos in base.settings_positions.items()})
+        other[("settings",)] = base.keys.get("settings", Position("", 0, 0))
+        other.update({("settings", *rel): pos for rel, pos in base.settings_positions.items()})
         refs.update({("settings", *rel): raw for rel, raw in base.settings_refs.items()})
+    positions = MergedPositions(origins, other)
 
     def display(path: JsonPath) -> str:
         if len(path) >= 2 and isinstance(path[1], int) and str(path[0]) in origins:

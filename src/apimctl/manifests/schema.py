@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -156,7 +156,7 @@ def _lookup(value: Any, path: JsonPath) -> Any:
     return value
 
 
-def _where(positions: dict[JsonPath, Position], path: JsonPath, default: Position) -> Position:
+def _where(positions: Mapping[JsonPath, Position], path: JsonPath, default: Position) -> Position:
     while True:
         pos = positions.get(path)
         if pos is not None:

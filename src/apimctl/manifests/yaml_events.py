@@ -5,12 +5,18 @@ The reader of :mod:`apimctl.manifests.loader`: it builds plain Python values fro
 expansion and the number of entries (a "billion laughs" document is refused, deep nesting
 never reaches a C recursion), keeps timestamps as strings and substitutes ``${VAR}``
 references where the string was written.
+
+Positions inside top-level items are recorded in full only when asked (``every_position``):
+otherwise the reader keeps the item's own and those of the mappings in its lists, and each
+item's :class:`~apimctl.manifests.documents.Positions` reads the file again (:class:`Reread`)
+when a problem needs another. A duplicate key, whose message names the first one's line,
+makes the reader start over with every position (:class:`Relocate`).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +31,7 @@ from apimctl.manifests.documents import (
     TOP_LEVEL_KEYS,
     Document,
     Item,
+    Positions,
 )
 from apimctl.manifests.model import JsonPath, Position, Problems, format_path
 from apimctl.manifests.variables import substitute
@@ -43,10 +50,43 @@ _CONSTRUCT = {
     _FLOAT: _CONSTRUCTOR.construct_yaml_float,
     _BOOL: _CONSTRUCTOR.construct_yaml_bool,
 }
+_BOOLS: dict[str, bool] = _CONSTRUCTOR.bool_values
+# first characters of the plain scalars an implicit resolver may read as something else than
+# a string (numbers, booleans, null, timestamps, ``<<``, ``=``): any other plain text is a string
+_RESOLVED_FIRST = frozenset(k for k in _RESOLVER.yaml_implicit_resolvers if k)
+_SLOW = object()
 
 
 class Abort(Exception):
     """The rest of the file cannot be read; the problem has been recorded."""
+
+
+class Relocate(Exception):
+    """A problem needs positions the reader did not record: read the file with every one."""
+
+
+class Reread:
+    """A file read again with every position, for the items whose tables a lookup completes."""
+
+    def __init__(self, file: str, text: str, env: Mapping[str, str]) -> None:
+        self.file, self.text, self.env = file, text, env
+        self.tables: dict[tuple[str, int], dict[JsonPath, Position]] | None = None
+
+    def positions(self, kind: str, index: int) -> dict[JsonPath, Position]:
+        """Every position of the ``index``-th item of ``kind`` in the file."""
+        if self.tables is None:
+            self.tables = {}
+            reader = EventReader(self.file, self.text, self.env, Problems(), every_position=True)
+            try:
+                for doc in reader.documents():
+                    for items in doc.items.values():
+                        self.tables.update({(it.kind, it.index): it.positions.complete() for it in items})
+            except (Abort, yaml.YAMLError):  # read once already: never expected
+                pass
+            finally:
+                reader.dispose()
+            self.text = ""
+        return self.tables.pop((kind, index), {})
 
 
 @dataclass
@@ -60,11 +100,17 @@ class _Anchor:
 class EventReader:
     """Builds values from libyaml events (iteratively bounded: depth and alias expansion)."""
 
-    def __init__(self, file: str, text: str, env: Mapping[str, str], problems: Problems) -> None:
+    def __init__(self, file: str, text: str, env: Mapping[str, str], problems: Problems, *,
+                 every_position: bool = False) -> None:
         self.file = file
         self.env = env
         self.problems = problems
         self.loader = _Loader(text)
+        # inside items: every position, or the items' own and their lists' mappings (``reread``
+        # gives the rest); outside items (top-level keys, settings) always every one
+        self.every_position = every_position
+        self.every = True
+        self.reread = None if every_position else Reread(file, text, env)
         self.budget = max(100_000, len(text))  # nodes that aliases may add
         self.nodes = 0
         self.entries = 0  # list items and mapping keys read so far
@@ -134,21 +180,28 @@ class EventReader:
                 self.too_many(ev, (kind, self.counters.get(kind, 0)))
             index = self.counters.get(kind, 0)
             self.counters[kind] = index + 1
-            item = Item(kind, self.file, index, None)
+            item = Item(kind, self.file, index, None, self.positions(kind, index))
             item.positions[()] = self.pos(ev.start_mark)
-            self.prefix, self.item = (kind, index), item
+            self.prefix, self.item, self.every = (kind, index), item, self.every_position
             item.value = self.value(ev, (), item.positions, item.refs, 2)
-            self.prefix, self.item = (), None
+            self.prefix, self.item, self.every = (), None, True
             items.append(item)
             values.append(item.value)
         self.next()  # SequenceEnd
         return values
 
+    def positions(self, kind: str, index: int) -> Positions:
+        reread = self.reread
+        if reread is None:
+            return Positions()
+        return Positions(lambda: reread.positions(kind, index))
+
     # --- nodes ----------------------------------------------------------------------------
     # The loops below run once per YAML node of every file: they compare event types with
-    # ``is`` and read scalars inline, which keeps 10,000 endpoints within the time budget.
+    # ``is``, read the common scalars with :func:`_quick` and build a node's path only when
+    # it is needed (a container, a position, a problem, a reference).
 
-    def value(self, ev: Any, rel: JsonPath, positions: dict[JsonPath, Position],
+    def value(self, ev: Any, rel: JsonPath, positions: MutableMapping[JsonPath, Position],
               refs: dict[JsonPath, str], depth: int) -> Any:
         kind = type(ev)
         if kind is _ALIAS:
@@ -165,7 +218,7 @@ class EventReader:
             return self.sequence(ev, rel, positions, refs, depth)
         return self.mapping(ev, rel, positions, refs, depth)
 
-    def anchored(self, ev: Any, rel: JsonPath, positions: dict[JsonPath, Position],
+    def anchored(self, ev: Any, rel: JsonPath, positions: MutableMapping[JsonPath, Position],
                  refs: dict[JsonPath, str], depth: int) -> Any:
         """Build an anchored node on its own tables, so an alias can replay them."""
         anchor, saved_prefix = ev.anchor, self.prefix
@@ -181,7 +234,7 @@ class EventReader:
         self.replay(self.anchors[anchor], rel, positions, refs)
         return value
 
-    def alias(self, ev: Any, rel: JsonPath, positions: dict[JsonPath, Position],
+    def alias(self, ev: Any, rel: JsonPath, positions: MutableMapping[JsonPath, Position],
               refs: dict[JsonPath, str]) -> Any:
         found = self.anchors.get(ev.anchor)
         if found is None:
@@ -196,7 +249,7 @@ class EventReader:
         return copy.deepcopy(found.value)
 
     @staticmethod
-    def replay(anchor: _Anchor, rel: JsonPath, positions: dict[JsonPath, Position],
+    def replay(anchor: _Anchor, rel: JsonPath, positions: MutableMapping[JsonPath, Position],
                refs: dict[JsonPath, str]) -> None:
         for sub, where in anchor.positions.items():
             if sub:
@@ -214,33 +267,42 @@ class EventReader:
             elif kind is _SEQ_END or kind is _MAP_END:
                 depth -= 1
 
-    def sequence(self, ev: Any, rel: JsonPath, positions: dict[JsonPath, Position],
+    def sequence(self, ev: Any, rel: JsonPath, positions: MutableMapping[JsonPath, Position],
                  refs: dict[JsonPath, str], depth: int) -> list[Any]:
         if ev.tag is not None and ev.tag != "!" and ev.tag != _SEQ:
             self.error(self.pos(ev.start_mark), rel, f"unsupported YAML tag {ev.tag}")
-        get, file = self.loader.get_event, self.file
+        get, file, every = self.loader.get_event, self.file, self.every
         out: list[Any] = []
         while True:
             item = get()
             kind = type(item)
             if kind is _SEQ_END:
                 return out
-            path = (*rel, len(out))
             self.entries += 1
             if self.entries > MAX_ENTRIES:
-                self.too_many(item, path)
-            mark = item.start_mark
-            positions[path] = Position(file, mark.line + 1, mark.column + 1)
+                self.too_many(item, (*rel, len(out)))
             if kind is _SCALAR and not item.anchor:
-                out.append(self.scalar(item, path, refs))
-            else:
-                out.append(self.value(item, path, positions, refs, depth + 1))
+                value = _quick(item)
+                if value is not _SLOW and not every:
+                    out.append(value)
+                    continue
+                path = (*rel, len(out))
+                if every:
+                    mark = item.start_mark
+                    positions[path] = Position(file, mark.line + 1, mark.column + 1)
+                out.append(value if value is not _SLOW else self.scalar(item, path, refs))
+                continue
+            path = (*rel, len(out))
+            if every or kind is _MAP_START:  # a mapping in a list: an object plan may locate
+                mark = item.start_mark
+                positions[path] = Position(file, mark.line + 1, mark.column + 1)
+            out.append(self.value(item, path, positions, refs, depth + 1))
 
-    def mapping(self, ev: Any, rel: JsonPath, positions: dict[JsonPath, Position],
+    def mapping(self, ev: Any, rel: JsonPath, positions: MutableMapping[JsonPath, Position],
                 refs: dict[JsonPath, str], depth: int) -> dict[str, Any]:
         if ev.tag is not None and ev.tag != "!" and ev.tag != _MAP:
             self.error(self.pos(ev.start_mark), rel, f"unsupported YAML tag {ev.tag}")
-        get, file = self.loader.get_event, self.file
+        get, file, every = self.loader.get_event, self.file, self.every
         out: dict[str, Any] = {}
         merges: list[tuple[Any, dict[JsonPath, Position], dict[JsonPath, str]]] = []
         while True:
@@ -265,24 +327,24 @@ class EventReader:
                     self.prefix = saved_prefix
                 merges.append((merged, sub_pos, sub_refs))
                 continue
-            mark = kev.start_mark
-            path = (*rel, key)
             if key in out:
-                first = positions[path]
-                self.error(Position(file, mark.line + 1, mark.column + 1), path,
+                if not every:
+                    raise Relocate  # the message names the first one's line
+                mark = kev.start_mark
+                first = positions[(*rel, key)]
+                self.error(Position(file, mark.line + 1, mark.column + 1), (*rel, key),
                            f"duplicate key '{key}' (first written at line {first.line})")
                 self.skip(get())
                 continue
-            positions[path] = Position(file, mark.line + 1, mark.column + 1)
+            if every:
+                mark = kev.start_mark
+                positions[(*rel, key)] = Position(file, mark.line + 1, mark.column + 1)
             vev = get()
             if type(vev) is _SCALAR and not vev.anchor:
-                text = vev.value
-                if vev.tag is None and not vev.implicit[0] and "$" not in text:
-                    out[key] = text  # a quoted string: the most common value
-                else:
-                    out[key] = self.scalar(vev, path, refs)
+                value = _quick(vev)
+                out[key] = value if value is not _SLOW else self.scalar(vev, (*rel, key), refs)
             else:
-                out[key] = self.value(vev, path, positions, refs, depth + 1)
+                out[key] = self.value(vev, (*rel, key), positions, refs, depth + 1)
         for merged, sub_pos, sub_refs in merges:
             self.merge(out, merged, sub_pos, sub_refs, rel, positions, refs, self.pos(kev.start_mark))
         return out
@@ -298,7 +360,7 @@ class EventReader:
         self.skip(self.next())
 
     def merge(self, out: dict[str, Any], merged: Any, sub_pos: dict[JsonPath, Position],
-              sub_refs: dict[JsonPath, str], rel: JsonPath, positions: dict[JsonPath, Position],
+              sub_refs: dict[JsonPath, str], rel: JsonPath, positions: MutableMapping[JsonPath, Position],
               refs: dict[JsonPath, str], where: Position) -> None:
         """YAML merge keys (``<<: *defaults``): keys written in the mapping win."""
         sources = [(merged, ())] if isinstance(merged, dict) else \
@@ -391,11 +453,32 @@ class EventReader:
         return start
 
 
+def _quick(ev: Any) -> Any:
+    """The value of a scalar event (not anchored) that needs no path: a string without ``$``,
+    a plain decimal integer or boolean; ``_SLOW`` for any other (tags, ``${VAR}``, floats,
+    null, timestamps, problems), which :meth:`EventReader.scalar` builds."""
+    text = ev.value
+    if ev.tag is not None or "$" in text:
+        return _SLOW
+    if not ev.implicit[0] or (text and text[0] not in _RESOLVED_FIRST):
+        return text  # quoted, or plain text no resolver reads as anything else
+    tag = _RESOLVED.get(text)
+    if tag == _STR:
+        return text
+    if tag == _INT and text.isdigit() and (text[0] != "0" or text == "0"):
+        return int(text)
+    if tag == _BOOL:
+        return _BOOLS[text.lower()]
+    return _SLOW
+
+
 _RESOLVED: dict[str, str] = {}
 
 
 def _resolve(value: str) -> str:
     """The implicit tag of a plain scalar (cached: manifests repeat true, false and numbers)."""
+    if value and value[0] not in _RESOLVED_FIRST:
+        return _STR
     tag = _RESOLVED.get(value)
     if tag is None:
         tag = str(_RESOLVER.resolve(yaml.ScalarNode, value, (True, False)))  # type: ignore[no-untyped-call]

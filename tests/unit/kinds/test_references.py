@@ -59,3 +59,39 @@ def test_check_names_undeclared_references() -> None:
     assert [(f.path, f.severity) for f in findings] == [(("services", 0, "roles", 1), "error")]
     assert "unknown role 'B'" in findings[0].message
     assert refs.check({"roles": ["A", "B"], "services": [{"name": "W", "roles": ["A", "B"]}]}) == []
+
+
+def _endpoint(name: str, error_set: str, host: str) -> dict[str, object]:
+    return {"name": name, "errorSet": error_set, "publicDomains": [host], "systemDomains": ["b.example.net"]}
+
+
+def test_check_resolves_each_reference_in_its_own_scope() -> None:
+    doc = {"domains": ["example.com"],
+           "services": [{"name": "A", "errorSets": [{"name": "E1"}, {"name": "E2"}],
+                         "endpoints": [_endpoint(f"a{i}", "E2", "api.example.com") for i in range(3)]},
+                        {"name": "B", "errorSets": [{"name": "F"}],
+                         "endpoints": [_endpoint("b0", "E1", "x.example.org"), _endpoint("b1", "F", "api.example.com")]}]}
+    findings = refs.check(doc)
+    assert refs.check(doc, list(refs.objects(doc))) == findings
+    messages = {(f.path, f.message, f.severity) for f in findings}
+    assert messages == {
+        (("services", 1, "endpoints", 0, "errorSet"), "unknown error set 'E1' (this service declares: F)", "error"),
+        (("services", 1, "endpoints", 0, "publicDomains", 0),
+         "x.example.org is not under any declared domain (declared: example.com)", "error"),
+        (("services", 0, "endpoints", 0, "systemDomains", 0),
+         "b.example.net is not under any declared domain (declared: example.com)", "error"),
+        (("services", 0, "endpoints", 1, "systemDomains", 0),
+         "b.example.net is not under any declared domain (declared: example.com)", "error"),
+        (("services", 0, "endpoints", 2, "systemDomains", 0),
+         "b.example.net is not under any declared domain (declared: example.com)", "error"),
+        (("services", 1, "endpoints", 0, "systemDomains", 0),
+         "b.example.net is not under any declared domain (declared: example.com)", "error"),
+        (("services", 1, "endpoints", 1, "systemDomains", 0),
+         "b.example.net is not under any declared domain (declared: example.com)", "error"),
+    }
+
+
+def test_hosts_without_managed_domains_warn_once_per_host() -> None:
+    doc = {"services": [{"name": "A", "endpoints": [_endpoint(f"a{i}", "", "API.example.com") for i in range(4)]}]}
+    warnings = [(f.path, f.severity) for f in refs.check(doc) if "publicDomains" in f.path]
+    assert warnings == [(("services", 0, "endpoints", 0, "publicDomains", 0), "warning")]
