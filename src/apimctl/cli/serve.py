@@ -10,14 +10,16 @@ import contextlib
 import socket
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from apimctl.errors import ApimctlError
-from apimctl.server import UVICORN_OPTIONS, ServerConfig, create_app
 from apimctl.server.dialects import NAMES as DIALECT_NAMES
 from apimctl.server.errors import ServerConfigError
+
+if TYPE_CHECKING:  # the server itself is imported when it is started, not for every command
+    from apimctl.server import ServerConfig
 
 DEV_TOKEN, DEV_AREA = "dev", "default"
 DEFAULT_DB = str(Path(".apimctl") / "server.db")
@@ -83,6 +85,8 @@ def build_config(db: str, tokens: tuple[str, ...], clients: tuple[str, ...], use
     dev = not token_map and not user_list
     if dev:
         token_map[DEV_TOKEN] = DEV_AREA
+    from apimctl.server import ServerConfig
+
     return ServerConfig(db_path=db, tokens=token_map, clients=client_map, users=user_list, **options), dev
 
 
@@ -128,6 +132,8 @@ def command(host: str, port: int, db: str, tokens: tuple[str, ...], clients: tup
 
 
 def _app(config: ServerConfig) -> Any:
+    from apimctl.server import create_app
+
     try:
         return create_app(config)
     except (OSError, sqlite3.Error) as exc:
@@ -137,6 +143,8 @@ def _app(config: ServerConfig) -> Any:
 def _run(app: Any, host: str, port: int, sock: socket.socket) -> None:
     """Serve until interrupted; a server that cannot start is an error (exit 1), not uvicorn's exit 3."""
     import uvicorn
+
+    from apimctl.server import UVICORN_OPTIONS
 
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", **UVICORN_OPTIONS))
     with contextlib.suppress(SystemExit):  # uvicorn exits with 3 when it cannot start

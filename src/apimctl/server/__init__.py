@@ -82,8 +82,23 @@ Decisions where the specification and SUPPLEMENT leave room (clients may rely on
 
 from __future__ import annotations
 
-from apimctl.server.app import create_app
-from apimctl.server.config import ServerConfig
-from apimctl.server.uri_limit import UVICORN_OPTIONS
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from apimctl.server.app import create_app
+    from apimctl.server.config import ServerConfig
+    from apimctl.server.uri_limit import UVICORN_OPTIONS
 
 __all__ = ["UVICORN_OPTIONS", "ServerConfig", "create_app"]
+
+# imported when first used (PEP 562): a command that only needs the server's tables (the CLI's
+# list of dialects) does not load Starlette, the store and the engine
+_EXPORTS = {"create_app": "apimctl.server.app", "ServerConfig": "apimctl.server.config",
+            "UVICORN_OPTIONS": "apimctl.server.uri_limit"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
