@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import yaml
 
@@ -96,7 +96,8 @@ def read_file(src: SourceFile, env: Mapping[str, str], problems: Problems) -> li
 
 def _read_yaml(src: SourceFile, text: str, env: Mapping[str, str], problems: Problems, *,
                every_position: bool) -> list[Document] | None:
-    reader = EventReader(src.display, text, env, problems, every_position=every_position)
+    reader = EventReader(src.display, text, env, problems, every_position=every_position,
+                         source=_again(src, len(text)))
     try:
         return reader.documents()
     except Abort:
@@ -158,6 +159,17 @@ def _read_text(src: SourceFile, problems: Problems) -> str | None:
         problems.error(Position(src.display, line, col), "",
                        f"not UTF-8 text (byte 0x{data[exc.start]:02x}); manifests must be UTF-8 encoded")
         return None
+
+
+def _again(src: SourceFile, length: int) -> Callable[[], str | None]:
+    """The file's text read again, for positions looked up after loading (the text is not
+    kept meanwhile); ``None`` when it can no longer be read or its length changed since."""
+
+    def text() -> str | None:
+        found = _read_text(src, Problems())
+        return found if found is not None and len(found) == length else None
+
+    return text
 
 
 def _offset_position(file: str, text: str, offset: int) -> Position:

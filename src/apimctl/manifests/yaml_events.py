@@ -16,7 +16,7 @@ makes the reader start over with every position (:class:`Relocate`).
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,17 +66,24 @@ class Relocate(Exception):
 
 
 class Reread:
-    """A file read again with every position, for the items whose tables a lookup completes."""
+    """A file read again with every position, for the items whose tables a lookup completes.
 
-    def __init__(self, file: str, text: str, env: Mapping[str, str]) -> None:
-        self.file, self.text, self.env = file, text, env
+    ``source`` gives the text again (from disk: the text is not kept in memory meanwhile, a
+    large part of it at 50,000 endpoints), or ``None`` when the file changed since it was read
+    (then the positions not recorded stay unknown, and messages name the item's)."""
+
+    def __init__(self, file: str, source: Callable[[], str | None], env: Mapping[str, str]) -> None:
+        self.file, self.source, self.env = file, source, env
         self.tables: dict[tuple[str, int], dict[JsonPath, Position]] | None = None
 
     def positions(self, kind: str, index: int) -> dict[JsonPath, Position]:
         """Every position of the ``index``-th item of ``kind`` in the file."""
         if self.tables is None:
             self.tables = {}
-            reader = EventReader(self.file, self.text, self.env, Problems(), every_position=True)
+            text = self.source()
+            if text is None:
+                return {}
+            reader = EventReader(self.file, text, self.env, Problems(), every_position=True)
             try:
                 for doc in reader.documents():
                     for items in doc.items.values():
@@ -85,7 +92,6 @@ class Reread:
                 pass
             finally:
                 reader.dispose()
-            self.text = ""
         return self.tables.pop((kind, index), {})
 
 
@@ -101,7 +107,9 @@ class EventReader:
     """Builds values from libyaml events (iteratively bounded: depth and alias expansion)."""
 
     def __init__(self, file: str, text: str, env: Mapping[str, str], problems: Problems, *,
-                 every_position: bool = False) -> None:
+                 every_position: bool = False, source: Callable[[], str | None] | None = None) -> None:
+        """``source``: the text again, for positions looked up later (see :class:`Reread`);
+        by default ``text`` is kept for that."""
         self.file = file
         self.env = env
         self.problems = problems
@@ -110,7 +118,7 @@ class EventReader:
         # gives the rest); outside items (top-level keys, settings) always every one
         self.every_position = every_position
         self.every = True
-        self.reread = None if every_position else Reread(file, text, env)
+        self.reread = None if every_position else Reread(file, source or (lambda: text), env)
         self.budget = max(100_000, len(text))  # nodes that aliases may add
         self.nodes = 0
         self.entries = 0  # list items and mapping keys read so far

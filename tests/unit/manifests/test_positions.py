@@ -84,6 +84,20 @@ def test_locating_every_object_reads_no_file_again(tmp_path: Path, monkeypatch: 
     assert reread == ["services"]
 
 
+def test_positions_are_read_again_from_the_file_not_kept(tmp_path: Path) -> None:
+    """The text is not kept after loading: a later lookup reads the file again, and a file
+    changed since gives no position rather than a wrong one."""
+    path, text = tmp_path / "m.yaml", ANCHORED.replace(" - *ep\n", " - {name: Three, requestPathAlias: /3, "
+                                                                  "trafficManagerDomain: api.example.com}\n")
+    path.write_text(text)
+    deep = ("services", 0, "endpoints", 0, "cors", "maxAge")
+    assert load_manifests([str(tmp_path)], env={}).where(deep) == Position(str(path), 9, 16)
+    manifest = load_manifests([str(tmp_path)], env={})
+    path.write_text("# edited since\n" + text)
+    assert manifest.where(deep) == Position(str(path), 5, 9)  # the nearest recorded: the endpoint
+    assert manifest.where(("services", 0)) == Position(str(path), 3, 5)  # recorded: still known
+
+
 def test_a_problem_deep_in_an_object_is_located_exactly() -> None:
     text = ANCHORED.replace("maxAge: 60", "maxAge: sixty")
     with tempfile.TemporaryDirectory() as tmp:
