@@ -10,18 +10,16 @@ them out in files (:mod:`~apimctl.export.layout`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from apimctl.api.dialect import detect
 from apimctl.errors import ApimctlError
 from apimctl.export.fit import fit_items
 from apimctl.export.layout import LAYOUTS, Layout, layout_files
 from apimctl.export.model import Export
 from apimctl.export.naming import resolve_kinds
 from apimctl.export.objects import build_documents
-from apimctl.kinds import ENDPOINT
 from apimctl.kinds.dialects import SPEC, Dialect, dialect_of
 from apimctl.manifests.schema import manifest_schema
+from apimctl.planning import target_dialect
 from apimctl.state.live import Lister, LiveState, no_cycle_collection, read_live
 
 
@@ -31,20 +29,9 @@ async def export_area(client: Lister, *, kinds_: Sequence[str] | None = None,
     """Read the area through ``client`` and export it (see :func:`export_state`)."""
     resolve_kinds(kinds_)  # fail on a bad --kinds before any call
     live = await read_live(client, normal_forms=False)  # export compares nothing
-    found = await detect(client, None, _telling_endpoints(live))
+    found = await target_dialect(client, None, live)
     return export_state(live, kinds_=kinds_, with_ids=with_ids, layout=layout, source=source,
                         dialect=dialect_of(found.name))
-
-
-def _telling_endpoints(live: LiveState) -> list[dict[str, Any]]:
-    """What dialect detection needs of the live endpoints, one document at most: the first
-    spelled the ``mashery`` way (noted while reading), else the first (whether there is any),
-    rather than every endpoint's document decoded at once."""
-    spelled = live.spelled.get(ENDPOINT.name)
-    if spelled is not None:
-        return [spelled]
-    endpoints = live.of(ENDPOINT.name)
-    return [endpoints[0].doc] if endpoints else []
 
 
 def export_state(live: LiveState, *, kinds_: Sequence[str] | None = None, with_ids: bool = False,
