@@ -8,11 +8,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
@@ -22,9 +19,11 @@ import jsonschema
 import pytest
 import yaml
 
+from .dialect_support import served_in_thread
+
 ROOT = Path(__file__).resolve().parents[2]
 WEATHER = ROOT / "examples" / "weather" / "weather.yaml"
-TOKEN = "lint-cli-token"
+LIVE_TOKEN = "area-token-1"  # the area of a served_in_thread server
 SSL = "apimctl-endpoint-ssl-required"
 
 # Turns the two rules the weather example breaks into warnings.
@@ -154,37 +153,17 @@ def test_lint_live_embedded_area(workdir: Path) -> None:
     assert first["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == "endpoint:Weather/Forecast:inboundSslRequired"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
-def server_url(tmp_path: Path) -> Iterator[str]:
-    import uvicorn
-
-    from apimctl.server import ServerConfig, create_app
-
-    config = ServerConfig(db_path=str(tmp_path / "server.db"), tokens={TOKEN: "area"},
-                          auto_approve_domains=True)
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(config), host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}/v3/rest"
-    server.should_exit = True
-    thread.join(timeout=10)
+def server_url(tmp_path: Path, dialect: str) -> Iterator[str]:
+    """A reference server of each dialect (the area of ``LIVE_TOKEN``)."""
+    with served_in_thread(tmp_path / "server.db", dialect, areas=1) as server:
+        yield server.url
 
 
 @pytest.mark.slow
 def test_lint_live_against_a_reference_server(tmp_path: Path, server_url: str) -> None:
     (tmp_path / "risky.yaml").write_text(RISKY)
-    env = {"APIMCTL_URL": server_url, "APIMCTL_TOKEN": TOKEN}
+    env = {"APIMCTL_URL": server_url, "APIMCTL_TOKEN": LIVE_TOKEN}
     applied = apimctl(tmp_path, "apply", "risky.yaml", "--auto-approve", env=env)
     assert applied.returncode == 0, applied.stdout + applied.stderr
     run = apimctl(tmp_path, "lint", "--live", "--format", "json", env=env)
@@ -200,7 +179,7 @@ def test_lint_live_against_a_reference_server(tmp_path: Path, server_url: str) -
         ("apimctl-plan-qps-limit", "plan:Shop partners/Free", "qpsLimitCeiling"),
     }
     assert all(f["file"] == "" and f["line"] == 0 for f in doc["findings"])
-    assert "embedded" not in run.stderr and TOKEN not in run.stdout + run.stderr
+    assert "embedded" not in run.stderr and LIVE_TOKEN not in run.stdout + run.stderr
     # the same rules give the same findings on the manifests the area was applied from
     local = json.loads(apimctl(tmp_path, "lint", "risky.yaml", "--format", "json").stdout)
     assert {(f["rule"], f["address"], f["field"]) for f in local["findings"]} == found

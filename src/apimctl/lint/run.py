@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from apimctl.errors import ManifestError
+from apimctl.kinds.dialects import SPEC, Dialect, dialect_of
 from apimctl.lint.definitions import RECOMMENDED
 from apimctl.lint.engine import run_rules
 from apimctl.lint.loading import load_rulesets
@@ -33,6 +34,7 @@ from apimctl.manifests.canonical import expand
 from apimctl.manifests.checks import secret_paths
 from apimctl.manifests.model import JsonPath
 from apimctl.manifests.variables import LenientEnv
+from apimctl.planning import target_dialect
 from apimctl.state.live import Lister, LiveState, read_live
 
 DISABLE_NEXT_LINE = "apimctl-lint-disable-next-line"
@@ -73,16 +75,20 @@ def lint_manifest(manifest: Manifest, ruleset: Ruleset, *, now: datetime | None 
 
 async def lint_area(client: Lister, ruleset: Ruleset, *, now: datetime | None = None,
                     source: str = "") -> LintReport:
-    """Read the live area through ``client`` and lint it (see :func:`lint_live`)."""
-    return lint_live(await read_live(client), ruleset, now=now, source=source)
+    """Read the live area through ``client`` and lint it (see :func:`lint_live`), in the
+    area's dialect."""
+    live = await read_live(client, normal_forms=False)  # lint compares nothing
+    found = await target_dialect(client, None, live)
+    return lint_live(live, ruleset, now=now, source=source, dialect=dialect_of(found.name))
 
 
 def lint_live(live: LiveState, ruleset: Ruleset, *, now: datetime | None = None,
-              source: str = "") -> LintReport:
-    """Lint a live state in manifest shape; findings carry addresses, not files."""
+              source: str = "", dialect: Dialect = SPEC) -> LintReport:
+    """Lint a live state in manifest shape, as ``export`` would write it for the area's
+    ``dialect`` (its defaults left out); findings carry addresses, not files."""
     from apimctl.export import build_documents
 
-    docs, _ = build_documents(live)
+    docs, _ = build_documents(live, dialect=dialect)
     doc: dict[str, Any] = expand(dict(docs))
     findings = run_rules(ruleset, masked(doc, {}), now=now or datetime.now(UTC))
     return LintReport(findings, _infos(ruleset, ()), source=source, live=True)
