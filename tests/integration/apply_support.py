@@ -28,6 +28,8 @@ from click.testing import CliRunner
 from apimctl.cli import cli
 from apimctl.cli.common import run_guarded
 
+from .dialect_support import one
+
 OPERATOR = "operator-token-apply-tests"
 TOKEN = "apply-token-a"
 TOKEN_B = "apply-token-b"
@@ -144,16 +146,6 @@ class Server:
     def put(self, path: str, body: Any, token: str = TOKEN) -> None:
         reply = httpx.put(self.url + path, json=body, timeout=5, headers={"Authorization": f"Bearer {token}"})
         assert reply.status_code == 200, reply.text
-
-
-def one(body: Any) -> dict[str, Any]:
-    """A single object as either dialect answers it: a one-element array (``spec``) or the
-    bare object (``mashery``, and ``spec`` with ``--object-responses``)."""
-    if isinstance(body, list):
-        assert len(body) == 1, body
-        body = body[0]
-    assert isinstance(body, dict), body
-    return body
 
 
 def error_code(reply: httpx.Response) -> str | None:
