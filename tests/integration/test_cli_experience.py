@@ -137,8 +137,8 @@ def test_apply_progress_bar_is_plain_under_no_color(weather: Path) -> None:
 # --- 3. saved plans and their target --------------------------------------------------------
 
 
-def test_a_saved_plan_applies_whatever_the_trailing_slash(weather: Path) -> None:
-    with server(weather) as srv:
+def test_a_saved_plan_applies_whatever_the_trailing_slash(weather: Path, dialect_options: tuple[str, ...]) -> None:
+    with server(weather, *dialect_options) as srv:
         env = {"APIMCTL_TOKEN": TOKEN, "APIMCTL_QPS": "0"}
         made = run(weather, "plan", "weather", "--url", srv.url + "/", "--out", "plan.json", **env)
         assert made.returncode == 0, made.stderr
@@ -223,8 +223,8 @@ def test_detailed_exitcode_from_its_variable(weather: Path) -> None:
     assert done.returncode == 2, done.stderr
 
 
-def test_a_wrong_api_base_suggests_v3_rest(weather: Path) -> None:
-    with server(weather) as srv:
+def test_a_wrong_api_base_suggests_v3_rest(weather: Path, dialect_options: tuple[str, ...]) -> None:
+    with server(weather, *dialect_options) as srv:
         done = run(weather, "plan", "weather", "--url", srv.base + "/api/rest", "--token", TOKEN)
     assert done.returncode == 1
     assert "404" in done.stderr and "ends in /v3/rest" in done.stderr
@@ -237,8 +237,8 @@ def test_an_unreachable_host_is_named(weather: Path) -> None:
     assert "no-such-host.invalid" in done.stderr.splitlines()[-1]
 
 
-def test_domains_waiting_for_approval_are_flagged(weather: Path) -> None:
-    with server(weather, auto_approve=False) as srv:
+def test_domains_waiting_for_approval_are_flagged(weather: Path, dialect_options: tuple[str, ...]) -> None:
+    with server(weather, *dialect_options, auto_approve=False) as srv:
         env = {"APIMCTL_URL": srv.url, "APIMCTL_TOKEN": TOKEN, "APIMCTL_QPS": "0"}
         run(weather, "apply", "weather", "--auto-approve", "--target", "domain:example.com",
             "--target", "domain:example.net", **env)
@@ -259,8 +259,8 @@ def test_an_empty_secret_variable_is_an_error(tmp_path: Path) -> None:
 # --- profiles ----------------------------------------------------------------------------------
 
 
-def test_profiles_from_the_repository_file(weather: Path, tmp_path: Path) -> None:
-    with server(weather) as srv:
+def test_profiles_from_the_repository_file(weather: Path, tmp_path: Path, dialect_options: tuple[str, ...]) -> None:
+    with server(weather, *dialect_options) as srv:
         (weather / "apimctl.toml").write_text(
             '[default]\nprofile = "local"\n\n[profiles.local]\nurl = "embedded"\n\n'
             f'[profiles.ci]\nurl = "{srv.url}"\ntoken = "${{PROD_TOKEN}}"\nqps = 0\n'
