@@ -14,18 +14,7 @@ import sys
 import click
 
 from apimctl import __version__
-from apimctl.cli import apply as apply_cmd
-from apimctl.cli import completion as completion_cmd
-from apimctl.cli import drift as drift_cmd
-from apimctl.cli import export as export_cmd
-from apimctl.cli import lint as lint_cmd
-from apimctl.cli import plan as plan_cmd
-from apimctl.cli import render as render_cmd
-from apimctl.cli import schema as schema_cmd
-from apimctl.cli import serve as serve_cmd
-from apimctl.cli import unlock as unlock_cmd
-from apimctl.cli import validate as validate_cmd
-from apimctl.cli.common import Group, assign_envvars, run_guarded
+from apimctl.cli.common import Group, LazyCommands, run_guarded
 from apimctl.render.lint import FORMATS as LINT_FORMATS
 from apimctl.render.problems import FORMATS as PROBLEM_FORMATS
 from apimctl.server.dialects import NAMES as DIALECT_NAMES
@@ -52,10 +41,11 @@ def cli() -> None:
     """
 
 
-for _module in (validate_cmd, lint_cmd, render_cmd, plan_cmd, apply_cmd, drift_cmd, export_cmd,
-                serve_cmd, schema_cmd, unlock_cmd, completion_cmd):
-    cli.add_command(_module.command)
-assign_envvars(cli)
+# each command's module (``apimctl.cli.<name>``, defining ``command``) is imported when the
+# command is first asked for
+cli.commands = LazyCommands({name: f"apimctl.cli.{name}" for name in (
+    "validate", "lint", "render", "plan", "apply", "drift", "export", "serve", "schema",
+    "unlock", "completion")})
 
 
 def main() -> None:

@@ -22,19 +22,23 @@ Public interface::
 
 from __future__ import annotations
 
-from apimctl.lint.definitions import RECOMMENDED
-from apimctl.lint.loading import load_rulesets
-from apimctl.lint.model import (
-    SEVERITIES,
-    Finding,
-    LintReport,
-    RuleInfo,
-    RulesetError,
-    Severity,
-    at_or_above,
-)
-from apimctl.lint.ruleset import Ruleset
-from apimctl.lint.run import lint_area, lint_live, lint_manifest, lint_paths
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from apimctl.lint.definitions import RECOMMENDED
+    from apimctl.lint.loading import load_rulesets
+    from apimctl.lint.model import (
+        SEVERITIES,
+        Finding,
+        LintReport,
+        RuleInfo,
+        RulesetError,
+        Severity,
+        at_or_above,
+    )
+    from apimctl.lint.ruleset import Ruleset
+    from apimctl.lint.run import lint_area, lint_live, lint_manifest, lint_paths
 
 __all__ = [
     "RECOMMENDED",
@@ -52,3 +56,19 @@ __all__ = [
     "lint_paths",
     "load_rulesets",
 ]
+
+# imported when first used (PEP 562): a module that needs only the findings' model (the CLI's
+# list of formats) does not load the rule engine and what it reads areas with
+_EXPORTS = {
+    "RECOMMENDED": "apimctl.lint.definitions", "load_rulesets": "apimctl.lint.loading",
+    "Ruleset": "apimctl.lint.ruleset",
+    **dict.fromkeys(("SEVERITIES", "Finding", "LintReport", "RuleInfo", "RulesetError", "Severity",
+                     "at_or_above"), "apimctl.lint.model"),
+    **dict.fromkeys(("lint_area", "lint_live", "lint_manifest", "lint_paths"), "apimctl.lint.run"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
