@@ -17,6 +17,7 @@ file when a problem needs it.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -163,13 +164,14 @@ def _read_text(src: SourceFile, problems: Problems) -> str | None:
 
 def _again(src: SourceFile, length: int) -> Callable[[], str | None]:
     """The file's text read again, for positions looked up after loading (the text is not
-    kept meanwhile); ``None`` when it can no longer be read or its length changed since."""
+    kept meanwhile); ``None`` when it can no longer be read or its length changed since.
+    A partial, so that documents read in the worker process pickle."""
+    return functools.partial(_text_again, src, length)
 
-    def text() -> str | None:
-        found = _read_text(src, Problems())
-        return found if found is not None and len(found) == length else None
 
-    return text
+def _text_again(src: SourceFile, length: int) -> str | None:
+    found = _read_text(src, Problems())
+    return found if found is not None and len(found) == length else None
 
 
 def _offset_position(file: str, text: str, offset: int) -> Position:

@@ -14,11 +14,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from apimctl import kinds
+from apimctl import kinds, workers
 from apimctl.errors import ManifestError, Problem
 from apimctl.manifests.canonical import expand
 from apimctl.manifests.checks import Context, run_checks, secret_paths
-from apimctl.manifests.documents import LIST_KINDS, Document, Item, MergedPositions
+from apimctl.manifests.documents import LIST_KINDS, Document, Item, MergedPositions, SourceFile
 from apimctl.manifests.loader import discover, read_file
 from apimctl.manifests.merge import Merged, merge_documents
 from apimctl.manifests.model import JsonPath, Manifest, Position, Problems, format_path
@@ -97,14 +97,16 @@ def _validate(paths: Sequence[str], overlays: Sequence[str], env: Mapping[str, s
     if not paths:
         problems.error(None, "", "no manifest files or directories given")
     files: list[str] = []
-    base, complete = _read(paths, env, problems, files)
+    # without overlays the objects are final as read: checked against the schema right there
+    base, complete = _read(paths, env, problems, files, check_items=not overlays)
     for directory in overlays:
-        overlay, readable = _read([directory], env, problems, files)
+        overlay, readable = _read([directory], env, problems, files, check_items=False)
         complete = complete and readable
         apply_overlay(base, overlay, problems)
-    for items in base.items.values():
-        for item in items:
-            checker().check_item(item, problems)
+    if overlays:
+        for items in base.items.values():
+            for item in items:
+                checker().check_item(item, problems)
     doc, positions, refs, display = _assemble(base)
     ctx = Context(doc, positions, refs, display, problems)
     if complete and paths:
@@ -121,23 +123,90 @@ def _validate(paths: Sequence[str], overlays: Sequence[str], env: Mapping[str, s
 
 
 def _read(paths: Sequence[str], env: Mapping[str, str], problems: Problems,
-          files: list[str]) -> tuple[Merged, bool]:
-    """Read and merge the files at ``paths``; ``False`` when some file could not be parsed."""
+          files: list[str], *, check_items: bool) -> tuple[Merged, bool]:
+    """Read and merge the files at ``paths``; ``False`` when some file could not be parsed.
+    ``check_items``: check each object against the schema too (:func:`read_files`)."""
     docs: list[Document] = []
     complete = True
-    for src in discover(paths, problems):
-        files.append(src.display)
-        read = read_file(src, env, problems)
+    sources = discover(paths, problems)
+    files.extend(src.display for src in sources)
+    for read in _read_all(sources, env, problems, check_items):
         if read is None:
             complete = False
             continue
-        for doc in read:
-            checker().check_document(doc, problems)
-            for items in doc.items.values():
-                for item in items:
-                    checker().retype(item)
         docs.extend(read)
     return merge_documents(docs, problems), complete
+
+
+# Manifests of more bytes than this are read on two cores: the last part of the files in
+# the worker process (:mod:`apimctl.workers`) while this process reads the first part.
+PARALLEL_BYTES = 4 * 1024 * 1024
+# The worker's share of the bytes: it starts later (a fresh interpreter) and its documents
+# must still cross the pipe.
+WORKER_SHARE = 0.42
+
+
+def _read_all(sources: list[SourceFile], env: Mapping[str, str], problems: Problems,
+              check_items: bool) -> list[list[Document] | None]:
+    """The documents of each file (``None``: it could not be parsed), in order."""
+    sizes = [_size(src) for src in sources]
+    split = _split(sizes) if sum(sizes) >= PARALLEL_BYTES else len(sources)
+    if split == len(sources):
+        return read_files(sources, env, problems, check_items)
+    # absolute paths: the worker's current directory is the one it was started in
+    theirs = [SourceFile(src.display, os.path.abspath(src.path)) for src in sources[split:]]
+    future = workers.submit(read_files_apart, theirs, dict(env), check_items)
+    head = read_files(sources[:split], env, problems, check_items)
+    found = workers.result(future)
+    if found is None:  # no worker, or it failed: read here
+        return head + read_files(sources[split:], env, problems, check_items)
+    tail, their_problems = found
+    problems.items.extend(their_problems)
+    return head + tail
+
+
+def _split(sizes: list[int]) -> int:
+    """Where the worker's files begin: the last files, :data:`WORKER_SHARE` of the bytes at
+    most; this process keeps one file at least."""
+    split, theirs, limit = len(sizes), 0, sum(sizes) * WORKER_SHARE
+    while split > 1 and theirs + sizes[split - 1] <= limit:
+        split -= 1
+        theirs += sizes[split]
+    return split
+
+
+def _size(src: SourceFile) -> int:
+    try:
+        return os.path.getsize(src.path)
+    except OSError:
+        return 0
+
+
+def read_files(sources: Sequence[SourceFile], env: Mapping[str, str], problems: Problems,
+               check_items: bool = False) -> list[list[Document] | None]:
+    """Each file read (``None``: it could not be parsed), its documents' top level checked
+    and their items' ``${VAR}`` values typed; ``check_items``: the items checked against the
+    schema too."""
+    out = []
+    with _collector_paused():
+        for src in sources:
+            read = read_file(src, env, problems)
+            for doc in read or ():
+                checker().check_document(doc, problems)
+                for items in doc.items.values():
+                    for item in items:
+                        checker().retype(item)
+                        if check_items:
+                            checker().check_item(item, problems)
+            out.append(read)
+    return out
+
+
+def read_files_apart(sources: Sequence[SourceFile], env: Mapping[str, str],
+                     check_items: bool) -> tuple[list[list[Document] | None], list[Problem]]:
+    """:func:`read_files` in the worker process: the documents and the problems found."""
+    problems = Problems()
+    return read_files(sources, env, problems, check_items), problems.items
 
 
 def _assemble(base: Merged) -> tuple[dict[str, Any], MergedPositions, dict[JsonPath, str], Any]:

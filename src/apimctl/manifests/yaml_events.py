@@ -16,6 +16,7 @@ makes the reader start over with every position (:class:`Relocate`).
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
@@ -95,6 +96,10 @@ class Reread:
         return self.tables.pop((kind, index), {})
 
 
+def _reread(reread: Reread, kind: str, index: int) -> dict[JsonPath, Position]:
+    return reread.positions(kind, index)
+
+
 @dataclass
 class _Anchor:
     value: Any
@@ -118,7 +123,7 @@ class EventReader:
         # gives the rest); outside items (top-level keys, settings) always every one
         self.every_position = every_position
         self.every = True
-        self.reread = None if every_position else Reread(file, source or (lambda: text), env)
+        self.reread = None if every_position else Reread(file, source or functools.partial(str, text), env)
         self.budget = max(100_000, len(text))  # nodes that aliases may add
         self.nodes = 0
         self.entries = 0  # list items and mapping keys read so far
@@ -202,7 +207,7 @@ class EventReader:
         reread = self.reread
         if reread is None:
             return Positions()
-        return Positions(lambda: reread.positions(kind, index))
+        return Positions(functools.partial(_reread, reread, kind, index))  # pickles
 
     # --- nodes ----------------------------------------------------------------------------
     # The loops below run once per YAML node of every file: they compare event types with

@@ -29,13 +29,14 @@ import asyncio
 import gc
 import zlib
 from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import msgspec
 
-from apimctl import kinds
+from apimctl import kinds, workers
 from apimctl.api.quirks import as_list
 from apimctl.errors import ServerError
 from apimctl.kinds import Kind
@@ -71,11 +72,12 @@ class Packer:
     def __init__(self, zdict: bytes | None = None) -> None:
         self.zdict = zdict
 
-    def pack(self, doc: dict[str, Any]) -> bytes | dict[str, Any]:
-        try:
-            data = _ENCODE(doc)
-        except (msgspec.EncodeError, TypeError, OverflowError):
-            return doc
+    def pack(self, doc: dict[str, Any], data: bytes | None = None) -> bytes | dict[str, Any]:
+        """``doc`` packed (``data``: its msgpack encoding, when already made)."""
+        if data is None:
+            data = encoded(doc)
+            if data is None:
+                return doc
         if self.zdict is None:
             return data
         deflate = zlib.compressobj(1, zdict=self.zdict)
@@ -88,6 +90,14 @@ class Packer:
             packed = zlib.decompressobj(zdict=self.zdict).decompress(packed)
         doc: dict[str, Any] = _DECODE(packed)
         return doc
+
+
+def encoded(doc: Any) -> bytes | None:
+    """The msgpack encoding of ``doc``, ``None`` when it has none (an integer too large)."""
+    try:
+        return _ENCODE(doc)
+    except (msgspec.EncodeError, TypeError, OverflowError):
+        return None
 
 
 _PLAIN = Packer()
@@ -115,7 +125,7 @@ class LiveObject:
                  updated: str | None = None, revision: int | None = None, name: str = "",
                  raw: Mapping[str, Any] | tuple[Any, ...] | None = None, *,
                  packer: Packer | None = None, norm: Digests | None = None,
-                 context: Context | None = None) -> None:
+                 context: Context | None = None, data: bytes | None = None) -> None:
         self.kind = kind
         self.key = key
         self.id = id
@@ -128,7 +138,7 @@ class LiveObject:
         self.norm = norm
         self.context = context
         self._packer = packer or _PLAIN
-        self._packed = self._packer.pack(doc)
+        self._packed = self._packer.pack(doc, data)  # data: doc's encoding, when made
 
     @property
     def raw(self) -> Mapping[str, Any]:
@@ -245,6 +255,7 @@ async def read_live(client: Lister, *, normal_forms: bool = True) -> LiveState:
                 reader.page(kind, await first)
                 async for page in stream:
                     reader.page(kind, page)
+            reader.finish()
     finally:
         for task in firsts:
             task.cancel()
@@ -348,10 +359,15 @@ class _Reader:
     def __init__(self, normal_forms: bool) -> None:
         self.state = LiveState()
         self.lookups = Lookups()
-        self.normal_forms = normal_forms
+        self.normals = _Normals() if normal_forms else None
         self.packers: dict[str, Packer] = {}
         self.strings: dict[str, str] = {}  # see ``shared``
         self.contexts: dict[Context, Context] = {}  # one of each
+
+    def finish(self) -> None:
+        """Every object's normal form made (see :class:`_Normals`)."""
+        if self.normals is not None:
+            self.normals.finish()
 
     def page(self, kind: Kind, items: Iterable[dict[str, Any]]) -> None:
         """Index and translate the wanted objects of one page, one at a time."""
@@ -363,11 +379,7 @@ class _Reader:
     def packer(self, kind: Kind, doc: dict[str, Any]) -> Packer:
         found = self.packers.get(kind.name)
         if found is None:
-            try:
-                zdict = _ENCODE(doc)
-            except (msgspec.EncodeError, TypeError, OverflowError):
-                zdict = None
-            found = self.packers[kind.name] = Packer(zdict)
+            found = self.packers[kind.name] = Packer(encoded(doc))
         return found
 
     def raw(self, kind: Kind, raw: Mapping[str, Any]) -> dict[str, Any] | tuple[Any, ...]:
@@ -398,14 +410,14 @@ class _Reader:
         name = self.shared(str(doc.get(kind.identity, "")))
         ctx = ctx or _NO_CONTEXT
         ctx = self.contexts.setdefault(ctx, ctx)
-        norm = None
-        if self.normal_forms and not kind.read_only:
-            norm = digests(kind, normalise(kind, doc, ctx))
+        data = encoded(doc)
         obj = LiveObject(kind.name, kind.key_of(str(raw.get(kind.identity)), parent_key),
                          str(raw.get("id")), doc, parent_key,
                          parent.id if parent is not None else None, read.updated, read.revision,
-                         name, self.raw(kind, raw), packer=self.packer(kind, doc), norm=norm,
-                         context=ctx)
+                         name, self.raw(kind, raw), packer=self.packer(kind, doc), context=ctx,
+                         data=data)
+        if self.normals is not None and not kind.read_only:
+            self.normals.add(obj, kind, doc, data, ctx)
         self.state.add(obj, doc)
         children = kinds.children_of(kind)
         if not children:
@@ -417,6 +429,78 @@ class _Reader:
             child_ctx = child.ops.context(siblings)
             for item in items:
                 self.read(child, item, raw, obj, child_ctx)
+
+
+# Objects whose normal forms are made together; an area with more has them made in the
+# worker process (:mod:`apimctl.workers`) while the reading goes on.
+NORMAL_BATCH = 1000
+_AHEAD = 2  # batches the worker may have waiting
+
+
+class _Normals:
+    """The digests of the live objects' normal forms (:attr:`LiveObject.norm`), made in
+    batches of :data:`NORMAL_BATCH` objects: each full batch goes to the worker process,
+    which makes them while this process reads on (half the time of reading a large area);
+    the last batch, and every batch when there is no worker, is made here. The worker gets
+    each document's msgpack encoding (made for packing anyway) and gives the same result as
+    :func:`normal_digests` here; a batch it could not make is made here from the objects."""
+
+    def __init__(self) -> None:
+        self.batch: list[tuple[str, bytes, Context]] = []
+        self.objects: list[LiveObject] = []
+        self.sent: list[tuple[Future[list[Digests | None]] | None, list[LiveObject]]] = []
+
+    def add(self, obj: LiveObject, kind: Kind, doc: dict[str, Any], data: bytes | None,
+            ctx: Context) -> None:
+        if data is None:  # no encoding to send: made here, now
+            obj.norm = digests(kind, normalise(kind, doc, ctx))
+            return
+        self.batch.append((kind.name, data, ctx))
+        self.objects.append(obj)
+        if len(self.batch) >= NORMAL_BATCH:
+            # the worker busy with two batches already: this one here (the two processes
+            # share the work as fast as each goes, and no batch waits long in memory)
+            waiting = sum(1 for sent, _ in self.sent[-_AHEAD:] if sent is not None and not sent.done())
+            future = workers.submit(normal_digests, self.batch) if waiting < _AHEAD else None
+            if future is None:
+                _fill(self.objects, normal_digests(self.batch))
+            else:
+                self.sent.append((future, self.objects))
+            self.batch, self.objects = [], []
+
+    def finish(self) -> None:
+        """The last batch made here (while the worker finishes its own), then the worker's
+        answers."""
+        _fill(self.objects, normal_digests(self.batch))
+        self.batch, self.objects = [], []
+        for future, objects in self.sent:
+            found = workers.result(future)
+            if found is None:
+                found = [digests(kinds.get(o.kind), normalise(kinds.get(o.kind), o.doc, o.context))
+                         for o in objects]
+            _fill(objects, found)
+        self.sent = []
+
+
+def _fill(objects: list[LiveObject], norms: list[Digests | None]) -> None:
+    for obj, norm in zip(objects, norms, strict=True):
+        obj.norm = norm
+
+
+def normal_digests(batch: list[tuple[str, bytes, Context]]) -> list[Digests | None]:
+    """The digests of the normal forms of encoded live documents, each ``(kind name, msgpack
+    encoding, context)`` (in the worker process, or here)."""
+    enabled = gc.isenabled()
+    gc.disable()  # acyclic: the normal forms are freed as they are digested
+    try:
+        out = []
+        for name, data, ctx in batch:
+            kind = kinds.get(name)
+            out.append(digests(kind, normalise(kind, _DECODE(data), ctx)))
+        return out
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def from_raw(raw: Mapping[str, list[dict[str, Any]]], *, consume: bool = False,
@@ -438,6 +522,7 @@ def from_raw(raw: Mapping[str, list[dict[str, Any]]], *, consume: bool = False,
                 continue
             for obj in items:
                 reader.read(kind, obj)
+        reader.finish()
     return reader.state
 
 

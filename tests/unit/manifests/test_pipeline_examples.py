@@ -52,3 +52,20 @@ def test_example_validates(name: str, base: Path, overlay: Path | None) -> None:
     result = validate([str(base)], [str(overlay)] if overlay else [], env=_env(example))
     assert [str(p) for p in result.problems if p.severity == "error"] == []
     assert result.objects > 0
+
+
+@pytest.mark.parametrize(("name", "base", "overlay"), RUNS, ids=[r[0] for r in RUNS])
+def test_example_read_in_the_worker_is_read_the_same(name: str, base: Path, overlay: Path | None,
+                                                      request: pytest.FixtureRequest) -> None:
+    """Files read in the worker process (``apimctl.workers``) give the same manifest: the same
+    documents, secrets, warnings and every position, down to the deepest node."""
+    example = EXAMPLES_DIR / name.split("+")[0]
+    args = ([str(base)], [str(overlay)] if overlay else [], _env(example))
+    here = validate(*args).manifest
+    answers = request.getfixturevalue("in_the_worker")
+    apart = validate(*args).manifest
+    assert here is not None and apart is not None
+    assert apart.doc == here.doc and apart.secret_refs == here.secret_refs
+    assert apart.warnings == here.warnings and apart.files == here.files
+    assert dict(apart.positions) == dict(here.positions)  # every table completed from the files
+    assert answers and None not in answers  # the worker answered: nothing was read here instead

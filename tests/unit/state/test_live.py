@@ -13,10 +13,11 @@ from typing import Any
 import msgspec
 import pytest
 
-from apimctl import kinds
+from apimctl import kinds, workers
 from apimctl.api.requests import Page
 from apimctl.errors import ServerError
 from apimctl.kinds.ops import Context
+from apimctl.state import live
 from apimctl.state.live import LiveObject, LiveState, from_raw, read_live, read_raw, repeats
 
 
@@ -194,3 +195,42 @@ def test_the_first_document_spelled_the_mashery_way_is_kept() -> None:
     state = from_raw(raw)
     assert state.spelled["endpoint"]["name"] == "F1"
     assert "endpoint" not in from_raw(copy.deepcopy(RAW)).spelled
+
+
+def _norms(state: LiveState) -> list[tuple[str, str, bytes | None]]:
+    return [(o.kind, o.key, o.norm) for objs in state.objects.values() for o in objs]
+
+
+@pytest.fixture
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Normal forms made in batches of two objects, each sent to the worker when it is free."""
+    monkeypatch.delenv(workers.ENV, raising=False)
+    monkeypatch.setattr(workers, "_unavailable", False)
+    monkeypatch.setattr(live, "NORMAL_BATCH", 2)
+
+
+def test_normal_forms_made_in_the_worker_are_those_made_here(
+        small_batches: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    sent: list[int] = []
+    submit = workers.submit
+
+    def counted(fn, batch):  # type: ignore[no-untyped-def]
+        sent.append(len(batch))
+        return submit(fn, batch)
+
+    monkeypatch.setattr(workers, "submit", counted)
+    apart = from_raw(copy.deepcopy(RAW))
+    assert sent and all(n == 2 for n in sent)
+    monkeypatch.setenv(workers.ENV, "0")
+    here = from_raw(copy.deepcopy(RAW))
+    assert _norms(apart) == _norms(here)
+    assert all(norm is not None for kind, _, norm in _norms(here) if not kinds.get(kind).read_only)
+
+
+def test_a_batch_the_worker_could_not_make_is_made_here(
+        small_batches: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = _norms(from_raw(copy.deepcopy(RAW)))
+    monkeypatch.setattr(workers, "result", lambda future: None)  # every answer lost
+    assert _norms(from_raw(copy.deepcopy(RAW))) == expected
+    monkeypatch.setattr(workers, "submit", lambda fn, *args: None)  # no worker at all
+    assert _norms(from_raw(copy.deepcopy(RAW))) == expected

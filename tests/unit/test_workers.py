@@ -1,0 +1,68 @@
+"""The worker process (``apimctl.workers``): calls answered in order, and every way it can fail
+ends with the caller doing the work itself."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+
+import pytest
+
+from apimctl import workers
+
+
+@pytest.fixture
+def fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A worker of this test's own (none running before, none left after)."""
+    workers.shutdown()
+    monkeypatch.setattr(workers, "_unavailable", False)
+    monkeypatch.delenv(workers.ENV, raising=False)
+    yield
+    workers.shutdown()
+
+
+def test_calls_are_answered_in_order_by_another_process(fresh: None) -> None:
+    futures = [workers.submit(divmod, n, 7) for n in range(20)]
+    assert all(f is not None for f in futures)
+    assert [workers.result(f) for f in futures] == [divmod(n, 7) for n in range(20)]
+    assert workers.result(workers.submit(os.getpid)) != os.getpid()
+
+
+def test_a_call_that_raises_is_redone_by_the_caller(fresh: None) -> None:
+    assert workers.result(workers.submit(int, "not a number")) is None
+    assert workers.result(workers.submit(int, "12")) == 12  # the worker goes on
+
+
+def test_an_argument_that_does_not_pickle_fails_only_that_call(fresh: None) -> None:
+    assert workers.result(workers.submit(len, lambda: None)) is None
+    assert workers.submit(len, "abc") is None  # the writer stopped: no more calls ...
+    assert not workers.enabled()  # ... and none in this process
+
+
+def test_a_worker_that_dies_fails_its_calls_and_no_more_go_to_it(fresh: None) -> None:
+    pid = workers.result(workers.submit(os.getpid))
+    assert isinstance(pid, int)
+    os.kill(pid, signal.SIGKILL)
+    assert workers.result(workers.submit(divmod, 9, 2)) is None
+    assert workers.submit(divmod, 9, 2) is None
+    assert not workers.enabled()
+
+
+@pytest.mark.parametrize("value", ["0", "off", "no", "false"])
+def test_turned_off(fresh: None, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv(workers.ENV, value)
+    assert workers.submit(divmod, 9, 2) is None
+    assert workers.result(None) is None
+
+
+def test_one_core_means_no_worker(fresh: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert workers.submit(divmod, 9, 2) is None
+
+
+def test_a_worker_that_cannot_start_means_the_work_is_done_here(
+        fresh: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workers.sys, "executable", "/nonexistent/python")
+    assert workers.submit(divmod, 9, 2) is None
+    assert not workers.enabled()
