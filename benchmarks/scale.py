@@ -16,7 +16,9 @@ For each size (N endpoints = N/10 services of 10 endpoints, N/100 packages of 5 
    (``generated.one_percent_change``) and ``apimctl export`` against it.
 
 Every ``apimctl`` command is a child process (``.venv/bin/apimctl``, client rate limit off with
-``--qps 0``): its wall time, CPU time and peak RSS come from ``os.wait4``; the server's CPU time
+``--qps 0``): its wall time, CPU time and peak RSS come from ``os.wait4`` (the CPU time includes
+that of its worker process, ``apimctl.workers``, and the peak RSS is the larger of the two
+processes'; the command's own is the larger one at every size); the server's CPU time
 from ``/proc/PID/stat`` and its memory from ``/proc/PID/status``; calls from the server's
 ``GET /operator/calls``. The figures are printed beside the goals of DESIGN.md; nothing is
 asserted. Linux only (``/proc``).
@@ -82,7 +84,7 @@ class Run:
     """One finished ``apimctl`` child process."""
 
     wall: float
-    cpu: float  # user + system seconds of the child
+    cpu: float  # user + system seconds of the child (and of its worker process)
     rss_mb: float  # ru_maxrss of the child
     code: int
     out: str

@@ -431,21 +431,25 @@ class _Reader:
                 self.read(child, item, raw, obj, child_ctx)
 
 
-# Objects whose normal forms are made together; an area with more has them made in the
-# worker process (:mod:`apimctl.workers`) while the reading goes on.
+# Objects whose normal forms are made together: in the worker process (:mod:`apimctl.workers`)
+# while the reading goes on, once the area has proved large enough to pay for starting it
+# (started after WARM_UP objects, used after OFFLOAD_AFTER).
 NORMAL_BATCH = 1000
+WARM_UP = 5_000
+OFFLOAD_AFTER = 10_000
 _AHEAD = 2  # batches the worker may have waiting
 
 
 class _Normals:
     """The digests of the live objects' normal forms (:attr:`LiveObject.norm`), made in
-    batches of :data:`NORMAL_BATCH` objects: each full batch goes to the worker process,
-    which makes them while this process reads on (half the time of reading a large area);
-    the last batch, and every batch when there is no worker, is made here. The worker gets
+    batches of :data:`NORMAL_BATCH` objects: in a large area, each full batch goes to the
+    worker process, which makes them while this process reads on (half the time of reading
+    the area); the last batch, and every batch when there is no worker, is made here. The worker gets
     each document's msgpack encoding (made for packing anyway) and gives the same result as
     :func:`normal_digests` here; a batch it could not make is made here from the objects."""
 
     def __init__(self) -> None:
+        self.seen = 0
         self.batch: list[tuple[str, bytes, Context]] = []
         self.objects: list[LiveObject] = []
         self.sent: list[tuple[Future[list[Digests | None]] | None, list[LiveObject]]] = []
@@ -457,11 +461,15 @@ class _Normals:
             return
         self.batch.append((kind.name, data, ctx))
         self.objects.append(obj)
+        self.seen += 1
+        if self.seen == WARM_UP:
+            workers.warm_up()
         if len(self.batch) >= NORMAL_BATCH:
-            # the worker busy with two batches already: this one here (the two processes
-            # share the work as fast as each goes, and no batch waits long in memory)
+            # a small area, or the worker busy with two batches already: this one here (the
+            # two processes share the work as fast as each goes, no batch waits long in memory)
             waiting = sum(1 for sent, _ in self.sent[-_AHEAD:] if sent is not None and not sent.done())
-            future = workers.submit(normal_digests, self.batch) if waiting < _AHEAD else None
+            offload = self.seen >= OFFLOAD_AFTER and waiting < _AHEAD
+            future = workers.submit(normal_digests, self.batch) if offload else None
             if future is None:
                 _fill(self.objects, normal_digests(self.batch))
             else:

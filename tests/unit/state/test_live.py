@@ -207,6 +207,8 @@ def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(workers.ENV, raising=False)
     monkeypatch.setattr(workers, "_unavailable", False)
     monkeypatch.setattr(live, "NORMAL_BATCH", 2)
+    monkeypatch.setattr(live, "WARM_UP", 1)
+    monkeypatch.setattr(live, "OFFLOAD_AFTER", 0)
 
 
 def test_normal_forms_made_in_the_worker_are_those_made_here(
@@ -234,3 +236,12 @@ def test_a_batch_the_worker_could_not_make_is_made_here(
     assert _norms(from_raw(copy.deepcopy(RAW))) == expected
     monkeypatch.setattr(workers, "submit", lambda fn, *args: None)  # no worker at all
     assert _norms(from_raw(copy.deepcopy(RAW))) == expected
+
+
+def test_a_small_area_does_not_start_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(workers, "submit", lambda fn, *args: calls.append("submit"))
+    monkeypatch.setattr(workers, "warm_up", lambda: calls.append("warm_up"))
+    monkeypatch.setattr(live, "NORMAL_BATCH", 2)  # full batches, but few objects read
+    state = from_raw(copy.deepcopy(RAW))
+    assert calls == [] and all(o.norm is not None for o in state.of("endpoint"))
