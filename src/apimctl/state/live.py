@@ -45,6 +45,7 @@ from apimctl.kinds.ops import Context, Key, Lookups
 from apimctl.state.normalise import Digests, digests, normalise
 
 PAGE_SIZE = 1000
+_YIELD_EVERY = 4  # top-level objects read between two turns of the event loop
 
 
 class Lister(Protocol):
@@ -159,6 +160,13 @@ class LiveObject:
         self._packed = self._packer.pack(value)
         self.norm = None
 
+    @property
+    def packed(self) -> tuple[bytes, bytes | None] | None:
+        """The document as kept: its packed bytes and the preset dictionary they were deflated
+        against (``None`` when kept unpacked: it has no encoding)."""
+        packed = self._packed
+        return (packed, self._packer.zdict) if isinstance(packed, bytes) else None
+
     def _fields(self) -> tuple[Any, ...]:
         return (self.kind, self.key, self.id, self.doc, self.parent_key, self.parent_id,
                 self.updated, self.revision, self.name)
@@ -252,9 +260,9 @@ async def read_live(client: Lister, *, normal_forms: bool = True) -> LiveState:
     try:
         with no_cycle_collection():
             for kind, stream, first in zip(kinds.TOP_LEVEL, streams, firsts, strict=True):
-                reader.page(kind, await first)
+                await reader.page_async(kind, await first)
                 async for page in stream:
-                    reader.page(kind, page)
+                    await reader.page_async(kind, page)
             reader.finish()
     finally:
         for task in firsts:
@@ -376,6 +384,17 @@ class _Reader:
                 _index(self.lookups, kind, item, ())
                 self.read(kind, item)
 
+    async def page_async(self, kind: Kind, items: Iterable[dict[str, Any]]) -> None:
+        """:meth:`page`, letting the event loop run every few objects: the pages requested
+        ahead keep arriving meanwhile (their replies are read off the socket only while the
+        loop runs; otherwise the server stalls once the socket's buffer is full)."""
+        for count, item in enumerate(items, 1):
+            if _wanted(kind, item):
+                _index(self.lookups, kind, item, ())
+                self.read(kind, item)
+            if count % _YIELD_EVERY == 0:
+                await asyncio.sleep(0)
+
     def packer(self, kind: Kind, doc: dict[str, Any]) -> Packer:
         found = self.packers.get(kind.name)
         if found is None:
@@ -417,7 +436,7 @@ class _Reader:
                          name, self.raw(kind, raw), packer=self.packer(kind, doc), context=ctx,
                          data=data)
         if self.normals is not None and not kind.read_only:
-            self.normals.add(obj, kind, doc, data, ctx)
+            self.normals.add(obj, kind, doc, ctx)
         self.state.add(obj, doc)
         children = kinds.children_of(kind)
         if not children:
@@ -435,9 +454,9 @@ class _Reader:
 # while the reading goes on, once the area has proved large enough to pay for starting it
 # (started after WARM_UP objects, used after OFFLOAD_AFTER).
 NORMAL_BATCH = 1000
-WARM_UP = 5_000
-OFFLOAD_AFTER = 10_000
-_AHEAD = 2  # batches the worker may have waiting
+WARM_UP = 2_000
+OFFLOAD_AFTER = 4_000
+_AHEAD = 4  # batches the worker may have waiting
 
 
 class _Normals:
@@ -445,27 +464,28 @@ class _Normals:
     batches of :data:`NORMAL_BATCH` objects: in a large area, each full batch goes to the
     worker process, which makes them while this process reads on (half the time of reading
     the area); the last batch, and every batch when there is no worker, is made here. The worker gets
-    each document's msgpack encoding (made for packing anyway) and gives the same result as
-    :func:`normal_digests` here; a batch it could not make is made here from the objects."""
+    each document as packed (a few dozen bytes, with its kind's preset dictionary) and gives the
+    same result as :func:`normal_digests` here; a batch it could not make is made here from the
+    objects."""
 
     def __init__(self) -> None:
         self.seen = 0
-        self.batch: list[tuple[str, bytes, Context]] = []
+        self.batch: list[tuple[str, bytes, bytes | None, Context]] = []
         self.objects: list[LiveObject] = []
         self.sent: list[tuple[Future[list[Digests | None]] | None, list[LiveObject]]] = []
 
-    def add(self, obj: LiveObject, kind: Kind, doc: dict[str, Any], data: bytes | None,
-            ctx: Context) -> None:
-        if data is None:  # no encoding to send: made here, now
+    def add(self, obj: LiveObject, kind: Kind, doc: dict[str, Any], ctx: Context) -> None:
+        packed = obj.packed
+        if packed is None:  # no encoding to send: made here, now
             obj.norm = digests(kind, normalise(kind, doc, ctx))
             return
-        self.batch.append((kind.name, data, ctx))
+        self.batch.append((kind.name, *packed, ctx))
         self.objects.append(obj)
         self.seen += 1
         if self.seen == WARM_UP:
             workers.warm_up()
         if len(self.batch) >= NORMAL_BATCH:
-            # a small area, or the worker busy with two batches already: this one here (the
+            # a small area, or the worker busy with four batches already: this one here (the
             # two processes share the work as fast as each goes, no batch waits long in memory)
             waiting = sum(1 for sent, _ in self.sent[-_AHEAD:] if sent is not None and not sent.done())
             offload = self.seen >= OFFLOAD_AFTER and waiting < _AHEAD
@@ -495,16 +515,20 @@ def _fill(objects: list[LiveObject], norms: list[Digests | None]) -> None:
         obj.norm = norm
 
 
-def normal_digests(batch: list[tuple[str, bytes, Context]]) -> list[Digests | None]:
-    """The digests of the normal forms of encoded live documents, each ``(kind name, msgpack
-    encoding, context)`` (in the worker process, or here)."""
+def normal_digests(batch: list[tuple[str, bytes, bytes | None, Context]]) -> list[Digests | None]:
+    """The digests of the normal forms of packed live documents, each ``(kind name, packed
+    bytes, the preset dictionary they were deflated against, context)`` (in the worker
+    process, or here)."""
     enabled = gc.isenabled()
     gc.disable()  # acyclic: the normal forms are freed as they are digested
     try:
-        out = []
-        for name, data, ctx in batch:
+        out: list[Digests | None] = []
+        memo: dict[Any, Any] = {}  # the batch's objects share the normal forms of their nested values
+        packers: dict[bytes | None, Packer] = {}
+        for name, packed, zdict, ctx in batch:
             kind = kinds.get(name)
-            out.append(digests(kind, normalise(kind, _DECODE(data), ctx)))
+            packer = packers.get(zdict) or packers.setdefault(zdict, Packer(zdict))
+            out.append(digests(kind, normalise(kind, packer.unpack(packed), ctx, memo=memo)))
         return out
     finally:
         if enabled:

@@ -300,10 +300,11 @@ def _compiled(kind: Kind) -> _Compiled:
 
 
 class _Normaliser:
-    def __init__(self, kind: Kind, ctx: Context) -> None:
+    def __init__(self, kind: Kind, ctx: Context, memo: dict[Any, Any] | None = None) -> None:
         self.kind = kind
         self.ctx = ctx
         self.c = _compiled(kind)
+        self.memo = memo
 
     def object(self, prefix: str, doc: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
         table = self.c.table(prefix, defaults)
@@ -402,6 +403,19 @@ class _Normaliser:
         return self.value(tag, path, value)
 
     def value(self, tag: int, path: str, value: Any) -> Any:
+        memo = self.memo
+        if memo is None or (tag != _NESTED and tag != _KEYED) or type(value) not in (dict, list):
+            return self._value(tag, path, value)
+        try:
+            key = (self.kind.name, path, self.ctx, _ENCODE(value))
+        except (msgspec.EncodeError, TypeError, OverflowError):
+            return self._value(tag, path, value)
+        found = memo.get(key, _UNSET)
+        if found is _UNSET:
+            found = memo[key] = self._value(tag, path, value)
+        return found
+
+    def _value(self, tag: int, path: str, value: Any) -> Any:
         kind = self.kind
         if tag == _SET:
             return _as_set(kind.ops, value)
@@ -445,13 +459,19 @@ class _Normaliser:
         return dict(sorted(items.items()))
 
 
-def normalise(kind: Kind, doc: Mapping[str, Any], ctx: Context | None = None) -> dict[str, Any]:
+def normalise(kind: Kind, doc: Mapping[str, Any], ctx: Context | None = None, *,
+              memo: dict[Any, Any] | None = None) -> dict[str, Any]:
     """The comparable form of ``doc`` (an object of ``kind`` in manifest shape).
 
     Child kinds (a service's ``endpoints`` and ``errorSets``, a package's ``plans``) are not
     part of the result: they are compared as objects of their own.
+
+    ``memo``: normal forms of nested objects and keyed lists already made, by their encoding,
+    shared by the calls given the same dict (the objects of an area repeat most of theirs:
+    defaults). The result then shares parts with other results: only for forms that are
+    read, never changed (:func:`digests` takes apart the top level only).
     """
-    out = _Normaliser(kind, ctx or Context()).object("", doc, kind.ops.defaults_for(doc))
+    out = _Normaliser(kind, ctx or Context(), memo).object("", doc, kind.ops.defaults_for(doc))
     if kind.fold_case and isinstance(out.get(kind.identity), str):
         out[kind.identity] = kind.identity_of(out[kind.identity])
     return out
