@@ -24,6 +24,7 @@ from __future__ import annotations
 import atexit
 import collections
 import contextlib
+import importlib
 import os
 import pickle
 import queue
@@ -81,6 +82,19 @@ def result(future: Future[_T] | None) -> _T | None:
         return None
     except Exception:  # fn failed: redone by the caller, where a real error is raised again
         return None
+
+
+def prepare(module: str) -> None:
+    """Have a running worker import ``module`` now, before work that needs it arrives (nothing
+    is started or waited for)."""
+    with _lock:
+        worker = _worker if enabled() else None
+    if worker is not None:
+        worker.submit(_load, (module,))
+
+
+def _load(module: str) -> None:
+    importlib.import_module(module)
 
 
 def warm_up() -> None:
@@ -232,7 +246,10 @@ def _serve(inbox: IO[bytes], outbox: IO[bytes]) -> None:
             # text only: the worker runs this module as ``__main__``, whose classes would
             # not unpickle here
             answer = (False, f"{type(exc).__name__}: {exc}")
-        data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # an answer that does not pickle: the call failed
+            data = pickle.dumps((False, f"{type(exc).__name__}: {exc}"))
         outbox.write(_HEADER.pack(len(data)))
         outbox.write(data)
         outbox.flush()

@@ -3,6 +3,7 @@ ends with the caller doing the work itself."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 from collections.abc import Iterator
@@ -66,3 +67,16 @@ def test_a_worker_that_cannot_start_means_the_work_is_done_here(
     monkeypatch.setattr(workers.sys, "executable", "/nonexistent/python")
     assert workers.submit(divmod, 9, 2) is None
     assert not workers.enabled()
+
+
+def test_an_answer_that_does_not_pickle_fails_only_that_call(fresh: None) -> None:
+    assert workers.result(workers.submit(importlib.import_module, "json")) is None  # a module
+    assert workers.result(workers.submit(divmod, 9, 2)) == (4, 1)
+
+
+def test_prepare_imports_in_a_running_worker_only(fresh: None) -> None:
+    workers.prepare("json")  # no worker yet: nothing is started
+    assert workers._worker is None
+    workers.warm_up()
+    workers.prepare("apimctl.state.live")
+    assert workers.result(workers.submit(divmod, 9, 2)) == (4, 1)

@@ -47,7 +47,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from apimctl import kinds
+from apimctl import kinds, workers
 from apimctl.api.dialect import Detected, detect, setting_of
 from apimctl.errors import PlanError
 from apimctl.kinds.dialects import (
@@ -57,6 +57,7 @@ from apimctl.kinds.dialects import (
     dialect_of,
     translate,
 )
+from apimctl.planning import unchanged
 from apimctl.planning.desired import Desired, ManifestLike, desired_objects, locator
 from apimctl.planning.domains import domain_warnings
 from apimctl.planning.entitlements import whole_service_warnings
@@ -99,6 +100,7 @@ def build_plan(manifest: ManifestLike, live: LiveState, *, prune: bool = False,
 def _build(manifest: ManifestLike, live: LiveState, *, prune: bool, targets: Sequence[str],
            ignores: Sequence[str], max_deletes: int | None, repair_duplicates: bool,
            rotate: Sequence[str], dialect: Detected | None) -> Plan:
+    workers.prepare(unchanged.__name__)  # ready for the Verdicts of a large plan
     doc = manifest.doc
     settings = doc.get("settings") or {}
     desired = desired_objects(doc, locator(manifest))

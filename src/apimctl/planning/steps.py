@@ -22,6 +22,7 @@ from apimctl.planning.duplicates import nested_duplicates, repair_changes, warni
 from apimctl.planning.matching import Match, written
 from apimctl.planning.references import translate
 from apimctl.planning.rules import NOT_PRUNABLE, IgnoreRule, PruneRule, RotateRule
+from apimctl.planning.unchanged import Verdicts, desired_form
 from apimctl.plans.model import (
     Change,
     Duplicate,
@@ -136,14 +137,15 @@ class Builder:
     def build(self, prune: Mapping[str, PruneRule]) -> None:
         self._object_duplicates()
         missing = []
-        for obj, live in self.match.pairs:
+        verdicts = Verdicts(self, self.match.pairs)  # the second half told in the worker
+        for index, (obj, live) in enumerate(self.match.pairs):
             if obj.kind.read_only:  # a data source: only checked to exist
                 if live is None:
                     missing.append(f"{obj.where()}: {obj.kind.label} '{obj.name}' does not exist "
                                    f"in the area ({obj.kind.manifest_key} are read only: apimctl "
                                    "never creates one)")
                 continue
-            self._pair(obj, live)
+            self._pair(obj, live, told_unchanged=verdicts.get(index))
         if missing:
             raise PlanError("; ".join(missing))
         self._leftovers(prune)
@@ -162,27 +164,21 @@ class Builder:
             self.plan.duplicates.append(dup)
             self.extra_copies.update({i: dup for i in dup.extra})
 
-    def _pair(self, obj: Desired, live: LiveObject | None) -> None:
-        desired_ctx, live_ctx = self.context(obj, live)
-        want = normalise(obj.kind, obj.doc, desired_ctx)
-        comparable(obj.kind.name, None, want, obj.doc, self.dialect)
+    def _pair(self, obj: Desired, live: LiveObject | None, *, told_unchanged: bool = False) -> None:
+        """The step of one matched pair, if any (``told_unchanged``: the worker found the live
+        object unchanged, :mod:`apimctl.planning.unchanged`)."""
         parent_addr = obj.parent.address if obj.parent else None
-        parent_live = self.match.live_of.get(parent_addr) if parent_addr else None
-        if live is None:
-            created = flatten(obj.kind, written(obj, want))
-            self.add(Step("create", obj.kind.name, obj.key, None, parent_addr,
-                          parent_live.id if parent_live else None,
-                          tuple(created + self.write_only_changes(obj, created)),
-                          desired=self.step_doc(obj)))
-            if parent_live is not None and obj.parent is not None:
-                self._fingerprint(obj.parent.kind.name, obj.parent.key, parent_live)
-            return
-        if self._unchanged(live, live_ctx, want):
-            changes: list[Change] = []
-        else:
-            have = normalise(obj.kind, self.live_doc(live), live_ctx)
-            comparable(obj.kind.name, have, want, obj.doc, self.dialect)
-            changes = diff(obj.kind, have, want)
+        changes: list[Change] = []
+        if live is None or not told_unchanged:
+            desired_ctx, live_ctx = self.context(obj, live)
+            want = desired_form(obj.kind, obj.doc, desired_ctx, self.dialect)
+            if live is None:
+                self._create(obj, want, parent_addr)
+                return
+            if not self._unchanged(live, live_ctx, want):
+                have = normalise(obj.kind, self.live_doc(live), live_ctx)
+                comparable(obj.kind.name, have, want, obj.doc, self.dialect)
+                changes = diff(obj.kind, have, want)
         changes = self._apply_ignores(obj, changes)
         nested = nested_duplicates(obj.kind, obj.key, live.raw, self.repair)
         self.plan.duplicates.extend(nested)
@@ -195,6 +191,16 @@ class Builder:
                       live.parent_id, tuple(changes), desired=self.step_doc(obj)))
         self.live_at[obj.address] = live
         self._touch(obj.kind, obj.key, live, obj.parent)
+
+    def _create(self, obj: Desired, want: dict[str, Any], parent_addr: str | None) -> None:
+        parent_live = self.match.live_of.get(parent_addr) if parent_addr else None
+        created = flatten(obj.kind, written(obj, want))
+        self.add(Step("create", obj.kind.name, obj.key, None, parent_addr,
+                      parent_live.id if parent_live else None,
+                      tuple(created + self.write_only_changes(obj, created)),
+                      desired=self.step_doc(obj)))
+        if parent_live is not None and obj.parent is not None:
+            self._fingerprint(obj.parent.kind.name, obj.parent.key, parent_live)
 
     def _unchanged(self, live: LiveObject, ctx: Context, want: dict[str, Any]) -> bool:
         """Whether the live object's normal form, as read (:attr:`LiveObject.norm`), is

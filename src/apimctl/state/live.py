@@ -27,22 +27,20 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import zlib
 from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping
-from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import msgspec
-
-from apimctl import kinds, workers
+from apimctl import kinds
 from apimctl.api.quirks import as_list
 from apimctl.errors import ServerError
 from apimctl.kinds import Kind
 from apimctl.kinds.dialects import VOCABULARIES, mashery_values
 from apimctl.kinds.ops import Context, Key, Lookups
-from apimctl.state.normalise import Digests, digests, normalise
+from apimctl.state.normal_batches import NormalBatches
+from apimctl.state.normalise import Digests
+from apimctl.state.packing import PLAIN, Packer, encoded
 
 PAGE_SIZE = 1000
 _YIELD_EVERY = 4  # top-level objects read between two turns of the event loop
@@ -56,52 +54,7 @@ class Lister(Protocol):
                        page_index: bool = ...) -> list[dict[str, Any]]: ...
 
 
-# --- packed documents -------------------------------------------------------------------------
-
-_ENCODE = msgspec.msgpack.Encoder().encode
-_DECODE = msgspec.msgpack.Decoder().decode
-
-
-class Packer:
-    """Documents kept as bytes: msgpack, deflated against a preset dictionary when given one
-    (the reader gives each kind the first document of that kind it met: an endpoint of 5 KB
-    as Python objects packs into about 50 bytes). A document msgpack cannot encode is kept as
-    it is."""
-
-    __slots__ = ("zdict",)
-
-    def __init__(self, zdict: bytes | None = None) -> None:
-        self.zdict = zdict
-
-    def pack(self, doc: dict[str, Any], data: bytes | None = None) -> bytes | dict[str, Any]:
-        """``doc`` packed (``data``: its msgpack encoding, when already made)."""
-        if data is None:
-            data = encoded(doc)
-            if data is None:
-                return doc
-        if self.zdict is None:
-            return data
-        deflate = zlib.compressobj(1, zdict=self.zdict)
-        return deflate.compress(data) + deflate.flush()
-
-    def unpack(self, packed: bytes | dict[str, Any]) -> dict[str, Any]:
-        if isinstance(packed, dict):
-            return packed
-        if self.zdict is not None:
-            packed = zlib.decompressobj(zdict=self.zdict).decompress(packed)
-        doc: dict[str, Any] = _DECODE(packed)
-        return doc
-
-
-def encoded(doc: Any) -> bytes | None:
-    """The msgpack encoding of ``doc``, ``None`` when it has none (an integer too large)."""
-    try:
-        return _ENCODE(doc)
-    except (msgspec.EncodeError, TypeError, OverflowError):
-        return None
-
-
-_PLAIN = Packer()
+# --- the live model ---------------------------------------------------------------------------
 
 
 class LiveObject:
@@ -138,7 +91,7 @@ class LiveObject:
         self._raw = raw  # a mapping, or the values of the kind's kept fields (``_Kept``)
         self.norm = norm
         self.context = context
-        self._packer = packer or _PLAIN
+        self._packer = packer or PLAIN
         self._packed = self._packer.pack(doc, data)  # data: doc's encoding, when made
 
     @property
@@ -367,13 +320,13 @@ class _Reader:
     def __init__(self, normal_forms: bool) -> None:
         self.state = LiveState()
         self.lookups = Lookups()
-        self.normals = _Normals() if normal_forms else None
+        self.normals = NormalBatches() if normal_forms else None
         self.packers: dict[str, Packer] = {}
         self.strings: dict[str, str] = {}  # see ``shared``
         self.contexts: dict[Context, Context] = {}  # one of each
 
     def finish(self) -> None:
-        """Every object's normal form made (see :class:`_Normals`)."""
+        """Every object's normal form made (see :class:`~apimctl.state.normal_batches.NormalBatches`)."""
         if self.normals is not None:
             self.normals.finish()
 
@@ -448,91 +401,6 @@ class _Reader:
             child_ctx = child.ops.context(siblings)
             for item in items:
                 self.read(child, item, raw, obj, child_ctx)
-
-
-# Objects whose normal forms are made together: in the worker process (:mod:`apimctl.workers`)
-# while the reading goes on, once the area has proved large enough to pay for starting it
-# (started after WARM_UP objects, used after OFFLOAD_AFTER).
-NORMAL_BATCH = 1000
-WARM_UP = 2_000
-OFFLOAD_AFTER = 4_000
-_AHEAD = 4  # batches the worker may have waiting
-
-
-class _Normals:
-    """The digests of the live objects' normal forms (:attr:`LiveObject.norm`), made in
-    batches of :data:`NORMAL_BATCH` objects: in a large area, each full batch goes to the
-    worker process, which makes them while this process reads on (half the time of reading
-    the area); the last batch, and every batch when there is no worker, is made here. The worker gets
-    each document as packed (a few dozen bytes, with its kind's preset dictionary) and gives the
-    same result as :func:`normal_digests` here; a batch it could not make is made here from the
-    objects."""
-
-    def __init__(self) -> None:
-        self.seen = 0
-        self.batch: list[tuple[str, bytes, bytes | None, Context]] = []
-        self.objects: list[LiveObject] = []
-        self.sent: list[tuple[Future[list[Digests | None]] | None, list[LiveObject]]] = []
-
-    def add(self, obj: LiveObject, kind: Kind, doc: dict[str, Any], ctx: Context) -> None:
-        packed = obj.packed
-        if packed is None:  # no encoding to send: made here, now
-            obj.norm = digests(kind, normalise(kind, doc, ctx))
-            return
-        self.batch.append((kind.name, *packed, ctx))
-        self.objects.append(obj)
-        self.seen += 1
-        if self.seen == WARM_UP:
-            workers.warm_up()
-        if len(self.batch) >= NORMAL_BATCH:
-            # a small area, or the worker busy with four batches already: this one here (the
-            # two processes share the work as fast as each goes, no batch waits long in memory)
-            waiting = sum(1 for sent, _ in self.sent[-_AHEAD:] if sent is not None and not sent.done())
-            offload = self.seen >= OFFLOAD_AFTER and waiting < _AHEAD
-            future = workers.submit(normal_digests, self.batch) if offload else None
-            if future is None:
-                _fill(self.objects, normal_digests(self.batch))
-            else:
-                self.sent.append((future, self.objects))
-            self.batch, self.objects = [], []
-
-    def finish(self) -> None:
-        """The last batch made here (while the worker finishes its own), then the worker's
-        answers."""
-        _fill(self.objects, normal_digests(self.batch))
-        self.batch, self.objects = [], []
-        for future, objects in self.sent:
-            found = workers.result(future)
-            if found is None:
-                found = [digests(kinds.get(o.kind), normalise(kinds.get(o.kind), o.doc, o.context))
-                         for o in objects]
-            _fill(objects, found)
-        self.sent = []
-
-
-def _fill(objects: list[LiveObject], norms: list[Digests | None]) -> None:
-    for obj, norm in zip(objects, norms, strict=True):
-        obj.norm = norm
-
-
-def normal_digests(batch: list[tuple[str, bytes, bytes | None, Context]]) -> list[Digests | None]:
-    """The digests of the normal forms of packed live documents, each ``(kind name, packed
-    bytes, the preset dictionary they were deflated against, context)`` (in the worker
-    process, or here)."""
-    enabled = gc.isenabled()
-    gc.disable()  # acyclic: the normal forms are freed as they are digested
-    try:
-        out: list[Digests | None] = []
-        memo: dict[Any, Any] = {}  # the batch's objects share the normal forms of their nested values
-        packers: dict[bytes | None, Packer] = {}
-        for name, packed, zdict, ctx in batch:
-            kind = kinds.get(name)
-            packer = packers.get(zdict) or packers.setdefault(zdict, Packer(zdict))
-            out.append(digests(kind, normalise(kind, packer.unpack(packed), ctx, memo=memo)))
-        return out
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def from_raw(raw: Mapping[str, list[dict[str, Any]]], *, consume: bool = False,

@@ -17,7 +17,7 @@ from apimctl import kinds, workers
 from apimctl.api.requests import Page
 from apimctl.errors import ServerError
 from apimctl.kinds.ops import Context
-from apimctl.state import live
+from apimctl.state import normal_batches
 from apimctl.state.live import LiveObject, LiveState, from_raw, read_live, read_raw, repeats
 
 
@@ -206,9 +206,9 @@ def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     """Normal forms made in batches of two objects, each sent to the worker when it is free."""
     monkeypatch.delenv(workers.ENV, raising=False)
     monkeypatch.setattr(workers, "_unavailable", False)
-    monkeypatch.setattr(live, "NORMAL_BATCH", 2)
-    monkeypatch.setattr(live, "WARM_UP", 1)
-    monkeypatch.setattr(live, "OFFLOAD_AFTER", 0)
+    monkeypatch.setattr(normal_batches, "NORMAL_BATCH", 2)
+    monkeypatch.setattr(normal_batches, "WARM_UP", 1)
+    monkeypatch.setattr(normal_batches, "OFFLOAD_AFTER", 0)
 
 
 def test_normal_forms_made_in_the_worker_are_those_made_here(
@@ -242,6 +242,6 @@ def test_a_small_area_does_not_start_the_worker(monkeypatch: pytest.MonkeyPatch)
     calls: list[str] = []
     monkeypatch.setattr(workers, "submit", lambda fn, *args: calls.append("submit"))
     monkeypatch.setattr(workers, "warm_up", lambda: calls.append("warm_up"))
-    monkeypatch.setattr(live, "NORMAL_BATCH", 2)  # full batches, but few objects read
+    monkeypatch.setattr(normal_batches, "NORMAL_BATCH", 2)  # full batches, but few objects read
     state = from_raw(copy.deepcopy(RAW))
     assert calls == [] and all(o.norm is not None for o in state.of("endpoint"))
