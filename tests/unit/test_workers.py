@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 import signal
 from collections.abc import Iterator
 
@@ -80,3 +81,16 @@ def test_prepare_imports_in_a_running_worker_only(fresh: None) -> None:
     workers.warm_up()
     workers.prepare("apimctl.state.live")
     assert workers.result(workers.submit(divmod, 9, 2)) == (4, 1)
+
+
+def test_a_worker_that_exits_at_once_fails_its_calls(fresh: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It started (a process ran) but never answered: an interpreter that cannot import
+    apimctl ends like this."""
+    false = shutil.which("false")
+    if false is None:
+        pytest.skip("no `false` command here")
+    monkeypatch.setattr(workers.sys, "executable", false)
+    future = workers.submit(divmod, 9, 2)
+    assert future is not None
+    assert workers.result(future) is None
+    assert workers.submit(divmod, 9, 2) is None and not workers.enabled()
