@@ -33,8 +33,9 @@ from apimctl.plans.model import (
     WriteOnly,
     address,
 )
+from apimctl.state.digests import unchanged
 from apimctl.state.live import LiveObject, LiveState
-from apimctl.state.normalise import Context, normalise, unchanged
+from apimctl.state.normalise import Context, normalise
 
 # What ``Step.desired`` holds for a secret written as a literal value rather than a ``${VAR}``
 # reference: the value itself never leaves memory, so a saved plan cannot carry it.

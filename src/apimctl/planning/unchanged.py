@@ -2,7 +2,7 @@
 
 Planning a large area spends most of its time telling the unchanged objects apart: each
 desired object's normal form in the target's dialect (:func:`desired_form`), compared by
-digest with its live object's (:func:`apimctl.state.normalise.unchanged`). That is pure work
+digest with its live object's (:func:`apimctl.state.digests.unchanged`). That is pure work
 on small data, so :class:`Verdicts` sends the second half of those comparisons to the worker
 process (:mod:`apimctl.workers`) while the :class:`~apimctl.planning.steps.Builder` goes
 through the first half, then takes the worker's answers: ``True`` (unchanged: nothing to
@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 from apimctl import kinds, workers
 from apimctl.kinds import Kind
 from apimctl.kinds.dialects import Dialect, comparable, dialect_of
+from apimctl.state.digests import Digests, unchanged
 from apimctl.state.live import LiveObject
-from apimctl.state.normalise import Context, Digests, normalise, unchanged
+from apimctl.state.normalise import Context, normalise
 
 if TYPE_CHECKING:
     from apimctl.planning.desired import Desired

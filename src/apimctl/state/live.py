@@ -38,8 +38,8 @@ from apimctl.errors import ServerError
 from apimctl.kinds import Kind
 from apimctl.kinds.dialects import VOCABULARIES, mashery_values
 from apimctl.kinds.ops import Context, Key, Lookups
+from apimctl.state.digests import Digests
 from apimctl.state.normal_batches import NormalBatches
-from apimctl.state.normalise import Digests
 from apimctl.state.packing import PLAIN, Packer, encoded
 
 PAGE_SIZE = 1000
@@ -62,7 +62,7 @@ class LiveObject:
 
     ``doc`` is stored packed and decoded on each access (a new dict every time: change a
     copy, or assign ``doc`` to replace it). ``norm`` holds the digests of the object's
-    normal form in ``context`` (:func:`apimctl.state.normalise.digests`), ``None`` when not
+    normal form in ``context`` (:func:`apimctl.state.digests.digests`), ``None`` when not
     made.
     ``raw`` is the API's object as read, only the fields telling copies apart (id, identity,
     ``created``, ``status``; the keyed lists and sets with their items' ids and ``created``

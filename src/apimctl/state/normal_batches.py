@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from apimctl import kinds, workers
 from apimctl.kinds import Kind
 from apimctl.kinds.ops import Context
-from apimctl.state.normalise import Digests, digests, normalise
+from apimctl.state.digests import Digests, digests
+from apimctl.state.normalise import normalise
 from apimctl.state.packing import Packer
 
 if TYPE_CHECKING:

@@ -8,15 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from apimctl import kinds
-from apimctl.state.normalise import (
-    Context,
-    canonical_datetime,
-    digest,
-    digests,
-    normalise,
-    secret_hash,
-    unchanged,
-)
+from apimctl.state.digests import digest, digests, unchanged
+from apimctl.state.normalise import Context, canonical_datetime, normalise, secret_hash
 
 
 def test_unwritten_fields_get_server_defaults() -> None:
