@@ -146,6 +146,7 @@ class _Worker:
         # the child imports this very apimctl, wherever it was imported from
         root = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        env[ENV] = "0"  # the worker never starts one of its own
         self.process = subprocess.Popen(  # this interpreter, this package
             [sys.executable, "-m", "apimctl.workers"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, close_fds=True)

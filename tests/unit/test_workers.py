@@ -94,3 +94,7 @@ def test_a_worker_that_exits_at_once_fails_its_calls(fresh: None, monkeypatch: p
     assert future is not None
     assert workers.result(future) is None
     assert workers.submit(divmod, 9, 2) is None and not workers.enabled()
+
+
+def test_the_worker_never_starts_a_worker_of_its_own(fresh: None) -> None:
+    assert workers.result(workers.submit(workers.enabled)) is False
