@@ -57,7 +57,7 @@ from apimctl.kinds.dialects import (
     dialect_of,
     translate,
 )
-from apimctl.planning import unchanged
+from apimctl.planning import verdicts
 from apimctl.planning.desired import Desired, ManifestLike, desired_objects, locator
 from apimctl.planning.domains import domain_warnings
 from apimctl.planning.entitlements import whole_service_warnings
@@ -100,7 +100,7 @@ def build_plan(manifest: ManifestLike, live: LiveState, *, prune: bool = False,
 def _build(manifest: ManifestLike, live: LiveState, *, prune: bool, targets: Sequence[str],
            ignores: Sequence[str], max_deletes: int | None, repair_duplicates: bool,
            rotate: Sequence[str], dialect: Detected | None) -> Plan:
-    workers.prepare(unchanged.__name__)  # ready for the Verdicts of a large plan
+    workers.prepare(verdicts.__name__)  # ready for the Verdicts of a large plan
     doc = manifest.doc
     settings = doc.get("settings") or {}
     desired = desired_objects(doc, locator(manifest))

@@ -22,7 +22,7 @@ from apimctl.planning.duplicates import nested_duplicates, repair_changes, warni
 from apimctl.planning.matching import Match, written
 from apimctl.planning.references import translate
 from apimctl.planning.rules import NOT_PRUNABLE, IgnoreRule, PruneRule, RotateRule
-from apimctl.planning.unchanged import Verdicts, desired_form
+from apimctl.planning.verdicts import Verdicts, desired_form
 from apimctl.plans.model import (
     Change,
     Duplicate,
@@ -167,7 +167,7 @@ class Builder:
 
     def _pair(self, obj: Desired, live: LiveObject | None, *, told_unchanged: bool = False) -> None:
         """The step of one matched pair, if any (``told_unchanged``: the worker found the live
-        object unchanged, :mod:`apimctl.planning.unchanged`)."""
+        object unchanged, :mod:`apimctl.planning.verdicts`)."""
         parent_addr = obj.parent.address if obj.parent else None
         changes: list[Change] = []
         if live is None or not told_unchanged:

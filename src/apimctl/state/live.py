@@ -79,7 +79,7 @@ class LiveObject:
                  updated: str | None = None, revision: int | None = None, name: str = "",
                  raw: Mapping[str, Any] | tuple[Any, ...] | None = None, *,
                  packer: Packer | None = None, norm: Digests | None = None,
-                 context: Context | None = None, data: bytes | None = None) -> None:
+                 context: Context | None = None) -> None:
         self.kind = kind
         self.key = key
         self.id = id
@@ -92,7 +92,7 @@ class LiveObject:
         self.norm = norm
         self.context = context
         self._packer = packer or PLAIN
-        self._packed = self._packer.pack(doc, data)  # data: doc's encoding, when made
+        self._packed = self._packer.pack(doc)
 
     @property
     def raw(self) -> Mapping[str, Any]:
@@ -213,9 +213,9 @@ async def read_live(client: Lister, *, normal_forms: bool = True) -> LiveState:
     try:
         with no_cycle_collection():
             for kind, stream, first in zip(kinds.TOP_LEVEL, streams, firsts, strict=True):
-                await reader.page_async(kind, await first)
+                await reader.page(kind, await first)
                 async for page in stream:
-                    await reader.page_async(kind, page)
+                    await reader.page(kind, page)
             reader.finish()
     finally:
         for task in firsts:
@@ -330,17 +330,11 @@ class _Reader:
         if self.normals is not None:
             self.normals.finish()
 
-    def page(self, kind: Kind, items: Iterable[dict[str, Any]]) -> None:
-        """Index and translate the wanted objects of one page, one at a time."""
-        for item in items:
-            if _wanted(kind, item):
-                _index(self.lookups, kind, item, ())
-                self.read(kind, item)
-
-    async def page_async(self, kind: Kind, items: Iterable[dict[str, Any]]) -> None:
-        """:meth:`page`, letting the event loop run every few objects: the pages requested
-        ahead keep arriving meanwhile (their replies are read off the socket only while the
-        loop runs; otherwise the server stalls once the socket's buffer is full)."""
+    async def page(self, kind: Kind, items: Iterable[dict[str, Any]]) -> None:
+        """Index and translate the wanted objects of one page, one at a time, letting the
+        event loop run every few objects: the pages requested ahead keep arriving meanwhile
+        (their replies are read off the socket only while the loop runs; otherwise the server
+        stalls once the socket's buffer is full)."""
         for count, item in enumerate(items, 1):
             if _wanted(kind, item):
                 _index(self.lookups, kind, item, ())
@@ -382,12 +376,10 @@ class _Reader:
         name = self.shared(str(doc.get(kind.identity, "")))
         ctx = ctx or _NO_CONTEXT
         ctx = self.contexts.setdefault(ctx, ctx)
-        data = encoded(doc)
         obj = LiveObject(kind.name, kind.key_of(str(raw.get(kind.identity)), parent_key),
                          str(raw.get("id")), doc, parent_key,
                          parent.id if parent is not None else None, read.updated, read.revision,
-                         name, self.raw(kind, raw), packer=self.packer(kind, doc), context=ctx,
-                         data=data)
+                         name, self.raw(kind, raw), packer=self.packer(kind, doc), context=ctx)
         if self.normals is not None and not kind.read_only:
             self.normals.add(obj, kind, doc, ctx)
         self.state.add(obj, doc)

@@ -33,15 +33,10 @@ class Packer:
         self.zdict = zdict
         self._primed: zlib._Compress | None = None  # a compressor that has read the dictionary
 
-    def __reduce__(self) -> tuple[type[Packer], tuple[bytes | None]]:
-        return (Packer, (self.zdict,))
-
-    def pack(self, doc: dict[str, Any], data: bytes | None = None) -> bytes | dict[str, Any]:
-        """``doc`` packed (``data``: its msgpack encoding, when already made)."""
+    def pack(self, doc: dict[str, Any]) -> bytes | dict[str, Any]:
+        data = encoded(doc)
         if data is None:
-            data = encoded(doc)
-            if data is None:
-                return doc
+            return doc
         if self.zdict is None:
             return data
         if self._primed is None:

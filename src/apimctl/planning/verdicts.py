@@ -60,7 +60,7 @@ class Verdicts:
 
     def __init__(self, builder: Builder, pairs: Sequence[tuple[Desired, LiveObject | None]]) -> None:
         self.at: dict[int, tuple[int, int]] = {}  # pair index -> (batch, position)
-        self.batches: list[Future[list[bool]] | None] = []
+        self.batches: list[Future[list[bool]]] = []
         self.answers: dict[int, list[bool] | None] = {}
         if len(pairs) < APART_FROM or builder.renames:
             return
