@@ -26,7 +26,39 @@ MANIFEST_SUFFIXES = (".yaml", ".yml")
 _T = TypeVar("_T")
 
 
-class Positions(MutableMapping[JsonPath, Position]):
+class _Lookup:
+    """Lookups of a position table by path: ``get`` with an optional default, ``[]`` and
+    ``in``, all through ``_find``."""
+
+    __slots__ = ()
+
+    def _find(self, path: JsonPath) -> Position | None:
+        raise NotImplementedError
+
+    @overload
+    def get(self, path: JsonPath, /) -> Position | None: ...
+
+    @overload
+    def get(self, path: JsonPath, default: Position, /) -> Position: ...
+
+    @overload
+    def get(self, path: JsonPath, default: _T, /) -> Position | _T: ...
+
+    def get(self, path: JsonPath, default: Any = None) -> Any:
+        found = self._find(path)
+        return default if found is None else found
+
+    def __getitem__(self, path: JsonPath) -> Position:
+        found = self.get(path)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, tuple) and self.get(path) is not None
+
+
+class Positions(_Lookup, MutableMapping[JsonPath, Position]):
     """Where each node of an item was written, by path relative to the item.
 
     Positions are needed only to report a problem or locate an object, and a table of every
@@ -51,29 +83,11 @@ class Positions(MutableMapping[JsonPath, Position]):
             self._table = table
         return self._table
 
-    @overload
-    def get(self, path: JsonPath, /) -> Position | None: ...
-
-    @overload
-    def get(self, path: JsonPath, default: Position, /) -> Position: ...
-
-    @overload
-    def get(self, path: JsonPath, default: _T, /) -> Position | _T: ...
-
-    def get(self, path: JsonPath, default: Any = None) -> Any:
+    def _find(self, path: JsonPath) -> Position | None:
         found = self._table.get(path)
         if found is None and self._load is not None:
             found = self.complete().get(path)
-        return default if found is None else found
-
-    def __getitem__(self, path: JsonPath) -> Position:
-        found = self.get(path)
-        if found is None:
-            raise KeyError(path)
         return found
-
-    def __contains__(self, path: object) -> bool:
-        return isinstance(path, tuple) and self.get(path) is not None
 
     def __setitem__(self, path: JsonPath, where: Position) -> None:
         self._table[path] = where
@@ -117,7 +131,7 @@ class Item:
         return (self.kind, self.index, *rel)
 
 
-class MergedPositions(Mapping[JsonPath, Position]):
+class MergedPositions(_Lookup, Mapping[JsonPath, Position]):
     """Positions by path in the merged document (``services[3].endpoints[1]``): a top-level
     object's from its item's table, anything else (the top-level keys, ``settings``) from
     ``other``. A view: nothing is copied, an item's table completes itself when asked."""
@@ -126,30 +140,12 @@ class MergedPositions(Mapping[JsonPath, Position]):
         self.by_kind = items
         self.other = other
 
-    @overload
-    def get(self, path: JsonPath, /) -> Position | None: ...
-
-    @overload
-    def get(self, path: JsonPath, default: Position, /) -> Position: ...
-
-    @overload
-    def get(self, path: JsonPath, default: _T, /) -> Position | _T: ...
-
-    def get(self, path: JsonPath, default: Any = None) -> Any:
+    def _find(self, path: JsonPath) -> Position | None:
         if len(path) >= 2:
             items, index = self.by_kind.get(str(path[0])), path[1]
             if items is not None and isinstance(index, int) and 0 <= index < len(items):
-                return items[index].positions.get(path[2:], default)
-        return self.other.get(path, default)
-
-    def __getitem__(self, path: JsonPath) -> Position:
-        found = self.get(path)
-        if found is None:
-            raise KeyError(path)
-        return found
-
-    def __contains__(self, path: object) -> bool:
-        return isinstance(path, tuple) and self.get(path) is not None
+                return items[index].positions.get(path[2:])
+        return self.other.get(path)
 
     def __iter__(self) -> Iterator[JsonPath]:
         yield from self.other
