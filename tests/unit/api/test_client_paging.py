@@ -4,6 +4,7 @@ parameters, call statistics and single-object bodies in both renderings."""
 from __future__ import annotations
 
 import math
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -50,6 +51,17 @@ class ListServer:
         ]
         headers = {"X_Total_Count": str(self.total)} if self.count_header else {}
         return reply(200, items, **headers)
+
+
+def failing_second_page(server: ListServer) -> Callable[[httpx.Request], Awaitable[httpx.Response]]:
+    """``server``'s handler, answering the page at offset 1,000 with a 400."""
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        if request.url.params["offset"] == "1000":
+            return reply(400, [{"property": "filter", "message": "unknown property"}])
+        return await server.handle(request)
+
+    return handle
 
 
 def _ids(items: list[dict[str, object]]) -> list[object]:
@@ -124,13 +136,7 @@ async def test_without_total_count_reads_until_a_short_page(api: FakeApi) -> Non
 
 async def test_a_failing_page_fails_the_list(api: FakeApi) -> None:
     server = ListServer(api, 3000)
-
-    async def handle(request: httpx.Request) -> httpx.Response:
-        if request.url.params["offset"] == "1000":
-            return reply(400, [{"property": "filter", "message": "unknown property"}])
-        return await server.handle(request)
-
-    api.handler = handle
+    api.handler = failing_second_page(server)
     async with api.client() as client:
         with pytest.raises(
             Exception, match="GET /services: 400 Bad Request: filter: unknown property"
@@ -340,13 +346,7 @@ async def test_pages_without_total_count_read_until_a_short_page(api: FakeApi) -
 
 async def test_a_failing_page_fails_the_pages_and_cancels_the_rest(api: FakeApi) -> None:
     server = ListServer(api, 5000, latency=1.0)
-
-    async def handle(request: httpx.Request) -> httpx.Response:
-        if request.url.params["offset"] == "1000":
-            return reply(400, [{"property": "filter", "message": "unknown property"}])
-        return await server.handle(request)
-
-    api.handler = handle
+    api.handler = failing_second_page(server)
     async with api.client() as client:
         with pytest.raises(Exception, match="GET /services: 400 Bad Request"):
             await api.clock.run(_pages(client, "/services", ahead=3))
