@@ -260,3 +260,5 @@ if __name__ == "__main__":
     _answers = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing printed may mix with the answers
     _serve(sys.stdin.buffer, _answers)
+    _answers.flush()
+    os._exit(0)  # at once: nothing of the worker's outlives it, and taking it apart takes time

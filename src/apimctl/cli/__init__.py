@@ -9,12 +9,10 @@ its environment variable (:func:`apimctl.cli.common.assign_envvars`).
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from apimctl import __version__
-from apimctl.cli.common import Group, LazyCommands, run_guarded
+from apimctl.cli.common import Group, LazyCommands, exit_process, run_guarded
 from apimctl.render.lint import FORMATS as LINT_FORMATS
 from apimctl.render.problems import FORMATS as PROBLEM_FORMATS
 from apimctl.server.dialects import NAMES as DIALECT_NAMES
@@ -50,4 +48,4 @@ cli.commands = LazyCommands({name: f"apimctl.cli.{name}" for name in (
 
 def main() -> None:
     """Console-script entry point."""
-    sys.exit(run_guarded(cli))
+    exit_process(run_guarded(cli))
