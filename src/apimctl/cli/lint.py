@@ -21,18 +21,11 @@ from typing import Any, cast
 
 import click
 
+from apimctl import lint
 from apimctl.cli.common import EXIT_ERROR, EXIT_OK, F, connection_options, envvar, manifest_options
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.errors import ApimctlError
-from apimctl.lint import (
-    RECOMMENDED,
-    SEVERITIES,
-    LintReport,
-    Severity,
-    lint_area,
-    lint_paths,
-    load_rulesets,
-)
+from apimctl.lint.model import RECOMMENDED, SEVERITIES, LintReport, Severity
 from apimctl.render.lint import FORMATS, render, summary
 
 _RULESET_HELP = (f"Ruleset file (Spectral-style YAML), or {RECOMMENDED}. Repeatable; later ones win. "
@@ -68,7 +61,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     if live:
         report = asyncio.run(_lint_live(rulesets, connection_settings(ctx)))
     else:
-        report = lint_paths(paths, overlays, rulesets=rulesets)
+        report = lint.lint_paths(paths, overlays, rulesets=rulesets)
     for warning in report.warnings:
         _say(f"Warning: {warning}")
     output = render(report, fmt, threshold)
@@ -79,9 +72,9 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
 
 
 async def _lint_live(rulesets: Sequence[str], settings: dict[str, Any]) -> LintReport:
-    ruleset = load_rulesets(list(rulesets) or [RECOMMENDED])  # a bad ruleset fails before any call
+    ruleset = lint.load_rulesets(list(rulesets) or [RECOMMENDED])  # a bad ruleset fails before any call
     async with open_client(**settings, announce=_say) as client:
-        return await lint_area(client, ruleset, source=target_label(settings.get("url")))
+        return await lint.lint_area(client, ruleset, source=target_label(settings.get("url")))
 
 
 def lint_options(func: F) -> F:
@@ -110,7 +103,7 @@ def lint_gate(ctx: click.Context, paths: Sequence[str], overlays: Sequence[str])
         raise click.UsageError("--lint checks manifests: give PATH... (a saved --plan was "
                                "linted when it was made with plan --lint)")
     threshold = cast(Severity, params.get("fail_severity") or "error")
-    report = lint_paths(paths, overlays, rulesets=params.get("rulesets") or ())
+    report = lint.lint_paths(paths, overlays, rulesets=params.get("rulesets") or ())
     for warning in report.warnings:
         _say(f"Warning: {warning}")
     for finding in report.findings:

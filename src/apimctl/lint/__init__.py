@@ -26,9 +26,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from apimctl.lint.definitions import RECOMMENDED
     from apimctl.lint.loading import load_rulesets
     from apimctl.lint.model import (
+        RECOMMENDED,
         SEVERITIES,
         Finding,
         LintReport,
@@ -60,10 +60,10 @@ __all__ = [
 # imported when first used (PEP 562): a module that needs only the findings' model (the CLI's
 # list of formats) does not load the rule engine and what it reads areas with
 _EXPORTS = {
-    "RECOMMENDED": "apimctl.lint.definitions", "load_rulesets": "apimctl.lint.loading",
+    "load_rulesets": "apimctl.lint.loading",
     "Ruleset": "apimctl.lint.ruleset",
-    **dict.fromkeys(("SEVERITIES", "Finding", "LintReport", "RuleInfo", "RulesetError", "Severity",
-                     "at_or_above"), "apimctl.lint.model"),
+    **dict.fromkeys(("RECOMMENDED", "SEVERITIES", "Finding", "LintReport", "RuleInfo", "RulesetError",
+                     "Severity", "at_or_above"), "apimctl.lint.model"),
     **dict.fromkeys(("lint_area", "lint_live", "lint_manifest", "lint_paths"), "apimctl.lint.run"),
 }
 

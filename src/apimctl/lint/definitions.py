@@ -13,12 +13,11 @@ import jsonpath_rfc9535 as jsonpath
 import jsonschema
 
 from apimctl.lint.functions import FUNCTIONS, Function, OptionError
-from apimctl.lint.model import SEVERITIES, Severity
+from apimctl.lint.model import RECOMMENDED, SEVERITIES, Severity
 from apimctl.lint.ruleset import Rule, Then
 from apimctl.lint.yamldoc import YamlDoc
 from apimctl.manifests.model import JsonPath, Position, Problems, format_path
 
-RECOMMENDED = "apimctl:recommended"
 BUILTIN: Mapping[str, str] = {RECOMMENDED: "recommended.yaml"}
 MODES = ("recommended", "all", "off")
 

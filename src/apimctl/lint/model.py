@@ -13,6 +13,8 @@ from typing import Literal
 
 from apimctl.errors import ApimctlError, Problem
 
+RECOMMENDED = "apimctl:recommended"  # the built-in ruleset's reference
+
 Severity = Literal["error", "warn", "info", "hint"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warn", "info", "hint")
 """Most severe first, as in Spectral (whose numbers 0-3 are the indices here)."""

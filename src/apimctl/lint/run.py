@@ -24,10 +24,9 @@ from typing import Any
 
 from apimctl.errors import ManifestError
 from apimctl.kinds.dialects import SPEC, Dialect, dialect_of
-from apimctl.lint.definitions import RECOMMENDED
 from apimctl.lint.engine import run_rules
 from apimctl.lint.loading import load_rulesets
-from apimctl.lint.model import Finding, LintReport, RuleInfo
+from apimctl.lint.model import RECOMMENDED, Finding, LintReport, RuleInfo
 from apimctl.lint.ruleset import Ruleset
 from apimctl.manifests import Manifest, validate
 from apimctl.manifests.canonical import expand

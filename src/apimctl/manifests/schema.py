@@ -17,14 +17,14 @@ import functools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import resources
-from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from apimctl.kinds import KINDS, NESTED_COMPUTED_FIELDS
 from apimctl.manifests.documents import LIST_KINDS, Document, Item
 from apimctl.manifests.model import JsonPath, Position, Problems, format_path
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 try:  # an accelerator: answers "valid?" fast; jsonschema still explains every error
     import fastjsonschema
@@ -171,7 +171,6 @@ class _Validator:
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
-        self.full = jsonschema.Draft202012Validator(schema)
         self.fast: Callable[[Any], Any] | None = None
         if fastjsonschema is not None:
             # local references only: without "$id" nothing is ever fetched
@@ -188,6 +187,13 @@ class _Validator:
         errors = sorted(self.full.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path)))
         for error in errors:
             yield from _explain(error, self.schema)
+
+    @functools.cached_property
+    def full(self) -> Any:
+        """jsonschema's validator, made (and imported) when an object is to be explained."""
+        import jsonschema
+
+        return jsonschema.Draft202012Validator(self.schema)
 
 
 def _explain(error: ValidationError, root: dict[str, Any]) -> Iterator[tuple[JsonPath, str]]:
@@ -237,6 +243,8 @@ def _type_name(schema: Any) -> str:
 
 
 def _type_matches(instance: Any, schema: Any) -> bool:
+    import jsonschema
+
     checker = jsonschema.Draft202012Validator.TYPE_CHECKER
     return any(checker.is_type(instance, t) for t in _types(schema))
 

@@ -19,14 +19,14 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from apimctl import __version__
 from apimctl.errors import PlanError
 from apimctl.plans.model import FORMAT_VERSION, Change, Fingerprint, Plan, Step, address
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 try:  # an accelerator: answers "valid?" fast; jsonschema still explains every error
     import fastjsonschema
@@ -111,6 +111,8 @@ def plan_schema() -> dict[str, Any]:
 
 @cache
 def _validator() -> Any:
+    import jsonschema  # only to explain a plan file's errors: not loaded by every plan
+
     return jsonschema.Draft202012Validator(plan_schema())
 
 

@@ -37,7 +37,7 @@ def test_an_unknown_name_is_not_a_command() -> None:
 
 def _modules_after(args: list[str], cwd: Path) -> tuple[int, set[str]]:
     code = ("import json, sys\nfrom apimctl.cli import cli\n"
-            "try:\n    cli.main(sys.argv[1:], standalone_mode=False)\nexcept SystemExit:\n    pass\n"
+            "try:\n    cli.main(sys.argv[1:], standalone_mode=False)\nexcept (SystemExit, Exception):\n    pass\n"
             "print(json.dumps(sorted(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True,
                           text=True, timeout=60, check=True)
@@ -56,3 +56,13 @@ def test_help_lists_every_command(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60, check=True)
     for name in cli.commands:
         assert f"\n  {name} " in done.stdout
+
+
+def test_plan_loads_neither_the_rule_engine_nor_jsonschema(tmp_path: Path) -> None:
+    """Without ``--lint`` and without a problem to explain, ``plan`` never needs them."""
+    (tmp_path / "m.yaml").write_text("roles: [Reader]\n")
+    _, modules = _modules_after(["plan", "m.yaml", "--url", "http://127.0.0.1:9/v3/rest",
+                                 "--token", "t0k3n", "--retries", "0"], tmp_path)
+    assert "apimctl.planning.build" in modules  # it did plan (and failed to connect)
+    assert [m for m in ("apimctl.lint.run", "apimctl.lint.definitions", "jsonschema",
+                        "jsonpath_rfc9535") if m in modules] == []
