@@ -301,8 +301,10 @@ def mashery_values(kind: str, doc: Mapping[str, Any]) -> bool:
     """Whether a live object (manifest shape) holds values spelled the ``mashery`` way."""
     for name, only in _mashery_only(kind):
         value = doc.get(name)
-        values = [value] if isinstance(value, str) else value if isinstance(value, list) else []
-        if any(v in only for v in values):
+        if isinstance(value, str):
+            if value in only:
+                return True
+        elif isinstance(value, list) and value and any(v in only for v in value if type(v) is str):
             return True
     return False
 

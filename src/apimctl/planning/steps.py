@@ -181,7 +181,7 @@ class Builder:
                 comparable(obj.kind.name, have, want, obj.doc, self.dialect)
                 changes = diff(obj.kind, have, want)
         changes = self._apply_ignores(obj, changes)
-        nested = nested_duplicates(obj.kind, obj.key, live.raw, self.repair)
+        nested = nested_duplicates(obj.kind, obj.key, live.raw, self.repair) if live.keeps_lists else []
         self.plan.duplicates.extend(nested)
         if self.repair:
             changes += repair_changes(nested)

@@ -105,6 +105,12 @@ class LiveObject:
         return kept
 
     @property
+    def keeps_lists(self) -> bool:
+        """Whether :attr:`raw` may hold nested lists: not when the reader found no two items
+        of a keyed list or set sharing an identity (it then keeps the kept scalars alone)."""
+        return not isinstance(self._raw, tuple)
+
+    @property
     def doc(self) -> dict[str, Any]:
         return self._packer.unpack(self._packed)
 

@@ -171,6 +171,7 @@ def test_raw_keeps_nested_lists_only_when_items_repeat() -> None:
     state = from_raw(raw)
     repeated, plain = state.of("endpoint")[:2]
     assert repeated.raw["methods"] == methods and "methods" not in plain.raw
+    assert repeated.keeps_lists and not plain.keeps_lists  # planning looks for duplicates in the first
     assert plain.raw == {"created": "2026-01-01T00:00:00.000+0000", "id": "e0-1", "name": "F1"}
     assert repeats(kinds.ENDPOINT, {"methods": [{"name": "a", "responseFilters": [
         {"name": "x"}, {"name": "x"}]}]})
