@@ -200,6 +200,13 @@ def _at(doc: Any, parts: list[str]) -> tuple[Any, str] | None:
     return None
 
 
+@functools.cache
+def translated_heads(kind: str) -> frozenset[str]:
+    """The top-level fields holding the fields :func:`translate` may change (a document
+    with none of them is the same in every dialect)."""
+    return frozenset(p.split(".")[0] for p in (*VOCABULARIES.get(kind, {}), *UNMANAGED.get(kind, ())))
+
+
 def translate(kind: str, doc: dict[str, Any], dialect: Dialect) -> list[str]:
     """Bring ``doc`` (manifest shape, changed in place) into the dialect's vocabulary; without
     the fields of §10.8 when the dialect has none. Returns the paths of the fields dropped."""

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,15 +51,25 @@ class ValidationResult:
         return self.errors == 0
 
 
+# ``(fn, args)``: see :func:`load_manifests`
+Apart = tuple[Callable[..., "dict[tuple[str, str, int], Any] | None"], tuple[Any, ...]]
+
+
 def load_manifests(paths: Sequence[str], overlays: Sequence[str] = (),
-                   env: Mapping[str, str] | None = None) -> Manifest:
+                   env: Mapping[str, str] | None = None, *, apart: Apart | None = None) -> Manifest:
     """Load and validate the manifests at ``paths`` (files or directories) with ``overlays``.
 
     ``env`` supplies ``${VAR}`` values (default: the process environment). Raises
     :class:`~apimctl.errors.ManifestError` carrying every problem (warnings included) when
     anything is wrong; otherwise returns the :class:`Manifest`, warnings attached.
+
+    ``apart`` is ``(fn, args)``, ``fn`` a module-level function of apimctl: when the files
+    are read on two cores and there are no overlays (the objects are final as read), the
+    worker process calls ``fn(items, *args)`` on the top-level objects it read, right after
+    reading them, while this process checks the manifests. ``fn`` answers by the ``(file,
+    kind, index)`` of the :class:`Item`; :meth:`Manifest.made_apart` gives the answers.
     """
-    result = validate(paths, overlays, env)
+    result = validate(paths, overlays, env, apart=apart)
     if result.manifest is None:
         raise ManifestError(result.problems)
     return result.manifest
@@ -70,10 +82,11 @@ def validate_paths(paths: Sequence[str], overlays: Sequence[str] = (),
 
 
 def validate(paths: Sequence[str], overlays: Sequence[str] = (),
-             env: Mapping[str, str] | None = None) -> ValidationResult:
-    """Run the whole pipeline; the result carries the manifest when there is no error."""
+             env: Mapping[str, str] | None = None, *, apart: Apart | None = None) -> ValidationResult:
+    """Run the whole pipeline; the result carries the manifest when there is no error
+    (``apart``: as for :func:`load_manifests`)."""
     with _collector_paused():
-        return _validate(paths, overlays, os.environ if env is None else env)
+        return _validate(paths, overlays, os.environ if env is None else env, apart)
 
 
 @contextlib.contextmanager
@@ -92,13 +105,16 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _validate(paths: Sequence[str], overlays: Sequence[str], env: Mapping[str, str]) -> ValidationResult:
+def _validate(paths: Sequence[str], overlays: Sequence[str], env: Mapping[str, str],
+              apart: Apart | None) -> ValidationResult:
     problems = Problems()
     if not paths:
         problems.error(None, "", "no manifest files or directories given")
     files: list[str] = []
     # without overlays the objects are final as read: checked against the schema right there
-    base, complete = _read(paths, env, problems, files, check_items=not overlays)
+    # (and what the worker makes of its objects is made of final objects)
+    later = _Later(apart if not overlays else None)
+    base, complete = _read(paths, env, problems, files, check_items=not overlays, later=later)
     for directory in overlays:
         overlay, readable = _read([directory], env, problems, files, check_items=False)
         complete = complete and readable
@@ -118,19 +134,20 @@ def _validate(paths: Sequence[str], overlays: Sequence[str], env: Mapping[str, s
     if problems.errors == 0:
         secret_refs = {p: refs[p] for p in secret_paths(doc, ctx.declared) if p in refs} if refs else {}
         warnings = [p for p in problems.sorted() if p.severity == "warning"]
-        manifest = Manifest(expand(doc), positions, secret_refs, files, warnings)
+        manifest = Manifest(expand(doc), positions, secret_refs, files, warnings,
+                            apart=later.answers(base.items))
     return ValidationResult(problems.sorted(), files, _count(doc), manifest)
 
 
 def _read(paths: Sequence[str], env: Mapping[str, str], problems: Problems,
-          files: list[str], *, check_items: bool) -> tuple[Merged, bool]:
+          files: list[str], *, check_items: bool, later: _Later | None = None) -> tuple[Merged, bool]:
     """Read and merge the files at ``paths``; ``False`` when some file could not be parsed.
     ``check_items``: check each object against the schema too (:func:`read_files`)."""
     docs: list[Document] = []
     complete = True
     sources = discover(paths, problems)
     files.extend(src.display for src in sources)
-    for read in _read_all(sources, env, problems, check_items):
+    for read in _read_all(sources, env, problems, check_items, later or _Later(None)):
         if read is None:
             complete = False
             continue
@@ -147,7 +164,7 @@ WORKER_SHARE = 0.42
 
 
 def _read_all(sources: list[SourceFile], env: Mapping[str, str], problems: Problems,
-              check_items: bool) -> list[list[Document] | None]:
+              check_items: bool, later: _Later) -> list[list[Document] | None]:
     """The documents of each file (``None``: it could not be parsed), in order."""
     sizes = [_size(src) for src in sources]
     split = _split(sizes) if sum(sizes) >= PARALLEL_BYTES else len(sources)
@@ -155,13 +172,20 @@ def _read_all(sources: list[SourceFile], env: Mapping[str, str], problems: Probl
         return read_files(sources, env, problems, check_items)
     # absolute paths: the worker's current directory is the one it was started in
     theirs = [SourceFile(src.display, os.path.abspath(src.path)) for src in sources[split:]]
-    future = workers.submit(read_files_apart, theirs, dict(env), check_items)
+    future = workers.submit(read_files_apart, theirs, dict(env), check_items, later.apart is not None)
+    if future is not None and later.apart is not None:
+        fn, args = later.apart
+        later.ticket = next(_tickets)
+        later.future = workers.submit(made_apart, later.ticket, fn, *args)  # next, in the worker
     head = read_files(sources[:split], env, problems, check_items)
     found = workers.result(future)
     if found is None:  # no worker, or it failed: read here
+        later.future = None
         return head + read_files(sources[split:], env, problems, check_items)
     tail, their_problems = found
     problems.items.extend(their_problems)
+    later.theirs = [item for read in tail for doc in read or () for items in doc.items.values()
+                    for item in items]
     return head + tail
 
 
@@ -202,11 +226,78 @@ def read_files(sources: Sequence[SourceFile], env: Mapping[str, str], problems: 
     return out
 
 
-def read_files_apart(sources: Sequence[SourceFile], env: Mapping[str, str],
-                     check_items: bool) -> tuple[list[list[Document] | None], list[Problem]]:
-    """:func:`read_files` in the worker process: the documents and the problems found."""
+def read_files_apart(sources: Sequence[SourceFile], env: Mapping[str, str], check_items: bool,
+                     keep: bool = False) -> tuple[list[list[Document] | None], list[Problem]]:
+    """:func:`read_files` in the worker process: the documents and the problems found.
+    ``keep``: the objects are kept there for :func:`made_apart` (when they have no error)."""
+    global _KEPT
     problems = Problems()
-    return read_files(sources, env, problems, check_items), problems.items
+    read = read_files(sources, env, problems, check_items)
+    _KEPT = None
+    if keep and problems.errors == 0:
+        _KEPT = [item for docs in read for doc in docs or () for items in doc.items.values()
+                 for item in items]
+    return read, problems.items
+
+
+_KEPT: list[Item] | None = None  # in the worker: the objects of its last read, for made_apart
+_MADE: dict[int, dict[tuple[str, str, int], Any] | None] = {}  # in the worker: what made_apart made, until taken, by ticket
+_tickets = itertools.count()
+
+
+def made_apart(ticket: int, fn: Callable[..., dict[tuple[str, str, int], Any] | None],
+               *args: Any) -> None:
+    """In the worker, after :func:`read_files_apart`: ``fn(items, *args)`` on the objects it
+    kept (then forgotten), kept there until :func:`take_made` asks for it: a large answer is
+    not held by the other process while it reads the area."""
+    global _KEPT
+    items, _KEPT = _KEPT, None
+    if items is not None:
+        _MADE[ticket] = fn(items, *args)
+
+
+def take_made(ticket: int) -> dict[tuple[str, str, int], Any] | None:
+    """In the worker: the answer :func:`made_apart` made under ``ticket`` (then forgotten)."""
+    return _MADE.pop(ticket, None)
+
+
+@dataclass
+class _Later:
+    """What the worker is asked to make of the objects it reads (``apart``), and its answer."""
+
+    apart: Apart | None
+    future: Future[None] | None = None  # made_apart's, once asked
+    ticket: int = 0
+    theirs: list[Item] = field(default_factory=list)  # the objects the worker read
+
+    def answers(self, merged: Mapping[str, Sequence[Item]]) -> Callable[[], dict[tuple[str, int], Any]] | None:
+        """The worker's answers by ``(kind, index)`` among the ``merged`` objects (waited for,
+        and given once: they are not kept meanwhile): only for the objects it read, each known
+        by its ``(file, kind, index)``; none when two of them share those."""
+        future = self.future
+        if future is None:
+            return None
+        theirs = {id(item) for item in self.theirs}
+        where: dict[tuple[str, str, int], tuple[str, int]] = {}
+        for kind, items in merged.items():
+            for index, item in enumerate(items):
+                if id(item) in theirs:
+                    where[(item.file, item.kind, item.index)] = (kind, index)
+        if len(where) != len(theirs):
+            return None  # not told apart: nothing is taken from the worker
+        self.theirs = []
+        given: list[bool] = []
+        ticket = self.ticket
+
+        def made() -> dict[tuple[str, int], Any]:
+            if given:
+                return {}
+            given.append(True)
+            workers.result(future)  # made (or failed)
+            answer = workers.result(workers.submit(take_made, ticket)) or {}
+            return {where[key]: value for key, value in answer.items() if key in where}
+
+        return made
 
 
 def _assemble(base: Merged) -> tuple[dict[str, Any], MergedPositions, dict[JsonPath, str], Any]:

@@ -43,20 +43,13 @@ from __future__ import annotations
 
 import copy
 import fnmatch
-import functools
 from collections.abc import Sequence
 from typing import Any
 
 from apimctl import kinds, workers
 from apimctl.api.dialect import Detected, detect, setting_of
 from apimctl.errors import PlanError
-from apimctl.kinds.dialects import (
-    SPEC_NAME,
-    UNMANAGED,
-    VOCABULARIES,
-    dialect_of,
-    translate,
-)
+from apimctl.kinds.dialects import SPEC_NAME, dialect_of, translate, translated_heads
 from apimctl.planning import verdicts
 from apimctl.planning.desired import Desired, ManifestLike, desired_objects, locator
 from apimctl.planning.domains import domain_warnings
@@ -154,7 +147,7 @@ def _translate(desired: dict[str, list[Desired]], table: Any) -> list[str]:
     warnings = []
     for objs in desired.values():
         for obj in objs:
-            heads = _heads(obj.kind.name)
+            heads = translated_heads(obj.kind.name)
             if heads.isdisjoint(obj.doc):
                 continue  # no field translation reads: nothing to change
             obj.doc = {k: copy.deepcopy(v) if k in heads else v for k, v in obj.doc.items()}
@@ -162,12 +155,6 @@ def _translate(desired: dict[str, list[Desired]], table: Any) -> list[str]:
                 warnings.append(f"{obj.address}: {path} exists only in the mashery dialect; "
                                 f"not written to this {table.name} target")
     return warnings
-
-
-@functools.cache
-def _heads(kind: str) -> frozenset[str]:
-    """The top-level fields holding the fields :func:`translate` may change."""
-    return frozenset(p.split(".")[0] for p in (*VOCABULARIES.get(kind, {}), *UNMANAGED.get(kind, ())))
 
 
 def _with_deps(step: Step, deps: tuple[str, ...]) -> Step:

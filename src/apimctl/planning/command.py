@@ -22,10 +22,12 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
 from apimctl.errors import PlanError
+from apimctl.kinds.dialects import SPEC_NAME
 from apimctl.manifests import Manifest, load_manifests
 from apimctl.planning.build import make_plan
 from apimctl.planning.rules import RotateRule, ignore_rules, parse_target
 from apimctl.planning.steps import literal_secrets
+from apimctl.planning.verdicts import made_of_items
 from apimctl.plans.file import check_destination, save_plan
 from apimctl.plans.model import Plan
 from apimctl.state.live import Lister
@@ -79,7 +81,9 @@ def read_manifests(paths: tuple[str, ...], overlays: tuple[str, ...], targets: t
                    ignores: tuple[str, ...], notice: Notice, *, rotate: tuple[str, ...] = ()) -> Manifest:
     """The manifests at ``paths``, with the ``--target``, ``--ignore`` and ``--rotate`` texts checked too:
     everything that can be refused before a call. Warnings go to ``notice``."""
-    manifest = load_manifests(list(paths), list(overlays))
+    # large manifests: the worker process that reads a part of them also makes, while they
+    # are checked here, the desired side of the comparisons of the services it read
+    manifest = load_manifests(list(paths), list(overlays), apart=(made_of_items, (SPEC_NAME,)))
     for warning in manifest.warnings:
         notice(f"Warning: {warning}")
     for text in targets:

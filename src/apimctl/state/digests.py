@@ -71,12 +71,37 @@ def unchanged(kind: Kind, parts: Digests, want: Mapping[str, Any]) -> bool:
     """Whether the normal form ``want`` (the desired side) equals, in every field a diff
     compares, the form ``parts`` were made of: its own fields, and the left-alone
     collections ``want`` declares. ``False`` says nothing (compare the forms then)."""
+    wanted = wanted_digests(kind, want)
+    return wanted is not None and unchanged_by(kind, parts, wanted)
+
+
+def wanted_digests(kind: Kind, want: Mapping[str, Any]) -> Digests | None:
+    """What :func:`unchanged` compares of the desired side ``want``, kept to compare later
+    (:func:`unchanged_by`): the digest of the form without the collections
+    ``Kind.left_alone``, then each of those it declares (zeros for one it leaves out);
+    ``None`` when a part has no encoding (it can then be told only by a diff)."""
     names = _left_alone(kind)
-    if digest(_without(want, names)) != parts[:_DIGEST_SIZE]:
+    own = digest(_without(want, names))
+    if own is None:
+        return None
+    out = [own]
+    for name in names:
+        if name not in want:
+            out.append(_NO_DIGEST)
+            continue
+        part = digest(want[name])
+        if part is None or part == _NO_DIGEST:
+            return None
+        out.append(part)
+    return b"".join(out)
+
+
+def unchanged_by(kind: Kind, parts: Digests, wanted: Digests) -> bool:
+    """:func:`unchanged`, the desired side given by its :func:`wanted_digests`."""
+    if wanted[:_DIGEST_SIZE] != parts[:_DIGEST_SIZE]:
         return False
-    for i, name in enumerate(names, 1):
-        if name in want:
-            part = parts[i * _DIGEST_SIZE:(i + 1) * _DIGEST_SIZE]
-            if part == _NO_DIGEST or digest(want[name]) != part:
-                return False
+    for i in range(1, len(_left_alone(kind)) + 1):
+        part = wanted[i * _DIGEST_SIZE:(i + 1) * _DIGEST_SIZE]
+        if part != _NO_DIGEST and parts[i * _DIGEST_SIZE:(i + 1) * _DIGEST_SIZE] != part:
+            return False
     return True

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from apimctl import kinds
-from apimctl.state.digests import digest, digests, unchanged
+from apimctl.state.digests import digest, digests, unchanged, unchanged_by, wanted_digests
 from apimctl.state.normalise import Context, canonical_datetime, normalise, secret_hash
 
 
@@ -122,6 +122,24 @@ def test_unchanged_compares_what_a_diff_compares() -> None:
                                              Context("E")))
     assert bare is not None and parts is not None
     assert unchanged(kinds.ENDPOINT, bare, want) and not unchanged(kinds.ENDPOINT, bare, declared)
+
+
+def test_the_desired_side_kept_as_digests_compares_as_unchanged_does() -> None:
+    live = {"name": "F", "requestPathAlias": "/f", "methods": [{"name": "get"}]}
+    with_methods = digests(kinds.ENDPOINT, normalise(kinds.ENDPOINT, live, Context("E")))
+    bare = digests(kinds.ENDPOINT, normalise(kinds.ENDPOINT, {**live, "methods": []}, Context("E")))
+    sides = [{"name": "F", "requestPathAlias": "/f"}, live, {**live, "methods": [{"name": "put"}]},
+             {**live, "methods": []}, {"name": "F", "requestPathAlias": "/g"}]
+    for parts in (with_methods, bare):
+        assert parts is not None
+        for side in sides:
+            want = normalise(kinds.ENDPOINT, side, Context("E"))
+            wanted = wanted_digests(kinds.ENDPOINT, want)
+            assert wanted is not None and want == normalise(kinds.ENDPOINT, side, Context("E"))
+            assert unchanged_by(kinds.ENDPOINT, parts, wanted) == unchanged(kinds.ENDPOINT, parts, want)
+    assert unchanged_by(kinds.ENDPOINT, with_methods or b"",
+                        wanted_digests(kinds.ENDPOINT, normalise(kinds.ENDPOINT, sides[0], Context("E"))) or b"")
+    assert wanted_digests(kinds.ENDPOINT, {"name": "F", "methods": {"get": object()}}) is None
 
 
 def test_normal_forms_share_no_containers() -> None:
