@@ -167,8 +167,7 @@ def test_digests_made_ahead_by_the_worker_plan_as_the_builder(
     assert all(ahead == here for told in known for _, ahead, here in told)
     assert ("endpoint:Weather/Alerts", False, False) in known[1]
     assert ("service:Weather", True, True) in known[0]
-    if dialect == "spec":  # (a mashery endpoint's live form holds the fields of §10.8: diffed)
-        assert ("endpoint:Weather/Alerts", True, True) in known[0]
+    assert ("endpoint:Weather/Alerts", True, True) in known[0]  # (mashery: without §10.8's fields)
     monkeypatch.setenv(workers.ENV, "0")
     assert [p.to_json() for p in asyncio.run(plans())] == [p.to_json() for p in apart]
     assert apart[0].steps == []

@@ -8,12 +8,14 @@ it, here otherwise.
 
 from __future__ import annotations
 
+import functools
 import gc
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from apimctl import kinds, workers
 from apimctl.kinds import Kind
+from apimctl.kinds.dialects import UNMANAGED
 from apimctl.kinds.ops import Context
 from apimctl.state.digests import Digests, digests
 from apimctl.state.normalise import normalise
@@ -49,7 +51,7 @@ class NormalBatches:
     def add(self, obj: LiveObject, kind: Kind, doc: dict[str, Any], ctx: Context) -> None:
         packed = obj.packed
         if packed is None:  # no encoding to send: made here, now
-            obj.norm = digests(kind, normalise(kind, doc, ctx))
+            obj.norm = live_digests(kind, normalise(kind, doc, ctx))
             return
         self.batch.append((kind.name, *packed, ctx))
         self.objects.append(obj)
@@ -76,7 +78,7 @@ class NormalBatches:
         for future, objects in self.sent:
             found = workers.result(future)
             if found is None:
-                found = [digests(kinds.get(o.kind), normalise(kinds.get(o.kind), o.doc, o.context))
+                found = [live_digests(kinds.get(o.kind), normalise(kinds.get(o.kind), o.doc, o.context))
                          for o in objects]
             _fill(objects, found)
         self.sent = []
@@ -100,8 +102,38 @@ def normal_digests(batch: list[tuple[str, bytes, bytes | None, Context]]) -> lis
         for name, packed, zdict, ctx in batch:
             kind = kinds.get(name)
             packer = packers.get(zdict) or packers.setdefault(zdict, Packer(zdict))
-            out.append(digests(kind, normalise(kind, packer.unpack(packed), ctx, memo=memo)))
+            out.append(live_digests(kind, normalise(kind, packer.unpack(packed), ctx, memo=memo)))
         return out
     finally:
         if enabled:
             gc.enable()
+
+
+def live_digests(kind: Kind, normal: dict[str, Any]) -> Digests | None:
+    """The digests of a live object's normal form (``normal``, taken apart), without the
+    fields of real deployments apimctl does not manage (SUPPLEMENT §10.8): a comparison
+    leaves them out unless the manifest names one, whose desired form then differs from
+    these digests (and is diffed). Nested values may be shared (``normalise(memo=...)``):
+    the dicts on the way to a nested field are copied, not changed."""
+    for parts in _unmanaged(kind.name):
+        if not _present(normal, parts):
+            continue
+        holder = normal
+        for part in parts[:-1]:
+            holder[part] = dict(holder[part])
+            holder = holder[part]
+        del holder[parts[-1]]
+    return digests(kind, normal)
+
+
+def _present(value: Any, parts: tuple[str, ...]) -> bool:
+    for part in parts:
+        if not isinstance(value, dict) or part not in value:
+            return False
+        value = value[part]
+    return True
+
+
+@functools.cache
+def _unmanaged(kind: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(path.split(".")) for path in UNMANAGED.get(kind, ()))

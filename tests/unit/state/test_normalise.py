@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from apimctl import kinds
 from apimctl.state.digests import digest, digests, unchanged, unchanged_by, wanted_digests
+from apimctl.state.normal_batches import live_digests
 from apimctl.state.normalise import Context, canonical_datetime, normalise, secret_hash
 
 
@@ -156,3 +157,24 @@ def test_normal_forms_share_no_containers() -> None:
     messages["ERR_403_DEVELOPER_OVER_QPS"]["detailHeader"] = "changed"
     fresh = normalise(kinds.ERROR_SET, {"name": "S"})["errorMessages"]
     assert fresh["ERR_403_DEVELOPER_OVER_QPS"]["detailHeader"] == ""
+
+
+def test_live_digests_leave_out_the_fields_apimctl_does_not_manage() -> None:
+    """A mashery area's objects hold the fields of SUPPLEMENT §10.8; a comparison leaves them
+    out unless the manifest names one, and so do the live digests (without changing a nested
+    value other forms may share)."""
+    bare = {"name": "F", "requestPathAlias": "/f"}
+    extra = {**bare, "inboundMsslRequired": False, "rateLimitHeadersEnabled": True}
+    assert live_digests(kinds.ENDPOINT, normalise(kinds.ENDPOINT, extra, Context("E"))) == \
+        digests(kinds.ENDPOINT, normalise(kinds.ENDPOINT, bare, Context("E")))
+    oauth = {"grantTypes": ["password"], "masheryTokenApiEnabled": True}
+    shared = {"oauth": oauth}
+    normal = {"name": "S", "securityProfile": shared}
+    left = live_digests(kinds.SERVICE, normal)
+    assert shared == {"oauth": oauth} and oauth["masheryTokenApiEnabled"] is True
+    assert left == digests(kinds.SERVICE, {"name": "S", "securityProfile": {"oauth": {"grantTypes": ["password"]}}})
+    live = live_digests(kinds.ENDPOINT, normalise(kinds.ENDPOINT, extra, Context("E")))
+    assert live is not None
+    assert unchanged(kinds.ENDPOINT, live, normalise(kinds.ENDPOINT, bare, Context("E")))
+    named = normalise(kinds.ENDPOINT, {**bare, "inboundMsslRequired": False}, Context("E"))
+    assert not unchanged(kinds.ENDPOINT, live, named)  # named by the manifest: diffed
