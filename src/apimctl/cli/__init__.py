@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from apimctl import __version__
+from apimctl import __version__, process
 from apimctl.cli.common import Group, LazyCommands, exit_process, run_guarded
 from apimctl.render.lint import FORMATS as LINT_FORMATS
 from apimctl.render.problems import FORMATS as PROBLEM_FORMATS
@@ -48,4 +48,5 @@ cli.commands = LazyCommands({name: f"apimctl.cli.{name}" for name in (
 
 def main() -> None:
     """Console-script entry point."""
+    process.ending_with_command()
     exit_process(run_guarded(cli))

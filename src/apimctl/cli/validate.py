@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import click
 
+from apimctl import process
 from apimctl.cli.common import EXIT_ERROR, EXIT_OK, manifest_options
 from apimctl.manifests.command import ValidateRequest, validate
 from apimctl.render.problems import FORMATS, render, summary
@@ -30,6 +31,7 @@ def command(paths: tuple[str, ...], overlays: tuple[str, ...], fmt: str,
     if not paths:
         raise click.UsageError("give at least one PATH (a manifest file or a directory)")
     result = validate(ValidateRequest(paths, overlays, allow_missing_vars))
+    process.keep(result)  # the manifests are not taken apart before the command ends
     output = render(result.problems, fmt, files=len(result.files), objects=result.objects)
     if output:
         click.echo(output, nl=False)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
+from apimctl import process
 from apimctl.errors import PlanError
 from apimctl.kinds.dialects import SPEC_NAME
 from apimctl.manifests import Manifest, load_manifests
@@ -84,6 +85,7 @@ def read_manifests(paths: tuple[str, ...], overlays: tuple[str, ...], targets: t
     # large manifests: the worker process that reads a part of them also makes, while they
     # are checked here, the desired side of the comparisons of the services it read
     manifest = load_manifests(list(paths), list(overlays), apart=(made_of_items, (SPEC_NAME,)))
+    process.keep(manifest)  # not taken apart before the command ends
     for warning in manifest.warnings:
         notice(f"Warning: {warning}")
     for text in targets:
