@@ -105,12 +105,12 @@ def test_plans_with_the_worker_are_the_plans_without(tmp_path: Path, dialect: st
         ("update", "plan:Partners/Silver")]
 
 
-# the services in a file of their own, which the worker reads: one declares its error sets,
-# one does not (the platform gives it ``Default``), one endpoint has a field the dialect's
-# translation changes; the packages, domains and roles in the file read here
+# two files: Weather (declaring its error sets) with the packages, domains and roles, read
+# here; Maps (declaring none: the platform gives it ``Default``), read by the worker. An
+# endpoint of Weather has a field the dialect's translation changes.
 PARTS = {
-    "a.yaml": AREA.split("services:")[0] + "packages:" + AREA.split("packages:")[1],
-    "b.yaml": "services:" + AREA.split("services:")[1].split("packages:")[0],
+    "a.yaml": AREA.split("  - name: Maps")[0] + "packages:" + AREA.split("packages:")[1],
+    "b.yaml": "services:\n  - name: Maps" + AREA.split("  - name: Maps")[1].split("packages:")[0],
 }
 EXTRA = ("      - {name: Headers, requestPathAlias: /headers, trafficManagerDomain: api.example.com,\n"
          "         publicDomains: [api.example.com], forwardedHeaders: [svc-host]}\n")
@@ -118,10 +118,11 @@ EXTRA = ("      - {name: Headers, requestPathAlias: /headers, trafficManagerDoma
 
 def test_digests_made_ahead_by_the_worker_plan_as_the_builder(
         tmp_path: Path, dialect: str, forced: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    """While the manifests are checked, the worker that read the services' file makes the
-    desired side of their comparisons; the plans are those made without it."""
+    """While the manifests are checked, the worker makes the desired side of the services'
+    comparisons (of those it read, and of those read here); the plans are those made
+    without it."""
     monkeypatch.setattr(pipeline, "PARALLEL_BYTES", 0)
-    monkeypatch.setattr(pipeline, "_split", lambda sizes: 1)  # b.yaml in the worker
+    monkeypatch.setattr(pipeline, "_split", lambda sizes: 1)  # b.yaml read in the worker
     known: list[list[tuple[str, bool, bool]]] = []  # per plan: address, told ahead, by the builder
     init = verdicts.Verdicts.__init__
 
@@ -138,7 +139,7 @@ def test_digests_made_ahead_by_the_worker_plan_as_the_builder(
     config = ServerConfig(db_path=str(tmp_path / "a.db"), tokens={"t": "a"},
                           auto_approve_domains=True, dialect=dialect)
     transport = httpx.ASGITransport(app=create_app(config))
-    area = {**PARTS, "b.yaml": PARTS["b.yaml"].replace("    endpoints:\n", "    endpoints:\n" + EXTRA, 1)}
+    area = {**PARTS, "a.yaml": PARTS["a.yaml"].replace("    endpoints:\n", "    endpoints:\n" + EXTRA, 1)}
     changed = {name: text.replace("maxAge: 60", "maxAge: 120") for name, text in area.items()}
     for name, files in (("area", area), ("changed", changed)):
         (tmp_path / name).mkdir()
@@ -146,7 +147,7 @@ def test_digests_made_ahead_by_the_worker_plan_as_the_builder(
             (tmp_path / name / file).write_text(text)
 
     def loaded(name: str) -> Any:
-        return load_manifests([str(tmp_path / name)], apart=(verdicts.made_of_items, (dialect,)))
+        return load_manifests([str(tmp_path / name)], apart=(verdicts.made_of_items, (dialect,), verdicts.AHEAD_KINDS))
 
     async def seed() -> None:
         async with ApiClient("http://x/v3/rest", token="t", qps=None, transport=transport) as client:

@@ -12,7 +12,6 @@ import gc
 import itertools
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,8 +50,10 @@ class ValidationResult:
         return self.errors == 0
 
 
-# ``(fn, args)``: see :func:`load_manifests`
-Apart = tuple[Callable[..., "dict[tuple[str, str, int], Any] | None"], tuple[Any, ...]]
+# ``(fn, args, kinds)``: see :func:`load_manifests`
+Apart = tuple[Callable[..., "dict[tuple[str, str, int], Any]"], tuple[Any, ...], frozenset[str]]
+# an object handed to ``fn``: its file, kind (manifest key), index in that file's list, value
+Made = tuple[str, str, int, Any]
 
 
 def load_manifests(paths: Sequence[str], overlays: Sequence[str] = (),
@@ -63,11 +64,12 @@ def load_manifests(paths: Sequence[str], overlays: Sequence[str] = (),
     :class:`~apimctl.errors.ManifestError` carrying every problem (warnings included) when
     anything is wrong; otherwise returns the :class:`Manifest`, warnings attached.
 
-    ``apart`` is ``(fn, args)``, ``fn`` a module-level function of apimctl: when the files
-    are read on two cores and there are no overlays (the objects are final as read), the
-    worker process calls ``fn(items, *args)`` on the top-level objects it read, right after
-    reading them, while this process checks the manifests. ``fn`` answers by the ``(file,
-    kind, index)`` of the :class:`Item`; :meth:`Manifest.made_apart` gives the answers.
+    ``apart`` is ``(fn, args, kinds)``, ``fn`` a module-level function of apimctl: when the
+    files are read on two cores and there are no overlays (the objects are final as read),
+    the worker process calls ``fn(objects, *args)`` on the top-level objects of ``kinds``
+    (manifest keys), each ``(file, kind, index, value)``: those it read, right after reading
+    them, then those read here, while this process checks the manifests. ``fn`` answers by
+    ``(file, kind, index)``; :meth:`Manifest.made_apart` gives the answers.
     """
     result = validate(paths, overlays, env, apart=apart)
     if result.manifest is None:
@@ -158,6 +160,8 @@ def _read(paths: Sequence[str], env: Mapping[str, str], problems: Problems,
 # Manifests of more bytes than this are read on two cores: the last part of the files in
 # the worker process (:mod:`apimctl.workers`) while this process reads the first part.
 PARALLEL_BYTES = 4 * 1024 * 1024
+# Objects read here sent to the worker (``apart``) per call.
+MADE_OF_AT_ONCE = 200
 # The worker's share of the bytes: it starts later (a fresh interpreter) and its documents
 # must still cross the pipe.
 WORKER_SHARE = 0.42
@@ -172,21 +176,28 @@ def _read_all(sources: list[SourceFile], env: Mapping[str, str], problems: Probl
         return read_files(sources, env, problems, check_items)
     # absolute paths: the worker's current directory is the one it was started in
     theirs = [SourceFile(src.display, os.path.abspath(src.path)) for src in sources[split:]]
-    future = workers.submit(read_files_apart, theirs, dict(env), check_items, later.apart is not None)
-    if future is not None and later.apart is not None:
-        fn, args = later.apart
-        later.ticket = next(_tickets)
-        later.future = workers.submit(made_apart, later.ticket, fn, *args)  # next, in the worker
+    kinds = later.apart[2] if later.apart is not None else frozenset()
+    future = workers.submit(read_files_apart, theirs, dict(env), check_items, kinds)
+    if future is not None:
+        later.ask(made_apart)  # next, in the worker: made of what it read
     head = read_files(sources[:split], env, problems, check_items)
+    if future is not None and problems.errors == 0:
+        ours = _objects(head, kinds)  # then of what was read here, a few at a time: sent
+        for start in range(0, len(ours), MADE_OF_AT_ONCE):  # in small pickles
+            later.ask(made_of, ours[start:start + MADE_OF_AT_ONCE])
     found = workers.result(future)
     if found is None:  # no worker, or it failed: read here
-        later.future = None
+        later.tickets = []
         return head + read_files(sources[split:], env, problems, check_items)
     tail, their_problems = found
     problems.items.extend(their_problems)
-    later.theirs = [item for read in tail for doc in read or () for items in doc.items.values()
-                    for item in items]
+    later.items += _objects(tail, kinds)
     return head + tail
+
+
+def _objects(read: list[list[Document] | None], kinds: frozenset[str]) -> list[Item]:
+    return [item for docs in read for doc in docs or () for kind, items in doc.items.items()
+            if kind in kinds for item in items]
 
 
 def _split(sizes: list[int]) -> int:
@@ -227,75 +238,96 @@ def read_files(sources: Sequence[SourceFile], env: Mapping[str, str], problems: 
 
 
 def read_files_apart(sources: Sequence[SourceFile], env: Mapping[str, str], check_items: bool,
-                     keep: bool = False) -> tuple[list[list[Document] | None], list[Problem]]:
+                     keep: frozenset[str] = frozenset()) -> tuple[list[list[Document] | None], list[Problem]]:
     """:func:`read_files` in the worker process: the documents and the problems found.
-    ``keep``: the objects are kept there for :func:`made_apart` (when they have no error)."""
+    ``keep``: the objects of these kinds are kept there for :func:`made_apart` (when none
+    has an error)."""
     global _KEPT
     problems = Problems()
     read = read_files(sources, env, problems, check_items)
-    _KEPT = None
-    if keep and problems.errors == 0:
-        _KEPT = [item for docs in read for doc in docs or () for items in doc.items.values()
-                 for item in items]
+    _KEPT = [_made(item) for item in _objects(read, keep)] if keep and problems.errors == 0 else None
     return read, problems.items
 
 
-_KEPT: list[Item] | None = None  # in the worker: the objects of its last read, for made_apart
-_MADE: dict[int, dict[tuple[str, str, int], Any] | None] = {}  # in the worker: what made_apart made, until taken, by ticket
+# in the worker: the objects of its last read, for made_apart; what made_apart and made_of
+# made, until taken (by ticket)
+_KEPT: list[Made] | None = None
+_MADE: dict[int, dict[tuple[str, str, int], Any]] = {}
 _tickets = itertools.count()
 
 
-def made_apart(ticket: int, fn: Callable[..., dict[tuple[str, str, int], Any] | None],
-               *args: Any) -> None:
-    """In the worker, after :func:`read_files_apart`: ``fn(items, *args)`` on the objects it
-    kept (then forgotten), kept there until :func:`take_made` asks for it: a large answer is
-    not held by the other process while it reads the area."""
+def _made(item: Item) -> Made:
+    return item.file, item.kind, item.index, item.value
+
+
+def made_apart(ticket: int, fn: Callable[..., dict[tuple[str, str, int], Any]], *args: Any) -> None:
+    """In the worker, after :func:`read_files_apart`: ``fn(objects, *args)`` on the objects
+    it kept (then forgotten), kept there until :func:`take_made` asks for it (a large
+    answer is not held by the other process while it reads the area)."""
     global _KEPT
-    items, _KEPT = _KEPT, None
-    if items is not None:
-        _MADE[ticket] = fn(items, *args)
+    objects, _KEPT = _KEPT, None
+    if objects is not None:
+        _MADE[ticket] = fn(objects, *args)
+
+
+def made_of(ticket: int, objects: list[Made], fn: Callable[..., dict[tuple[str, str, int], Any]],
+            *args: Any) -> None:
+    """:func:`made_apart` of objects sent to the worker."""
+    _MADE[ticket] = fn(objects, *args)
 
 
 def take_made(ticket: int) -> dict[tuple[str, str, int], Any] | None:
-    """In the worker: the answer :func:`made_apart` made under ``ticket`` (then forgotten)."""
+    """In the worker: what :func:`made_apart` or :func:`made_of` made under ``ticket``
+    (then forgotten there)."""
     return _MADE.pop(ticket, None)
 
 
 @dataclass
 class _Later:
-    """What the worker is asked to make of the objects it reads (``apart``), and its answer."""
+    """What the worker is asked to make of the objects (``apart``), and its answers."""
 
     apart: Apart | None
-    future: Future[None] | None = None  # made_apart's, once asked
-    ticket: int = 0
-    theirs: list[Item] = field(default_factory=list)  # the objects the worker read
+    tickets: list[int] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)  # the objects the answers are about
+
+    def ask(self, call: Callable[..., None], objects: list[Item] | None = None) -> None:
+        """Have the worker make ``fn``'s answer (``call``: :func:`made_apart`, or
+        :func:`made_of` the ``objects`` read here)."""
+        if self.apart is None:
+            return
+        fn, args, _ = self.apart
+        ticket = next(_tickets)
+        sent = (ticket, fn, *args) if objects is None else (ticket, [_made(o) for o in objects], fn, *args)
+        if workers.submit(call, *sent) is not None:
+            self.tickets.append(ticket)
+            self.items += objects or ()
 
     def answers(self, merged: Mapping[str, Sequence[Item]]) -> Callable[[], dict[tuple[str, int], Any]] | None:
         """The worker's answers by ``(kind, index)`` among the ``merged`` objects (waited for,
-        and given once: they are not kept meanwhile): only for the objects it read, each known
-        by its ``(file, kind, index)``; none when two of them share those."""
-        future = self.future
-        if future is None:
+        and given once: they are not kept meanwhile), each object known by its ``(file, kind,
+        index)``; none when two of them share those."""
+        if not self.tickets:
             return None
-        theirs = {id(item) for item in self.theirs}
+        asked = {id(item) for item in self.items}
         where: dict[tuple[str, str, int], tuple[str, int]] = {}
         for kind, items in merged.items():
             for index, item in enumerate(items):
-                if id(item) in theirs:
+                if id(item) in asked:
                     where[(item.file, item.kind, item.index)] = (kind, index)
-        if len(where) != len(theirs):
+        if len(where) != len(asked):
             return None  # not told apart: nothing is taken from the worker
-        self.theirs = []
-        given: list[bool] = []
-        ticket = self.ticket
+        self.items = []
+        tickets, given = self.tickets, [False]
 
         def made() -> dict[tuple[str, int], Any]:
-            if given:
+            if given[0]:
                 return {}
-            given.append(True)
-            workers.result(future)  # made (or failed)
-            answer = workers.result(workers.submit(take_made, ticket)) or {}
-            return {where[key]: value for key, value in answer.items() if key in where}
+            given[0] = True
+            out: dict[tuple[str, int], Any] = {}
+            for ticket in tickets:
+                answer = workers.result(workers.submit(take_made, ticket)) or {}
+                out.update((where[key], value) for key, value in answer.items() if key in where)
+            return out
 
         return made
 

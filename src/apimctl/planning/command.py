@@ -28,7 +28,7 @@ from apimctl.manifests import Manifest, load_manifests
 from apimctl.planning.build import make_plan
 from apimctl.planning.rules import RotateRule, ignore_rules, parse_target
 from apimctl.planning.steps import literal_secrets
-from apimctl.planning.verdicts import made_of_items
+from apimctl.planning.verdicts import AHEAD_KINDS, made_of_items
 from apimctl.plans.file import check_destination, save_plan
 from apimctl.plans.model import Plan
 from apimctl.state.live import Lister
@@ -83,8 +83,9 @@ def read_manifests(paths: tuple[str, ...], overlays: tuple[str, ...], targets: t
     """The manifests at ``paths``, with the ``--target``, ``--ignore`` and ``--rotate`` texts checked too:
     everything that can be refused before a call. Warnings go to ``notice``."""
     # large manifests: the worker process that reads a part of them also makes, while they
-    # are checked here, the desired side of the comparisons of the services it read
-    manifest = load_manifests(list(paths), list(overlays), apart=(made_of_items, (SPEC_NAME,)))
+    # are checked here, the desired side of the services' comparisons
+    manifest = load_manifests(list(paths), list(overlays),
+                              apart=(made_of_items, (SPEC_NAME,), AHEAD_KINDS))
     process.keep(manifest)  # not taken apart before the command ends
     for warning in manifest.warnings:
         notice(f"Warning: {warning}")

@@ -20,7 +20,7 @@ from apimctl import kinds, workers
 from apimctl.kinds import ENDPOINT, ERROR_SET, SERVICE, Kind
 from apimctl.kinds.dialects import Dialect, comparable, dialect_of, translated_heads
 from apimctl.kinds.error_set import PLATFORM_ERROR_SET
-from apimctl.manifests.documents import Item
+from apimctl.manifests.pipeline import Made
 from apimctl.planning.desired import desired_objects
 from apimctl.state.digests import Digests, unchanged, unchanged_by, wanted_digests
 from apimctl.state.live import LiveObject
@@ -60,25 +60,29 @@ def told(items: Sequence[_Item]) -> list[bool]:
 # list of its objects (``""``: the service itself; ``"endpoints"``, ``"errorSets"``) the
 # context assumed for each (``None``: not made) and their desired digests one after the other
 # (held while the area is read: a few bytes an object)
-Made = tuple[str, dict[str, tuple[tuple[Context | None, ...], bytes]]]
+Ahead = tuple[str, dict[str, tuple[tuple[Context | None, ...], bytes]]]
 
 
-def made_of_items(items: Sequence[Item], dialect: str) -> dict[tuple[str, str, int], Made]:
-    """In the worker process, right after it has read its part of large manifests (while the
-    manifests are checked here): the desired side's digests (:func:`wanted_digests`) of the
-    objects of each service it read, in ``dialect``, ahead of planning. An endpoint is assumed
+# the services of large manifests are handed to made_of_items in the worker process
+AHEAD_KINDS = frozenset({SERVICE.manifest_key})
+
+
+def made_of_items(items: Sequence[Made], dialect: str) -> dict[tuple[str, str, int], Ahead]:
+    """In the worker process, once large manifests are read (while they are checked here):
+    the desired side's digests (:func:`wanted_digests`) of the objects of each service
+    (``(file, kind, index, value)``), in ``dialect``, ahead of planning. An endpoint is assumed
     to be compared with the first error set its service declares, or, when it declares none,
     with the one the platform gives a service created without any (SUPPLEMENT §3); planning
     takes the digests only when that, and the dialect, prove true. Objects the dialect's
     translation may change are left out (they are translated first), and so is every object
     of other kinds (the shorthands of the manifests are expanded across files)."""
     table = dialect_of(dialect)
-    out: dict[tuple[str, str, int], Made] = {}
+    out: dict[tuple[str, str, int], Ahead] = {}
     contexts: dict[Context, Context] = {}  # one of each: the answer crosses the pipe small
-    for item in items:
-        if item.kind != SERVICE.manifest_key or not isinstance(item.value, dict):
+    for file, kind, index, value in items:
+        if kind != SERVICE.manifest_key or not isinstance(value, dict):
             continue
-        found = desired_objects({item.kind: [item.value]})
+        found = desired_objects({kind: [value]})
         sets = [obj.name for obj in found.get(ERROR_SET.name, ())]
         lists: dict[str, list[tuple[Context, Digests] | None]] = {}
         for objs in found.values():
@@ -96,7 +100,7 @@ def made_of_items(items: Sequence[Item], dialect: str) -> dict[tuple[str, str, i
                 wanted = wanted_digests(obj.kind, desired_form(obj.kind, obj.doc, ctx, table))
                 if wanted is not None:
                     made[at] = (ctx, wanted)
-        out[(item.file, item.kind, item.index)] = (dialect, {n: _joined(m) for n, m in lists.items()})
+        out[(file, kind, index)] = (dialect, {n: _joined(m) for n, m in lists.items()})
     return out
 
 
@@ -106,7 +110,7 @@ def _joined(made: list[tuple[Context, Digests] | None]) -> tuple[tuple[Context |
             b"".join(m[1] if m is not None and len(m[1]) == size else bytes(size) for m in made))
 
 
-def _ahead(made: Made | None, rel: tuple[str | int, ...], dialect: str) -> tuple[Context, Digests] | None:
+def _ahead(made: Ahead | None, rel: tuple[str | int, ...], dialect: str) -> tuple[Context, Digests] | None:
     """The context assumed and the desired digests :func:`made_of_items` made of the object at
     ``rel`` in its service, in ``dialect``; ``None`` when it made none."""
     if made is None or made[0] != dialect or len(rel) not in (0, 2):
@@ -134,7 +138,7 @@ class Verdicts:
         if len(pairs) < APART_FROM or builder.renames:
             return
         # what the worker made of the services it read (a manifest loaded in parts)
-        made: Mapping[tuple[str | int, ...], Made] = getattr(builder.manifest, "made_apart", dict)()
+        made: Mapping[tuple[str | int, ...], Ahead] = getattr(builder.manifest, "made_apart", dict)()
         left: list[int] = []  # the pairs the digests made ahead do not tell
         for index, (obj, live) in enumerate(pairs):
             if live is None or live.norm is None or obj.kind.read_only:
