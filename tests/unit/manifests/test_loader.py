@@ -311,3 +311,14 @@ def test_variables_in_merge_keys_keep_their_place(workdir) -> None:
     assert (service["name"], service["version"], service["description"]) == ("Weather", "x", "42")
     assert service["endpoints"][0]["name"] == "Forecast"
     assert service["endpoints"][0]["connectionTimeoutForSystemDomainRequest"] == 5
+
+
+def test_keys_and_short_values_are_kept_once(workdir) -> None:
+    """A large manifest repeats its keys and most values (hosts, methods): each is one text."""
+    workdir({"m.yaml": FULL})
+    doc = load_manifests(["m.yaml"], env={"SECRET": "s3cret"}).doc
+    first, second = doc["services"][0]["endpoints"]
+    shared = [k for k in first if k in second]
+    assert shared == ["name", "requestPathAlias", "trafficManagerDomain"]
+    assert all(next(k for k in second if k == key) is key for key in shared)
+    assert first["trafficManagerDomain"] is second["trafficManagerDomain"]
