@@ -40,6 +40,7 @@ from apimctl.state.normalise import Context, normalise
 # What ``Step.desired`` holds for a secret written as a literal value rather than a ``${VAR}``
 # reference: the value itself never leaves memory, so a saved plan cannot carry it.
 LITERAL_SECRET = "(sensitive)"
+_NO_CONTEXTS = (Context(), Context())  # (desired side, live side) of all but endpoints
 
 # --- steps -----------------------------------------------------------------------------------
 
@@ -66,6 +67,7 @@ class Builder:
         self.renames = {f"{live.kind}:{live.key}": obj.key for obj, live in match_.pairs
                         if live is not None and live.key != obj.key}
         self.translated: dict[int, dict[str, Any]] = {}
+        self.contexts: dict[tuple[str, str | None], tuple[Context, Context]] = {}  # see context
         self.rotate: list[RotateRule] = []  # --rotate-secrets / --rotate
         self.live_at: dict[str, LiveObject] = {}
         # ids of live copies that duplicate a matched object (kept one excluded)
@@ -76,14 +78,22 @@ class Builder:
         return default_error_sets((es.parent_id, es.name) for es in self.live.of(ERROR_SET.name))
 
     def context(self, obj: Desired, live: LiveObject | None) -> tuple[Context, Context]:
-        """Normalisation contexts (desired side, live side): an endpoint's default error set."""
+        """Normalisation contexts (desired side, live side): an endpoint's default error set
+        (the same for every endpoint of a service: made once per desired and live parent)."""
         if obj.kind is not ENDPOINT or obj.parent is None:
-            return Context(), Context()
+            return _NO_CONTEXTS
+        key = (obj.parent.address, live.parent_id if live is not None else None)
+        found = self.contexts.get(key)
+        if found is None:
+            found = self.contexts[key] = self._context(obj.parent.address, live)
+        return found
+
+    def _context(self, parent: str, live: LiveObject | None) -> tuple[Context, Context]:
         live_first = self.first_live_set.get(live.parent_id or "") if live else None
-        declared = self.declared_sets.get(obj.parent.address)
+        declared = self.declared_sets.get(parent)
         if declared:
             return Context(declared[0]), Context(live_first)
-        parent_live = self.match.live_of.get(obj.parent.address)
+        parent_live = self.match.live_of.get(parent)
         desired_first = self.first_live_set.get(parent_live.id) if parent_live else PLATFORM_ERROR_SET
         return Context(desired_first), Context(live_first)
 
