@@ -179,12 +179,12 @@ def _read_all(sources: list[SourceFile], env: Mapping[str, str], problems: Probl
     kinds = later.apart[2] if later.apart is not None else frozenset()
     future = workers.submit(read_files_apart, theirs, dict(env), check_items, kinds)
     if future is not None:
-        later.ask(made_apart)  # next, in the worker: made of what it read
+        later.ask(make_of_kept)  # next, in the worker: made of what it read
     head = read_files(sources[:split], env, problems, check_items)
     if future is not None and problems.errors == 0:
         ours = _objects(head, kinds)  # then of what was read here, a few at a time: sent
         for start in range(0, len(ours), MADE_OF_AT_ONCE):  # in small pickles
-            later.ask(made_of, ours[start:start + MADE_OF_AT_ONCE])
+            later.ask(make_of_sent, ours[start:start + MADE_OF_AT_ONCE])
     found = workers.result(future)
     if found is None:  # no worker, or it failed: read here
         later.tickets = []
@@ -240,7 +240,7 @@ def read_files(sources: Sequence[SourceFile], env: Mapping[str, str], problems: 
 def read_files_apart(sources: Sequence[SourceFile], env: Mapping[str, str], check_items: bool,
                      keep: frozenset[str] = frozenset()) -> tuple[list[list[Document] | None], list[Problem]]:
     """:func:`read_files` in the worker process: the documents and the problems found.
-    ``keep``: the objects of these kinds are kept there for :func:`made_apart` (when none
+    ``keep``: the objects of these kinds are kept there for :func:`make_of_kept` (when none
     has an error)."""
     global _KEPT
     problems = Problems()
@@ -249,7 +249,7 @@ def read_files_apart(sources: Sequence[SourceFile], env: Mapping[str, str], chec
     return read, problems.items
 
 
-# in the worker: the objects of its last read, for made_apart; what made_apart and made_of
+# in the worker: the objects of its last read, for make_of_kept; what it and make_of_sent
 # made, until taken (by ticket)
 _KEPT: list[Made] | None = None
 _MADE: dict[int, dict[tuple[str, str, int], Any]] = {}
@@ -260,7 +260,7 @@ def _made(item: Item) -> Made:
     return item.file, item.kind, item.index, item.value
 
 
-def made_apart(ticket: int, fn: Callable[..., dict[tuple[str, str, int], Any]], *args: Any) -> None:
+def make_of_kept(ticket: int, fn: Callable[..., dict[tuple[str, str, int], Any]], *args: Any) -> None:
     """In the worker, after :func:`read_files_apart`: ``fn(objects, *args)`` on the objects
     it kept (then forgotten), kept there until :func:`take_made` asks for it (a large
     answer is not held by the other process while it reads the area)."""
@@ -270,14 +270,14 @@ def made_apart(ticket: int, fn: Callable[..., dict[tuple[str, str, int], Any]], 
         _MADE[ticket] = fn(objects, *args)
 
 
-def made_of(ticket: int, objects: list[Made], fn: Callable[..., dict[tuple[str, str, int], Any]],
-            *args: Any) -> None:
-    """:func:`made_apart` of objects sent to the worker."""
+def make_of_sent(ticket: int, objects: list[Made],
+                 fn: Callable[..., dict[tuple[str, str, int], Any]], *args: Any) -> None:
+    """:func:`make_of_kept` of objects sent to the worker."""
     _MADE[ticket] = fn(objects, *args)
 
 
 def take_made(ticket: int) -> dict[tuple[str, str, int], Any] | None:
-    """In the worker: what :func:`made_apart` or :func:`made_of` made under ``ticket``
+    """In the worker: what :func:`make_of_kept` or :func:`make_of_sent` made under ``ticket``
     (then forgotten there)."""
     return _MADE.pop(ticket, None)
 
@@ -291,8 +291,8 @@ class _Later:
     items: list[Item] = field(default_factory=list)  # the objects the answers are about
 
     def ask(self, call: Callable[..., None], objects: list[Item] | None = None) -> None:
-        """Have the worker make ``fn``'s answer (``call``: :func:`made_apart`, or
-        :func:`made_of` the ``objects`` read here)."""
+        """Have the worker make ``fn``'s answer (``call``: :func:`make_of_kept`, or
+        :func:`make_of_sent` the ``objects`` read here)."""
         if self.apart is None:
             return
         fn, args, _ = self.apart
@@ -302,7 +302,8 @@ class _Later:
             self.tickets.append(ticket)
             self.items += objects or ()
 
-    def answers(self, merged: Mapping[str, Sequence[Item]]) -> Callable[[], dict[tuple[str, int], Any]] | None:
+    def answers(self, merged: Mapping[str, Sequence[Item]]
+                ) -> Callable[[], dict[tuple[str, int], Any]] | None:
         """The worker's answers by ``(kind, index)`` among the ``merged`` objects (waited for,
         and given once: they are not kept meanwhile), each object known by its ``(file, kind,
         index)``; none when two of them share those."""
