@@ -27,3 +27,22 @@ def _no_target_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_fa
     for name in _TARGET_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "xdg-config"))
+
+
+@pytest.fixture
+def worker_answers(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The worker process allowed (``apimctl.workers``), whatever the environment says, and
+    every answer taken from it recorded in the returned list (``None``: none came)."""
+    from apimctl import workers
+
+    monkeypatch.delenv(workers.ENV, raising=False)
+    monkeypatch.setattr(workers, "_unavailable", False)
+    answers: list[object] = []
+    result = workers.result
+
+    def recorded(future):  # type: ignore[no-untyped-def]
+        answers.append(result(future))
+        return answers[-1]
+
+    monkeypatch.setattr(workers, "result", recorded)
+    return answers

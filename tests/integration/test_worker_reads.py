@@ -55,24 +55,14 @@ CHANGED = (AREA.replace("maxAge: 60", "maxAge: 120").replace("{name: Silver,", "
 
 
 @pytest.fixture
-def forced(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+def forced(worker_answers: list[Any], monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Every batch of normal forms and every verdict asked of the worker; its answers."""
-    monkeypatch.delenv(workers.ENV, raising=False)
-    monkeypatch.setattr(workers, "_unavailable", False)
     monkeypatch.setattr(normal_batches, "NORMAL_BATCH", 2)
     monkeypatch.setattr(normal_batches, "WARM_UP", 1)
     monkeypatch.setattr(normal_batches, "OFFLOAD_AFTER", 0)
     monkeypatch.setattr(verdicts, "APART_FROM", 0)
     monkeypatch.setattr(verdicts, "BATCH", 2)
-    answers: list[Any] = []
-    result = workers.result
-
-    def recorded(future):  # type: ignore[no-untyped-def]
-        answers.append(result(future))
-        return answers[-1]
-
-    monkeypatch.setattr(workers, "result", recorded)
-    return answers
+    return worker_answers
 
 
 def test_plans_with_the_worker_are_the_plans_without(tmp_path: Path, dialect: str, forced: list[Any],

@@ -203,10 +203,8 @@ def _norms(state: LiveState) -> list[tuple[str, str, bytes | None]]:
 
 
 @pytest.fixture
-def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+def small_batches(worker_answers: list[object], monkeypatch: pytest.MonkeyPatch) -> None:
     """Normal forms made in batches of two objects, each sent to the worker when it is free."""
-    monkeypatch.delenv(workers.ENV, raising=False)
-    monkeypatch.setattr(workers, "_unavailable", False)
     monkeypatch.setattr(normal_batches, "NORMAL_BATCH", 2)
     monkeypatch.setattr(normal_batches, "WARM_UP", 1)
     monkeypatch.setattr(normal_batches, "OFFLOAD_AFTER", 0)
