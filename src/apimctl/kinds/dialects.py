@@ -255,6 +255,20 @@ def _drop(doc: Any, parts: list[str]) -> None:
         doc.pop(parts[-1], None)
 
 
+def without_unmanaged(kind: str, normal: dict[str, Any]) -> None:
+    """A live normal form without the fields of §10.8 (in place), as :func:`comparable`
+    leaves them out when the manifest does not name them. Nested values may be shared by
+    other forms: the dicts on the way to a nested field are copied, not changed."""
+    for parts in _comparing(kind)[1]:
+        if not _nested_named(normal, parts):
+            continue
+        holder = normal
+        for part in parts[:-1]:
+            holder[part] = dict(holder[part])
+            holder = holder[part]
+        del holder[parts[-1]]
+
+
 def comparable(kind: str, have: dict[str, Any] | None, want: dict[str, Any],
                desired: Mapping[str, Any], dialect: Dialect) -> None:
     """Adjust the normal forms of a comparison (in place) to the target's dialect.

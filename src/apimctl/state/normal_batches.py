@@ -8,14 +8,13 @@ it, here otherwise.
 
 from __future__ import annotations
 
-import functools
 import gc
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from apimctl import kinds, workers
 from apimctl.kinds import Kind
-from apimctl.kinds.dialects import UNMANAGED
+from apimctl.kinds.dialects import without_unmanaged
 from apimctl.kinds.ops import Context
 from apimctl.state.digests import Digests, digests
 from apimctl.state.normalise import normalise
@@ -111,29 +110,9 @@ def normal_digests(batch: list[tuple[str, bytes, bytes | None, Context]]) -> lis
 
 def live_digests(kind: Kind, normal: dict[str, Any]) -> Digests | None:
     """The digests of a live object's normal form (``normal``, taken apart), without the
-    fields of real deployments apimctl does not manage (SUPPLEMENT §10.8): a comparison
-    leaves them out unless the manifest names one, whose desired form then differs from
-    these digests (and is diffed). Nested values may be shared (``normalise(memo=...)``):
-    the dicts on the way to a nested field are copied, not changed."""
-    for parts in _unmanaged(kind.name):
-        if not _present(normal, parts):
-            continue
-        holder = normal
-        for part in parts[:-1]:
-            holder[part] = dict(holder[part])
-            holder = holder[part]
-        del holder[parts[-1]]
+    fields of real deployments apimctl does not manage (SUPPLEMENT §10.8,
+    :func:`~apimctl.kinds.dialects.without_unmanaged`): a comparison leaves them out unless
+    the manifest names one, whose desired form then differs from these digests (and is
+    diffed)."""
+    without_unmanaged(kind.name, normal)
     return digests(kind, normal)
-
-
-def _present(value: Any, parts: tuple[str, ...]) -> bool:
-    for part in parts:
-        if not isinstance(value, dict) or part not in value:
-            return False
-        value = value[part]
-    return True
-
-
-@functools.cache
-def _unmanaged(kind: str) -> tuple[tuple[str, ...], ...]:
-    return tuple(tuple(path.split(".")) for path in UNMANAGED.get(kind, ()))
