@@ -83,6 +83,10 @@ class Kind:
     - ``datetimes``: compared as instants. ``defaults``: SUPPLEMENT §3 for top-level fields.
     - ``nested``: defaults of nested objects (singletons and items of keyed lists) by path;
       ``nullable``: nested objects whose absence is ``null`` rather than the defaults.
+    - ``unset``: by path, the spellings of "not set" that the platform treats as the field's
+      default (SUPPLEMENT §10.10.3: an unset secret reads ``null`` or ``""``, excluded headers
+      ``null`` or ``[""]``); normalisation and write bodies fold them into the default, so no
+      plan shows a change from one spelling to another.
     - ``keyed``: nested lists compared as maps, with the item field that keys them.
     - ``opaque``: free-form objects compared whole (``eav``).
     - ``left_alone``: nested collections left alone when the manifest omits the key.
@@ -126,6 +130,7 @@ class Kind:
     defaults: Mapping[str, Any] = field(default_factory=lambda: frozen({}))
     nested: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: frozen({}))
     nullable: frozenset[str] = frozenset()
+    unset: Mapping[str, tuple[Any, ...]] = field(default_factory=lambda: frozen({}))
     keyed: Mapping[str, str] = field(default_factory=lambda: frozen({}))
     opaque: frozenset[str] = frozenset()
     left_alone: frozenset[str] = frozenset()
@@ -146,6 +151,14 @@ class Kind:
     export_file: str = ""
     file_per_object: bool = False
     ops: KindOps = field(default_factory=lambda: _missing_ops(), compare=False, repr=False)
+
+    def default_at(self, path: str) -> Any:
+        """The default of the field at the dotted ``path`` (``None`` when there is none)."""
+        if path in self.nested and path not in self.keyed:
+            return dict(self.nested[path])  # a singleton: its default object
+        prefix, _, name = path.rpartition(".")
+        table = self.nested.get(prefix, {}) if prefix else self.defaults
+        return table.get(name)
 
     def identity_of(self, name: str) -> str:
         """The form of an identity value that matching compares (folded when case-insensitive)."""
@@ -181,6 +194,12 @@ class Kind:
     def file_name(self) -> str:
         """The file of export's ``per-service`` layout holding the kind's objects."""
         return self.export_file or f"{self.manifest_key}.yaml"
+
+
+def spelt_unset(value: Any, spellings: tuple[Any, ...]) -> bool:
+    """Whether ``value`` is one of ``spellings`` of "not set" (the same type and value:
+    ``0`` is not ``False``)."""
+    return any(type(value) is type(s) and value == s for s in spellings)
 
 
 # --- keys -------------------------------------------------------------------------------------

@@ -87,6 +87,18 @@ ENDPOINT_SCALAR_DEFAULTS: dict[str, Any] = {
     "systemDomainCredentialKey": "", "systemDomainCredentialSecret": "",
     "errorSet": None, "systemDomainAuthentication": None,
 }
+# Spellings of "not set" that real areas return for fields never set, which the platform treats
+# as the default (SUPPLEMENT §10.10.3; public clients type these fields as nullable pointers,
+# e.g. the Go client of the v3 API, aliakseiyanchuk/mashery-v3-go-client, masherytypes).
+ENDPOINT_UNSET: Mapping[str, tuple[Any, ...]] = MappingProxyType({
+    "systemDomainCredentialKey": (None, ""),
+    CREDENTIAL_SECRET: (None, ""),
+    "customRequestAuthenticationAdapter": (None, ""),
+    "headersToExcludeFromIncomingCall": (None, [], [""]),
+    "cors": (None,),
+    "methods.sampleJsonResponse": (None, ""),
+    "methods.sampleXmlResponse": (None, ""),
+})
 ENDPOINT_ENUM_ARRAYS = frozenset({
     "apiKeyValueLocations", "apiMethodDetectionLocations", "forwardedHeaders", "returnedHeaders",
     "oauthGrantTypes", "supportedHttpMethods", "cache.contentCacheKeyHeaders",
@@ -241,6 +253,7 @@ ENDPOINT: Kind = Kind(
                     "systemDomainAuthentication": SYSTEM_DOMAIN_AUTH_DEFAULTS,
                     "methods": METHOD_DEFAULTS, "methods.responseFilters": RESPONSE_FILTER_DEFAULTS}),
     nullable=frozenset({"systemDomainAuthentication"}),
+    unset=ENDPOINT_UNSET,
     keyed=frozen({"methods": "name", "methods.responseFilters": "name"}),
     opaque=frozenset({"processor.preInputs", "processor.postInputs"}),
     left_alone=frozenset({"methods", "methods.responseFilters"}),

@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from apimctl.kinds.base import (
     Kind,
+    spelt_unset,
 )
 
 # --- per-kind operations ----------------------------------------------------------------------
@@ -186,6 +187,27 @@ def fingerprint(raw: Mapping[str, Any]) -> tuple[str | None, int | None]:
             int(revision) if isinstance(revision, int | str) and str(revision).isdigit() else None)
 
 
+def unset_as_default(kind: Kind, doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` (changed in place) with every value spelling "not set" at a path of
+    ``Kind.unset`` replaced by the field's default: what both dialects accept in a write."""
+    for path, spellings in kind.unset.items():
+        _fold_at(doc, path.split("."), spellings, kind.default_at(path))
+    return doc
+
+
+def _fold_at(node: Any, parts: list[str], spellings: tuple[Any, ...], default: Any) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _fold_at(item, parts, spellings, default)
+        return
+    if not isinstance(node, dict) or parts[0] not in node:
+        return
+    if len(parts) > 1:
+        _fold_at(node[parts[0]], parts[1:], spellings, default)
+    elif spelt_unset(node[parts[0]], spellings):
+        node[parts[0]] = copy.deepcopy(default)
+
+
 def names_of(items: Any, lookups: Lookups | None = None, label: str = "") -> list[str]:
     """Role permissions, domains and plan methods (objects or strings) as a list of names."""
     out: list[str] = []
@@ -244,9 +266,11 @@ class Ops:
         return Context()
 
     def own_fields(self, desired: Mapping[str, Any]) -> dict[str, Any]:
-        """The object's own fields (not meta fields, child kinds or nested collections)."""
+        """The object's own fields (not meta fields, child kinds or nested collections), an
+        unset value written as the field's default (``Kind.unset``)."""
         skip = self.meta | set(self.child_keys()) | set(self.collections)
-        return {k: copy.deepcopy(v) for k, v in desired.items() if k not in skip}
+        return unset_as_default(self.kind, {k: copy.deepcopy(v) for k, v in desired.items()
+                                            if k not in skip})
 
     def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
              parent: str | None) -> dict[str, Any]:

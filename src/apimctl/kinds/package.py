@@ -25,6 +25,10 @@ PACKAGE: Kind = Kind(
         "eav": {}, "keyAdapter": "", "keyLength": 24, "sharedSecretLength": 10,
     }),
     opaque=frozenset({"eav"}),
+    # integer settings read as null where never set (SUPPLEMENT §10.10.3; public clients type
+    # them nullable)
+    unset=frozen({"nearQuotaThreshold": (None,), "keyLength": (None,),
+                  "sharedSecretLength": (None,)}),
     children=("plan",),
     fields=(
         "id", "name", "created", "updated", "description", "notifyDeveloperPeriod",

@@ -139,6 +139,8 @@ PLAN: Kind = Kind(
         "responseFilterOverrideAllowed": False, "emailTemplateSetId": None,
     }),
     opaque=frozenset({"eav"}),
+    # a ceiling of null is no limit, as 0 is (SUPPLEMENT §10.10.3, §11 step 6)
+    unset=frozen({"qpsLimitCeiling": (None,), "rateLimitCeiling": (None,)}),
     keyed=frozen({"services": "name", "services.endpoints": "name"}),
     nested=frozen({"services": frozen({"endpoints": []}),
                     "services.endpoints": ENTITLED_ENDPOINT_DEFAULTS}),

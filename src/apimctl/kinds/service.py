@@ -76,6 +76,8 @@ SERVICE: Kind = Kind(
                     "securityProfile": frozen({"oauth": None}),
                     "securityProfile.oauth": OAUTH_DEFAULTS}),
     nullable=frozenset({"securityProfile.oauth"}),
+    # read as null where never set (SUPPLEMENT §10.10.3; nullable in public clients)
+    unset=frozen({"qpsLimitOverall": (None,)}),
     enum_arrays=frozenset({"securityProfile.oauth.forwardedHeaders",
                            "securityProfile.oauth.grantTypes"}),
     sets=frozenset({"roles"}),

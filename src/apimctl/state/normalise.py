@@ -11,6 +11,8 @@ it into manifest shape. Everything is driven by the kind's entry in :mod:`apimct
   (``version: 2``) becomes its text, and ``""`` where ``null`` is the default becomes ``null``;
 - nested objects get their defaults (``null`` becomes the default object, except for the
   nullable ones such as ``systemDomainAuthentication``);
+- a value spelling "not set" (``Kind.unset``: ``null``, ``""``, ``[""]`` where the platform
+  treats them alike, SUPPLEMENT §10.10.3) is the field's default, as if it were not written;
 - keyed lists become maps keyed by their identity (methods by name, messages by id);
 - keyed lists hold the items the platform always has (``implied_items``: an error set's
   messages cover the whole catalog), an item not listed comparing against its defaults;
@@ -42,6 +44,7 @@ from typing import Any
 import msgspec
 
 from apimctl.kinds import BY_NAME, META_FIELDS, NESTED_COMPUTED_FIELDS, Kind
+from apimctl.kinds.base import spelt_unset
 from apimctl.kinds.ops import Context, KindOps
 
 __all__ = ["Context", "canonical_datetime", "normalise", "secret_hash"]
@@ -223,6 +226,11 @@ class _Compiled:
         self.tags: dict[str, int] = {}
         self.paths: dict[tuple[str, str], str] = {}
         self.tables: dict[str, _Table] = {}
+        # by prefix, the fields there with their spellings of "not set" (``Kind.unset``)
+        self.unset: dict[str, dict[str, tuple[Any, ...]]] = {}
+        for path, spellings in kind.unset.items():
+            prefix, _, name = path.rpartition(".")
+            self.unset.setdefault(prefix, {})[name] = spellings
 
     def entry(self, prefix: str, name: str) -> tuple[str, str, int, bool] | None:
         """``(name, path, tag, left_alone)`` of a field, or ``None`` when it is not compared."""
@@ -308,6 +316,10 @@ class _Normaliser:
 
     def object(self, prefix: str, doc: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
         table = self.c.table(prefix, defaults)
+        unset = self.c.unset.get(prefix)
+        if unset is not None and any(name in doc for name in unset):
+            # "not set", however spelt, is the default: as if the field were not written
+            doc = {k: v for k, v in doc.items() if k not in unset or not spelt_unset(v, unset[k])}
         own = defaults is not table.source  # defaults made for this object: their own values
         if not own and 2 * len(doc) < len(table.rows):  # a few fields named: the rest default
             template = table.template or self._template(table)

@@ -133,7 +133,7 @@ def test_warnings_do_not_fail(workdir) -> None:
     ("${QPS:-7}", {}, 7),
     ("${QPS:-7}", {"QPS": ""}, 7),
     ("${QPS-x}", {"QPS-x": "1"}, "invalid variable reference ${QPS-x}: expected ${NAME} or ${NAME:-default}"),
-    ("'${QPS}'", {"QPS": "10"}, "must be integer"),  # quoted: a string, as written
+    ("'${QPS}'", {"QPS": "10"}, "must be integer or null"),  # quoted: a string, as written
 ])
 def test_unquoted_variable_takes_the_yaml_type(workdir, written: str, env: dict[str, str], expected: int | str) -> None:
     workdir({"m.yaml": DOMAINS + SERVICE.replace("    endpoints:", f"    qpsLimitOverall: {written}\n    endpoints:")})
