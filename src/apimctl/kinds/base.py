@@ -90,7 +90,11 @@ class Kind:
     - ``keyed``: nested lists compared as maps, with the item field that keys them.
     - ``opaque``: free-form objects compared whole (``eav``).
     - ``left_alone``: nested collections left alone when the manifest omits the key.
-    - ``children``: child kinds; ``fields``: the read projection (children included).
+    - ``children``: child kinds; ``fields``: the read projection (children included), every
+      field named at every level (real areas honour no nested wildcard and return some fields
+      only when named, SUPPLEMENT §10.10.8); when not given, :func:`read_fields` derives it
+      from the kind's tables, with ``read_also`` (fields the tables do not list: server fields
+      the stages use, child kinds' fields) after the identity.
     - ``page_index``: list paging counts pages rather than items.
     - ``pinnable``: the manifest may carry ``id``/``previousNames``; ``deletable``: the API can
       delete it (domains cannot be deleted).
@@ -136,6 +140,7 @@ class Kind:
     left_alone: frozenset[str] = frozenset()
     children: tuple[str, ...] = ()
     fields: tuple[str, ...] = ()
+    read_also: tuple[str, ...] = ()
     list_params: tuple[tuple[str, str], ...] = ()
     page_index: bool = False
     pinnable: bool = True
@@ -151,6 +156,10 @@ class Kind:
     export_file: str = ""
     file_per_object: bool = False
     ops: KindOps = field(default_factory=lambda: _missing_ops(), compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.fields:
+            object.__setattr__(self, "fields", read_fields(self))
 
     def default_at(self, path: str) -> Any:
         """The default of the field at the dotted ``path`` (``None`` when there is none)."""
@@ -194,6 +203,31 @@ class Kind:
     def file_name(self) -> str:
         """The file of export's ``per-service`` layout holding the kind's objects."""
         return self.export_file or f"{self.manifest_key}.yaml"
+
+
+def read_fields(kind: Kind) -> tuple[str, ...]:
+    """Every field of ``kind`` named down to its leaves, from its tables: the id and identity,
+    ``read_also``, the defaulted fields (a reference by the id and name it is written with, a
+    host by its address), the fields of nested singletons and of the items of keyed lists (with
+    their ids). Nothing relies on a wildcard or on what the server returns unasked."""
+    out = ["id", kind.identity, *kind.read_also]
+    refs = {r.field.removesuffix("[]"): r for r in kind.references if "." not in r.field}
+    for name in kind.defaults:
+        if name in kind.nested or name in kind.keyed:
+            continue
+        ref = refs.get(name)
+        if ref is None:
+            out.append(name)
+        elif ref.scope == "host":
+            out.append(f"{name}.address")
+        else:
+            out += [f"{name}.id", f"{name}.name"]
+    for path in sorted(kind.nested, key=lambda p: (p.count("."), p)):
+        if path in kind.keyed:
+            out += [f"{path}.id", f"{path}.{kind.keyed[path]}"]
+        out += [f"{path}.{name}" for name in kind.nested[path]
+                if f"{path}.{name}" not in kind.nested and f"{path}.{name}" not in kind.write_only]
+    return tuple(dict.fromkeys(out))
 
 
 def spelt_unset(value: Any, spellings: tuple[Any, ...]) -> bool:

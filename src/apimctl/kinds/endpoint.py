@@ -103,14 +103,6 @@ ENDPOINT_ENUM_ARRAYS = frozenset({
     "apiKeyValueLocations", "apiMethodDetectionLocations", "forwardedHeaders", "returnedHeaders",
     "oauthGrantTypes", "supportedHttpMethods", "cache.contentCacheKeyHeaders",
 })
-ENDPOINT_READ_FIELDS: tuple[str, ...] = (
-    "id", "name", "created", "updated",
-    *(f for f in ENDPOINT_SCALAR_DEFAULTS if f != "systemDomainAuthentication"),
-    "cors", "cache", "processor", "systemDomainAuthentication",
-    "methods.*",
-    # fields of real deployments (SUPPLEMENT §10.8): compared only when a manifest names them
-    *ENDPOINT_EXTRA_READ_FIELDS,
-)
 
 
 def _methods(raw: Any) -> list[dict[str, Any]]:
@@ -257,7 +249,9 @@ ENDPOINT: Kind = Kind(
     keyed=frozen({"methods": "name", "methods.responseFilters": "name"}),
     opaque=frozenset({"processor.preInputs", "processor.postInputs"}),
     left_alone=frozenset({"methods", "methods.responseFilters"}),
-    fields=ENDPOINT_READ_FIELDS,
+    # the rest of the read projection comes from the tables (``read_fields``); the fields of
+    # real deployments (SUPPLEMENT §10.8) are compared only when a manifest names them
+    read_also=("created", "updated", *ENDPOINT_EXTRA_READ_FIELDS),
     ops=EndpointOps(lambda: ENDPOINT),
     sub_resources=frozen({
         "cors": SubResource("cors", "cors", "singleton; PUT changes the fields sent"),

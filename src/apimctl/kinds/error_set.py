@@ -18,9 +18,6 @@ PLATFORM_ERROR_SET = "Default"
 
 ERROR_MESSAGE_FIELDS: tuple[str, ...] = ("status", "detailHeader", "responseBody")
 
-ERROR_SET_READ_FIELDS: tuple[str, ...] = (
-    "id", "name", "type", "jsonp", "jsonpType", "errorMessages",
-)
 
 
 class ErrorSetOps(Ops):
@@ -67,7 +64,7 @@ ERROR_SET: Kind = Kind(
     defaults=frozen({"type": "application/json", "jsonp": False, "jsonpType": "", "errorMessages": []}),
     keyed=frozen({"errorMessages": "id"}),
     nested=frozen({"errorMessages": frozen({"status": "", "detailHeader": "", "responseBody": ""})}),
-    fields=ERROR_SET_READ_FIELDS,
+    read_also=("created", "updated"),
     ops=ErrorSetOps(lambda: ERROR_SET),
     sub_resources=frozen({
         "errorMessages": SubResource("errorMessages", "errorMessage",

@@ -25,7 +25,7 @@ PLAN_READ_FIELDS: tuple[str, ...] = (
     "adminKeyProvisioningEnabled", "notes", "maxNumKeysAllowed", "numKeysBeforeReview",
     "qpsLimitCeiling", "qpsLimitExempt", "qpsLimitKeyOverrideAllowed", "rateLimitCeiling",
     "rateLimitExempt", "rateLimitKeyOverrideAllowed", "rateLimitPeriod",
-    "responseFilterOverrideAllowed", "status", "emailTemplateSetId", "roles",
+    "responseFilterOverrideAllowed", "status", "emailTemplateSetId", "roles.id", "roles.name",
     # entitlements named down to the methods: where real deployments run, a plan service's
     # endpoints and a plan endpoint's methods come back only when named (SUPPLEMENT §10.6)
     "services.id", "services.name", "services.endpoints.id", "services.endpoints.name",

@@ -7,8 +7,9 @@ from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Kind, Reference, SubResource, frozen
-from apimctl.kinds.endpoint import ENDPOINT, ENDPOINT_READ_FIELDS
-from apimctl.kinds.error_set import ERROR_SET, ERROR_SET_READ_FIELDS
+from apimctl.kinds.dialects import UNMANAGED
+from apimctl.kinds.endpoint import ENDPOINT
+from apimctl.kinds.error_set import ERROR_SET
 from apimctl.kinds.ops import Lookups, Ops, Read, Resolver, fingerprint, names_of
 from apimctl.kinds.role import ROLE
 
@@ -83,11 +84,11 @@ SERVICE: Kind = Kind(
     sets=frozenset({"roles"}),
     left_alone=frozenset({"roles"}),
     children=("errorSet", "endpoint"),
-    fields=(
-        "id", "name", "created", "updated", "revisionNumber", "description", "version",
-        "qpsLimitOverall", "rfc3986Encode", "cache", "securityProfile", "roles",
-        *(f"errorSets.{f}" for f in ERROR_SET_READ_FIELDS),
-        *(f"endpoints.{f}" for f in ENDPOINT_READ_FIELDS),
+    read_also=(
+        "created", "updated", "revisionNumber", "roles.id", "roles.name",
+        *UNMANAGED["service"],  # compared only when a manifest names them (SUPPLEMENT §10.8)
+        *(f"{ERROR_SET.manifest_key}.{f}" for f in ERROR_SET.fields),
+        *(f"{ENDPOINT.manifest_key}.{f}" for f in ENDPOINT.fields),
     ),
     sub_resources=frozen({
         "cache": SubResource("cache", "cache", "singleton; POST sets, PUT changes, DELETE resets"),

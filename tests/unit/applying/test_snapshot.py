@@ -36,7 +36,7 @@ def snap(**rows: list[dict[str, Any]]) -> Snapshot:
 def test_the_fields_that_tell_a_change_are_taken_from_the_read_projection() -> None:
     fields = snapshot_fields(kinds.SERVICE)
     assert {"id", "name", "updated", "revisionNumber", "endpoints.id", "endpoints.name",
-            "endpoints.updated", "errorSets.id", "errorSets.name"} == set(fields)
+            "endpoints.updated", "errorSets.id", "errorSets.name", "errorSets.updated"} == set(fields)
     assert set(fields) <= set(kinds.SERVICE.fields)
     assert snapshot_fields(kinds.DOMAIN) == kinds.DOMAIN.fields  # no ``updated``: the whole (small) object
 

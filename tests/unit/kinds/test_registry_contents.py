@@ -39,11 +39,28 @@ def test_paths_and_keys() -> None:
 
 def test_service_projection_reads_the_whole_tree() -> None:
     fields = kinds.SERVICE.fields_param().split(",")
-    for needed in ("endpoints.cors", "endpoints.cache", "endpoints.processor", "endpoints.methods.*",
-                   "endpoints.errorSet", "errorSets.errorMessages", "roles", "securityProfile"):
+    for needed in ("endpoints.cors.maxAge", "endpoints.cache.cacheTtlOverride",
+                   "endpoints.processor.adapter", "endpoints.methods.sampleJsonResponse",
+                   "endpoints.methods.responseFilters.jsonFilterFields", "endpoints.errorSet.name",
+                   "endpoints.publicDomains.address", "errorSets.errorMessages.detailHeader",
+                   "roles.id", "securityProfile.oauth.grantTypes"):
         assert needed in fields
     # entitlements named down to the methods (SUPPLEMENT §10.6: Exp where real deployments run)
-    assert "plans.services.endpoints.methods.id" in kinds.PACKAGE.fields and "plans.roles" in kinds.PACKAGE.fields
+    assert "plans.services.endpoints.methods.id" in kinds.PACKAGE.fields and "plans.roles.id" in kinds.PACKAGE.fields
+
+
+def test_every_read_names_its_fields_down_to_the_leaves() -> None:
+    """No read relies on a wildcard or on what a server returns unasked (SUPPLEMENT §10.10.8):
+    every field a kind compares (its defaults, nested singletons and keyed items) is named."""
+    for kind in kinds.KINDS:
+        assert not any("*" in f for f in kind.fields), kind.name
+        for path, defaults in kind.nested.items():
+            for name in defaults:
+                field = f"{path}.{name}"
+                if field in kind.nested or field in kind.write_only:
+                    continue
+                named = field in kind.fields or any(f.startswith(f"{field}.") for f in kind.fields)
+                assert named, (kind.name, field)
 
 
 def test_secrets_and_defaults_declared() -> None:
