@@ -119,6 +119,9 @@ class Dialect:
     whole_service_entitlements: bool = False
     # the fields of §10.8 exist (and are read); elsewhere they are dropped from writes
     has_extra_fields: bool = False
+    # routes are unique by (HTTP method, public domain, path): endpoints may share a path on a
+    # domain when their methods differ (§10.10.1); elsewhere by (public domain, path) (§4)
+    routes_by_method: bool = False
 
     def vocabulary(self, kind: str, path: str) -> tuple[str, ...]:
         return VOCABULARIES.get(kind, {}).get(path, {}).get(self.name, ())
@@ -136,6 +139,7 @@ MASHERY = Dialect(
     roles_as_collection=True,
     role_action_required=True,
     has_extra_fields=True,
+    routes_by_method=True,
 )
 DIALECTS: Mapping[str, Dialect] = _frozen({d.name: d for d in (SPEC, MASHERY)})
 ROLE_ACTIONS: Mapping[str, str] = _frozen({"service": "read", "plan": "register_keys"})

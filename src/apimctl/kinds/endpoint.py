@@ -105,6 +105,26 @@ ENDPOINT_ENUM_ARRAYS = frozenset({
 })
 
 
+ROUTE_FIELDS = ("requestPathAlias", "publicDomains", "supportedHttpMethods")
+
+
+def endpoint_routes(doc: Mapping[str, Any], by_method: bool) -> set[str]:
+    """The routes an endpoint claims, as the platform keeps them unique in an area:
+    ``alias|host`` for each public domain (the alias alone without any; SUPPLEMENT §4, the
+    ``spec`` dialect), or with ``by_method`` ``method|alias|host`` for each supported method
+    too: real areas let endpoints share a path on a domain when their methods differ
+    (SUPPLEMENT §10.10.1). Hosts and methods compare case-insensitively."""
+    alias = str(doc.get("requestPathAlias") or "")
+    hosts = [str(d.get("address", "") if isinstance(d, Mapping) else d).strip().lower()
+             for d in as_list(doc.get("publicDomains"))]
+    routes = {f"{alias}|{h}" for h in hosts or [""]}
+    if not by_method:
+        return routes
+    written = doc.get("supportedHttpMethods")
+    methods = as_list(written) if written is not None else ENDPOINT_SCALAR_DEFAULTS["supportedHttpMethods"]
+    return {f"{str(m).lower()}|{r}" for m in methods or [""] for r in routes}
+
+
 def _methods(raw: Any) -> list[dict[str, Any]]:
     out = []
     for method in as_list(raw):

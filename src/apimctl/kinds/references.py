@@ -304,15 +304,24 @@ def addresses(kind: Kind | str, doc: Mapping[str, Any], parent_key: str | None) 
     return {r.address for r in refs_of(kind, doc, parent_key) if not r.by_host}
 
 
+def host_part(address: str) -> str:
+    """The host of an address, without a port: an address may carry one
+    (``backend.example.com:443``, SUPPLEMENT §10.10.2), and the domain rules of ``/domains``
+    apply to the host part."""
+    host, sep, port = address.rpartition(":")
+    return host if sep and host and port.isdigit() else address
+
+
 def hosts(kind: Kind | str, doc: Mapping[str, Any]) -> list[str]:
-    """The host names ``doc`` refers to, lower-cased (a body's ``{"address": ...}`` too)."""
+    """The host names ``doc`` refers to, lower-cased and without a port (a body's
+    ``{"address": ...}`` too)."""
     out: list[str] = []
     for reference in _kind(kind).references:
         if reference.scope != "host":
             continue
         # a string item is the shorthand of an object's last field: both forms are read
         for _, name, _ in _walk(doc, _segments(reference.field + ".address"), (), ()):
-            out.append(name.lower())
+            out.append(host_part(name.lower()))
     return out
 
 
@@ -323,8 +332,9 @@ def parent_domains(host: str) -> list[str]:
 
 
 def covered(host: str, domains: Iterable[str]) -> bool:
-    """Whether ``host`` is one of ``domains`` (lower-case) or under one of them."""
-    host = host.lower().rstrip(".")
+    """Whether ``host`` (an address: its port aside) is one of ``domains`` (lower-case) or under
+    one of them."""
+    host = host_part(host.lower()).rstrip(".")
     return any(host == d or host.endswith("." + d) for d in domains)
 
 

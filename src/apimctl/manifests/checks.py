@@ -24,6 +24,8 @@ from typing import Any
 from apimctl import kinds
 from apimctl.kinds import ENDPOINT, MAINTENANCE_EVENT, PLAN, Kind
 from apimctl.kinds import references as refs
+from apimctl.kinds.dialects import SPEC_NAME
+from apimctl.kinds.endpoint import endpoint_routes
 from apimctl.kinds.references import Declared, Ref
 from apimctl.manifests.identity import KIND_LABEL, NESTED, TOP_LEVEL, identity
 from apimctl.manifests.model import JsonPath, Position, Problems
@@ -319,22 +321,33 @@ def _window(ctx: Context, path: JsonPath, event: dict[str, Any]) -> None:
 
 
 def _path_aliases(ctx: Context) -> None:
-    first: dict[tuple[str, str], JsonPath] = {}  # (host, alias) -> the first endpoint using it
-    repeated: dict[tuple[str, str], list[JsonPath]] = {}
+    """Two endpoints claiming one route: by HTTP method, public domain and path, which every
+    dialect refuses (SUPPLEMENT §10.10.1); by public domain and path alone only where the
+    manifests say the target is of the ``spec`` dialect (§4). Endpoints sharing a path with
+    other methods are valid input (a ``lint`` rule warns about them)."""
+    settings = ctx.doc.get("settings")
+    by_method = not (isinstance(settings, dict) and settings.get("dialect") == SPEC_NAME)
+    first: dict[str, JsonPath] = {}  # route -> the first endpoint claiming it
+    repeated: dict[str, list[JsonPath]] = {}
     for path, endpoint, _ in _endpoints(ctx):
-        alias = _str(endpoint, "requestPathAlias")
-        hosts = endpoint.get("publicDomains")
-        if alias is None or type(hosts) is not list:
+        if _str(endpoint, "requestPathAlias") is None or type(endpoint.get("publicDomains")) is not list:
             continue
-        for host in hosts:
-            if not isinstance(host, str):
-                continue
-            key = (host.lower(), alias)
-            if key in first:
-                repeated.setdefault(key, [first[key]]).append((*path, "requestPathAlias"))
+        where = (*path, "requestPathAlias")
+        for route in sorted(endpoint_routes(endpoint, by_method)):
+            if route.endswith("|"):
+                continue  # no public domain: no route to claim
+            if route in first and first[route][:-1] != path:
+                repeated.setdefault(route, [first[route]]).append(where)
             else:
-                first[key] = (*path, "requestPathAlias")
-    _report_duplicates(ctx, repeated, lambda k: f"requestPathAlias '{k[1]}' on {k[0]} is used by two endpoints")
+                first.setdefault(route, where)
+    _report_duplicates(ctx, repeated, _route_claimed)
+
+
+def _route_claimed(route: str) -> str:
+    *method, alias, host = route.split("|")
+    if method:
+        return f"{method[0].upper()} {alias} on {host} is claimed by two endpoints"
+    return f"requestPathAlias '{alias}' on {host} is used by two endpoints"
 
 
 def _authentication(ctx: Context) -> None:

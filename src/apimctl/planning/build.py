@@ -56,7 +56,7 @@ from apimctl.planning.domains import domain_warnings
 from apimctl.planning.entitlements import whole_service_warnings
 from apimctl.planning.matching import match
 from apimctl.planning.order import dependencies, order
-from apimctl.planning.routes import route_dependencies
+from apimctl.planning.routes import check_routes, route_dependencies
 from apimctl.planning.rules import (
     NOT_PRUNABLE,
     check_ignores,
@@ -104,6 +104,7 @@ def _build(manifest: ManifestLike, live: LiveState, *, prune: bool, targets: Seq
                         "input would mean deleting everything (check the paths given)")
     parsed_targets = [parse_target(t) for t in targets]
     rules = ignore_rules(settings, ignores)
+    check_routes(desired.get(kinds.ENDPOINT.name, ()), table.routes_by_method)
     matched = match(desired, live)
     builder = Builder(manifest, live, matched, rules, repair=repair_duplicates, dialect=table)
     builder.rotate = rotate_rules(rotate)
@@ -111,7 +112,7 @@ def _build(manifest: ManifestLike, live: LiveState, *, prune: bool, targets: Seq
     live_docs = {a: builder.live_doc(o) for a, o in builder.live_at.items()}
     deps = dependencies(builder.steps, builder.desired_at, live_docs)
     builder.steps.update(route_dependencies(builder.steps, builder.desired_at, live_docs, deps,
-                                            live))
+                                            live, table.routes_by_method))
     steps = {a: _with_deps(s, deps[a]) for a, s in builder.steps.items()}
     plan = builder.plan
     plan.steps = order(steps)

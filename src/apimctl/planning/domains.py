@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from apimctl import kinds
+from apimctl.kinds.references import host_part
 from apimctl.planning.desired import Desired
 from apimctl.state.live import LiveState
 
@@ -45,7 +46,7 @@ def _hosts(doc: Mapping[str, Any]) -> Iterable[str]:
         for item in value if isinstance(value, list) else [value]:
             host = item.get("address") if isinstance(item, Mapping) else item
             if isinstance(host, str) and host.strip():
-                yield host.strip().lower()
+                yield host_part(host.strip().lower())
 
 
 def _under(host: str, domain: str) -> bool:

@@ -1,7 +1,7 @@
 """Endpoint routes as resources: a step freeing a route runs before a step taking it.
 
 The platform keeps ``requestPathAlias`` + each public domain unique across all endpoints of
-an area (spec/SUPPLEMENT.md §4): an endpoint moved to another service cannot be created while
+an area (spec/SUPPLEMENT.md §4; real areas, with the HTTP method too, §10.10.1): an endpoint moved to another service cannot be created while
 the old one still holds its route, and two endpoints swapping routes can never both go first.
 Called by :mod:`apimctl.planning.build` after :func:`apimctl.planning.order.dependencies`:
 
@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import graphlib
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from apimctl.errors import PlanError
 from apimctl.kinds import ENDPOINT, SERVICE
+from apimctl.kinds.endpoint import ROUTE_FIELDS, endpoint_routes
 from apimctl.planning.desired import Desired
 from apimctl.plans.model import TEMPORARY_ROUTE, Change, Step
 from apimctl.state.live import LiveState
@@ -34,17 +36,38 @@ PUBLIC = "publicDomains"
 SWAP = ".apimctl-swap-"
 
 
-def routes(doc: Mapping[str, Any]) -> set[str]:
-    """``alias|domain`` of each public domain (the alias alone without any), as the server
-    claims them."""
-    alias = str(doc.get(ALIAS) or "")
-    hosts = [str(d.get("address", "") if isinstance(d, Mapping) else d).strip().lower()
-             for d in doc.get(PUBLIC) or []]
-    return {f"{alias}|{h}" for h in hosts or [""]}
+def routes(doc: Mapping[str, Any], by_method: bool = False) -> set[str]:
+    """The routes ``doc`` claims, as the server keeps them unique (:func:`endpoint_routes`)."""
+    return endpoint_routes(doc, by_method)
+
+
+def check_routes(endpoints: Iterable[Desired], by_method: bool) -> None:
+    """Refuse (``PlanError``) two declared endpoints claiming one route of the target: what
+    validate cannot know offline, since only some dialects let endpoints share a path on a
+    domain when their methods differ."""
+    first: dict[str, str] = {}
+    clashes: list[str] = []
+    for endpoint in endpoints:
+        for route in sorted(endpoint_routes(endpoint.doc, by_method)):
+            if route.endswith("|"):
+                continue  # no public domain: no route to claim
+            other = first.setdefault(route, endpoint.key)
+            if other != endpoint.key:
+                clashes.append(f"{other} and {endpoint.key} ({_route_text(route)})")
+    if clashes:
+        shown = "; ".join(clashes[:5]) + (f"; and {len(clashes) - 5} more" if len(clashes) > 5 else "")
+        rule = "method, public domain and path" if by_method else "public domain and path"
+        raise PlanError(f"the target keeps endpoint routes unique by {rule}, and two declared "
+                        f"endpoints claim the same route: {shown}")
+
+
+def _route_text(route: str) -> str:
+    *method, alias, host = route.split("|")
+    return " ".join([*(m.upper() for m in method), f"{host}{alias}" if host else alias])
 
 
 def _moves_route(step: Step) -> bool:
-    return any(c.path == ALIAS or c.path.startswith(PUBLIC) for c in step.changes)
+    return any(c.path.partition("[")[0] in ROUTE_FIELDS for c in step.changes)
 
 
 class _Claims:
@@ -75,8 +98,12 @@ def _one_call(a: Step, b: Step) -> bool:
 
 
 def _claims(steps: Mapping[str, Step], desired_at: Mapping[str, Desired],
-            live_docs: Mapping[str, Mapping[str, Any]], live: LiveState) -> _Claims:
+            live_docs: Mapping[str, Mapping[str, Any]], live: LiveState, by_method: bool) -> _Claims:
     claims = _Claims()
+
+    def routes(doc: Mapping[str, Any]) -> set[str]:
+        return endpoint_routes(doc, by_method)
+
     for addr, step in steps.items():
         if step.kind == SERVICE.name and step.action == "delete":
             held = [routes(o.doc) for o in live.of(ENDPOINT.name) if o.parent_id == step.id]
@@ -113,10 +140,12 @@ def _cycle(graph: Mapping[str, set[str]]) -> list[str]:
 
 def route_dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desired],
                        live_docs: Mapping[str, Mapping[str, Any]],
-                       deps: dict[str, tuple[str, ...]], live: LiveState) -> dict[str, Step]:
+                       deps: dict[str, tuple[str, ...]], live: LiveState,
+                       by_method: bool = False) -> dict[str, Step]:
     """Add to ``deps`` what route conflicts require; answer the temporary steps that break
-    swaps (to add to the plan, their ``deps`` entries added too)."""
-    claims = _claims(steps, desired_at, live_docs, live)
+    swaps (to add to the plan, their ``deps`` entries added too). ``by_method``: the target
+    keeps routes unique by method too (:func:`endpoint_routes`)."""
+    claims = _claims(steps, desired_at, live_docs, live, by_method)
     if not claims.takes:
         return {}
     all_steps = dict(steps)
@@ -135,7 +164,7 @@ def route_dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desir
         all_steps[temp.address] = extra[temp.address] = temp
         claims.frees[temp.address], claims.frees[addr] = claims.frees[addr], set()
         if all_steps[addr].action == "update":
-            claims.takes[addr] = routes(desired_at[addr].doc)
+            claims.takes[addr] = endpoint_routes(desired_at[addr].doc, by_method)
         base[temp.address] = set()
         base.setdefault(addr, set()).add(temp.address)
     for addr, needed in graph.items():

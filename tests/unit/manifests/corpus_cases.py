@@ -239,8 +239,16 @@ CASES: list[Case] = [
          ["m.yaml:4:5: scheduledMaintenanceEvents[0].endDateTime: must be after startDateTime (2026-12-01T04:00:00Z)"]),
     Case("path-alias-clash", {"m.yaml": DOMAINS + SERVICE + "  - name: Climate\n    endpoints:\n"
                               + ENDPOINT.replace("Forecast", "Outlook")},
-         ["m.yaml:6:9: services[0].endpoints[0].requestPathAlias: requestPathAlias '/v2/forecast' on api.example.com is used by two endpoints: also at m.yaml:13:9",
-         "m.yaml:13:9: services[1].endpoints[0].requestPathAlias: requestPathAlias '/v2/forecast' on api.example.com is used by two endpoints: also at m.yaml:6:9"]),
+         ["m.yaml:6:9: services[0].endpoints[0].requestPathAlias: GET /v2/forecast on api.example.com is claimed by two endpoints: also at m.yaml:13:9",
+         "m.yaml:13:9: services[1].endpoints[0].requestPathAlias: GET /v2/forecast on api.example.com is claimed by two endpoints: also at m.yaml:6:9"]),
+    # real areas let endpoints share a path on a domain when their methods differ (§10.10.1)
+    Case("path-shared-by-other-methods", {"m.yaml": DOMAINS + SERVICE + "  - name: Climate\n    endpoints:\n"
+                              + ENDPOINT.replace("Forecast", "Outlook").replace("requestPathAlias", "supportedHttpMethods: [post, put]\n        requestPathAlias")},
+         []),
+    Case("path-shared-in-a-spec-area", {"m.yaml": DOMAINS + "settings: {dialect: spec}\n" + SERVICE + "  - name: Climate\n    endpoints:\n"
+                              + ENDPOINT.replace("Forecast", "Outlook").replace("requestPathAlias", "supportedHttpMethods: [post]\n        requestPathAlias")},
+         ["m.yaml:7:9: services[0].endpoints[0].requestPathAlias: requestPathAlias '/v2/forecast' on api.example.com is used by two endpoints: also at m.yaml:15:9",
+          "m.yaml:15:9: services[1].endpoints[0].requestPathAlias: requestPathAlias '/v2/forecast' on api.example.com is used by two endpoints: also at m.yaml:7:9"]),
     Case("domain-not-declared", {"m.yaml": "domains: [example.com]\n" + SERVICE},
          ['m.yaml:9:25: services[0].endpoints[0].systemDomains[0]: backend.example.net is not under any declared domain (declared: example.com)']),
     Case("domains-not-managed", {"m.yaml": SERVICE},
