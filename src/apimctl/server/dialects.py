@@ -12,8 +12,15 @@ it serves: it looks the value up (``DIALECTS[config.dialect].<value>``).
 - :attr:`Dialect.node_ops` and :attr:`Dialect.extra_singles` change the resource tree
   (:mod:`~apimctl.server.tree` builds one tree per dialect).
 - The HTTP layer takes headers and error bodies from :meth:`Dialect.error_body` and
-  :meth:`Dialect.error_headers`; the rules take error-message defaults from
-  :meth:`Dialect.message`, the read parameters the comma-joined filters.
+  :meth:`Dialect.error_headers`, the headers of every answer and the JSON content type from
+  :attr:`Dialect.answer_headers` and :attr:`Dialect.json_content_type`, the throttling
+  replies from :attr:`Dialect.throttle_markup`; the rules take error-message defaults from
+  :meth:`Dialect.message` and the route rule from :attr:`Dialect.route_message`, the read
+  parameters the comma-joined filters and :attr:`Dialect.nested_wildcards`.
+- What real areas hold (SUPPLEMENT §10.10) is in the same table, each fact with the point of
+  §10.10 it comes from: unset values are overlays of the field tables (``nullable``,
+  ``default``, ``unset``: the written spellings of "not set", ``null_reads``: what a stored
+  ``null`` reads as).
 """
 
 from __future__ import annotations
