@@ -12,6 +12,8 @@ it: the engine, the error handlers, the throttling and fault controls, the 414 o
 
 from __future__ import annotations
 
+import functools
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from apimctl.server.dialects import Dialect
@@ -39,6 +41,7 @@ class AnswerHeaders:
             await self.app(scope, receive, send)
             return
 
+        @functools.wraps(send)  # ``__wrapped__``: the controls drop connections through it
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message = {**message, "headers": self._headers(message.get("headers") or [])}

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import inspect
 import json
 import math
 import random
@@ -329,6 +330,7 @@ async def _drop(send: Send) -> None:
     if isinstance(send, _Recorder):
         send.outcome = "dropped"
         send = send.send
+    send = inspect.unwrap(send)  # the server's own send, under middleware that wraps it
     cycle = getattr(send, "__self__", None)
     transport = getattr(cycle, "transport", None)
     if transport is not None and hasattr(transport, "abort"):
