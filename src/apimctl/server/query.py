@@ -11,7 +11,10 @@ Imp fields); with it, exactly the named fields (unknown names ignored). A nested
 collection named bare returns its Imp fields; ``X.y`` selects fields of the nested objects;
 ``X.*`` returns every field of X, Exp included, and every nested object inside X with all of
 its fields, recursively, unless a deeper path narrows it (``endpoints.*,endpoints.methods.id``).
-Write-only fields are never returned.
+Where nested wildcards are off (the dialect's ``nested_wildcards``), ``X.*`` is an unknown
+name like any other and only a top-level ``*`` is a wildcard (SUPPLEMENT §10.10.8).
+Write-only fields are never returned; a stored ``null`` reads as the field's ``null_reads``
+where it has one.
 """
 
 from __future__ import annotations
