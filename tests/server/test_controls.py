@@ -316,3 +316,21 @@ def test_delay_past_client_timeout_under_uvicorn(uvicorn_controls: tuple[str, Co
         resp = client.get("/v3/rest/things/x", headers=T1)  # a patient client gets the answer
     assert resp.status_code == 200 and resp.json() == [{"id": "x"}]
     assert eventually(lambda: mw.counter.snapshot()["faults"], {"delay": 2}) == {"delay": 2}
+
+
+def test_drop_under_uvicorn_behind_the_dialects_answer_headers(tmp_path: Path) -> None:
+    """The mashery dialect's headers wrap ``send``; a dropped call still sends nothing."""
+    from apimctl.server.answer_headers import AnswerHeaders
+    from apimctl.server.dialects import MASHERY
+
+    mw, _ = controls(tmp_path, fault_rate=1.0, fault_seed=3, fault_kinds=["drop"])
+    with serve_in_thread(AnswerHeaders(mw, MASHERY)) as base:
+        host, port = base.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=5) as sock:
+            sock.sendall(b"GET /v3/rest/things/a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t1\r\n\r\n")
+            try:
+                received = sock.recv(1024)
+            except ConnectionResetError:
+                received = b""
+        assert received == b""  # not even a status line
+        assert eventually(lambda: mw.counter.snapshot()["faults"], {"drop": 1}) == {"drop": 1}

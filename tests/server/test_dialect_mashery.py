@@ -89,25 +89,30 @@ def service_with_endpoint(api: Api, **endpoint: Any) -> tuple[str, dict[str, Any
 # 10.1 headers ------------------------------------------------------------------------------
 
 
-def test_throttled_reply_carries_the_mashery_headers_and_no_retry_after(tmp_path: Path) -> None:
+def test_throttled_reply_is_the_traffic_managers(tmp_path: Path) -> None:
+    """§10.10.6 (which wins over §10.1's "no Retry-After"): text/xml, Retry-After: 1."""
     with serve(tmp_path, dialect="mashery", qps=1) as http:
         api = Api(http, TOKEN_A)
         assert api.get("/services").status_code == 200
         throttled = api.get("/services")
-    body = mashery_error(throttled, 403)
+    assert throttled.status_code == 403
+    assert throttled.headers["Content-Type"] == "text/xml"
+    assert throttled.text == "<h1>Developer Over Qps</h1>"
+    assert throttled.headers["Retry-After"] == "1"
     assert throttled.headers["X-Mashery-Error-Code"] == "ERR_403_DEVELOPER_OVER_QPS"
     assert throttled.headers["X-Error-Detail-Header"] == "Account Over Queries Per Second Limit"
-    assert "Retry-After" not in throttled.headers
     assert "X-Svc-Error-Code" not in throttled.headers
-    assert body["errorCode"] == "ERR_403_DEVELOPER_OVER_QPS"
+    assert "X-Mashery-Responder" in throttled.headers
 
 
-def test_over_quota_reply_carries_the_mashery_headers(tmp_path: Path) -> None:
+def test_over_quota_reply_is_the_traffic_managers(tmp_path: Path) -> None:
     with serve(tmp_path, dialect="mashery", daily_quota=1) as http:
         api = Api(http, TOKEN_A)
         assert api.get("/services").status_code == 200
         refused = api.get("/services")
-    mashery_error(refused, 403)
+    assert refused.status_code == 403
+    assert refused.headers["Content-Type"] == "text/xml"
+    assert refused.text == "<h1>Developer Over Rate</h1>"
     assert refused.headers["X-Mashery-Error-Code"] == "ERR_403_DEVELOPER_OVER_RATE"
     assert refused.headers["X-Error-Detail-Header"] == "Account Over Rate Limit"
     assert "Retry-After" not in refused.headers
@@ -128,8 +133,9 @@ def _basic(key: str, secret: str) -> str:
 def test_token_errors_carry_the_error_code_header(http: httpx.Client) -> None:
     form = {"grant_type": "password", "username": "alice", "password": "wrong", "scope": AREA_A}
     bad_client = http.post("/v3/token", data=form, headers={"Authorization": _basic(CLIENT_KEY, "nope")})
-    assert bad_client.status_code == 401
-    assert bad_client.headers["X-Mashery-Error-Code"] == "ERR_401_INVALID_CONSUMER_KEY"
+    assert bad_client.status_code == 403  # §10.10.7
+    assert bad_client.headers["X-Mashery-Error-Code"] == "ERR_403_DEVELOPER_INACTIVE"
+    assert bad_client.headers["X-Error-Detail-Header"] == "Account Inactive"
     assert bad_client.json() == {"error": "invalid_client"}
     bad_user = http.post("/v3/token", data=form, headers={"Authorization": _basic(CLIENT_KEY, CLIENT_SECRET)})
     assert bad_user.status_code == 400
@@ -205,7 +211,7 @@ def test_single_objects_are_bare(m: Api) -> None:
 
 def test_error_bodies_have_string_codes_and_errors(m: Api) -> None:
     body = mashery_error(m.post("/services", {}), 400)
-    assert body["errorCode"] == "ERR_400_BAD_REQUEST"
+    assert body["errorCode"] == "400"  # a validation failure: the status as a string (§10.10.5)
     assert body["errors"] and body["errors"][0]["property"] == "name"
     missing = mashery_error(m.get("/services/nosuchservice"), 404)
     assert missing["errors"] == []

@@ -108,10 +108,14 @@ def build_config(db: str, tokens: tuple[str, ...], clients: tuple[str, ...], use
 @click.option("--dialect", type=click.Choice(DIALECT_NAMES), default="spec", show_default=True,
               envvar="APIMCTL_SERVE_DIALECT",
               help="spec: the specification; mashery: as real deployments answer (SUPPLEMENT §10).")
+@click.option("--nested-wildcards/--no-nested-wildcards", default=None,
+              help="Whether `X.*` in `fields` returns every field of X; without, only a top-level "
+                   "`fields=*` is a wildcard, as on real areas (SUPPLEMENT §10.10.8). Default: the dialect's.")
 def command(host: str, port: int, db: str, tokens: tuple[str, ...], clients: tuple[str, ...],
             users: tuple[str, ...], auto_approve_domains: bool, object_responses: bool,
             operator_token: str | None, qps: float | None, daily_quota: int | None,
-            fault_rate: float, fault_seed: int | None, events_config: str | None, dialect: str) -> None:
+            fault_rate: float, fault_seed: int | None, events_config: str | None, dialect: str,
+            nested_wildcards: bool | None) -> None:
     """Run the reference server (management API under /v3/rest)."""
     _check_db(db)
     config, dev = build_config(
@@ -119,6 +123,7 @@ def command(host: str, port: int, db: str, tokens: tuple[str, ...], clients: tup
         auto_approve_domains=auto_approve_domains, object_responses=object_responses,
         operator_token=operator_token, qps=qps, daily_quota=daily_quota, fault_rate=fault_rate,
         fault_seed=fault_seed, events_config=_events_config(events_config), dialect=dialect,
+        nested_wildcards=nested_wildcards,
     )
     sock = _bind(host, port)
     app = _app(config)

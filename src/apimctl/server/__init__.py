@@ -23,11 +23,23 @@ vocabularies, types, nullability, defaults, Exp-ness), extra fields and resource
 error-message defaults, auto-entitlement, and the tree's operations and extra paths.
 ``catalog`` builds one catalog and ``tree`` one resource tree per dialect at start-up; the
 engine, the rules and the HTTP layer look the dialect's values up, never its name.
-``mashery`` decisions where §10 is silent: every error body's ``errorCode`` is a catalog-style
-string (``ERR_400_BAD_REQUEST``, ``ERR_404_NOT_FOUND`` ...), the one of the
-``X-Mashery-Error-Code`` header where there is one; a 401 of the management API carries
-``ERR_401_INVALID_OR_EXPIRED_TOKEN``, token errors ``ERR_401_INVALID_CONSUMER_KEY`` (bad
-client) or ``ERR_400_BAD_REQUEST``; ``GET /domains/public`` and ``/domains/system`` answer
+What real areas hold and answer (§10.10) is part of the ``mashery`` table too: every answer
+under ``/v3/`` carries ``X-Mashery-Responder`` and JSON is ``application/json;charset=UTF-8``
+(:mod:`~apimctl.server.answer_headers`); unset values read as real areas read them (an
+endpoint's ``cors``, back-end credentials, ``headersToExcludeFromIncomingCall`` and a
+method's sample responses ``null``, ``scheduledMaintenanceEvent`` ``""``; the written
+spellings of "unset" are stored as such); routes are unique by (HTTP method, public domain,
+path); validation failures carry ``errorCode`` ``"400"``; throttling answers the traffic
+manager's ``text/xml`` bodies with ``Retry-After: 1`` over QPS; a wrong token client is a
+403 ``ERR_403_DEVELOPER_INACTIVE``. In both dialects an endpoint address may carry a port
+(the domain rules apply to its host).
+
+``mashery`` decisions where §10 is silent: every other error body's ``errorCode`` is a
+catalog-style string (``ERR_404_NOT_FOUND`` ...), the one of the ``X-Mashery-Error-Code``
+header where there is one; a 401 of the management API carries
+``ERR_401_INVALID_OR_EXPIRED_TOKEN``, a refused token grant ``ERR_400_BAD_REQUEST``; an
+endpoint's ``cors`` once written reads as the object, ``DELETE`` of it makes it unset (``null``)
+again and ``GET`` of an unset one is a 404; ``GET /domains/public`` and ``/domains/system`` answer
 the addresses in use by endpoints (as ``.../hostnames``); a plan method's
 ``responseFilter`` is ``{id, name}`` of one of the method's response filters; ``PUT`` of a
 role collection answers the new array; an emptied service role set reads ``null``.
@@ -41,6 +53,9 @@ Decisions where the specification and SUPPLEMENT leave room (clients may rely on
 - ``fields``: ``X.*`` returns every field of X and of every object nested in X, recursively
   (``endpoints.*`` includes cors, cache, processor, methods with their response filters,
   systemDomainAuthentication, errorSet, scheduledMaintenanceEvent); deeper paths narrow it.
+  Started with ``nested_wildcards=False`` (``apimctl serve --no-nested-wildcards``), a ``*``
+  below the top level is an unknown name, ignored as real areas do (§10.10.8): only
+  ``fields=*`` is a wildcard, and fields must be named at every depth.
 - Service extensions (Exp): ``cache`` ``{cacheTtl}``, ``securityProfile`` ``{oauth}``,
   ``roles`` ``[{id, name, action}]``. OAuth defaults: booleans false, integers 0,
   ``accessTokenType`` ``bearer``, arrays empty.

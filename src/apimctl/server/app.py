@@ -5,8 +5,9 @@ dispatcher and the server-side controls. Routes are generated from the resource 
 per path template, so call counters see ``/v3/rest/services/{serviceId}``), all served by
 one adapter that reads the body (size-capped, JSON), authenticates, runs the engine in the
 thread pool and renders the answer; every failure becomes a clean JSON error
-(SUPPLEMENT §6), never a stack trace. Outermost, :class:`~apimctl.server.uri_limit.UriLimit`
-answers over-long request targets 414. Works in-process through ``httpx.ASGITransport``
+(SUPPLEMENT §6), never a stack trace. Outside, :class:`~apimctl.server.uri_limit.UriLimit`
+answers over-long request targets 414, and (where the dialect has them)
+:class:`~apimctl.server.answer_headers.AnswerHeaders` adds the dialect's headers to every answer. Works in-process through ``httpx.ASGITransport``
 (nothing depends on lifespan events) and under uvicorn (with
 :data:`~apimctl.server.uri_limit.UVICORN_OPTIONS`).
 """
@@ -26,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from apimctl.server import answer_headers
 from apimctl.server.auth import Authenticator
 from apimctl.server.config import ServerConfig
 from apimctl.server.controls import install_controls
@@ -224,4 +226,6 @@ def create_app(config: ServerConfig) -> Starlette:
     app.state.server = server
     app.state.controls = install_controls(app, config)  # around Starlette's own middleware
     app.middleware_stack = UriLimit(app.middleware_stack or app.build_middleware_stack(), dialect=server.dialect)
+    if answer_headers.needed(server.dialect):
+        app.middleware_stack = answer_headers.AnswerHeaders(app.middleware_stack, server.dialect)
     return app

@@ -58,8 +58,8 @@ class Authenticator:
 
     def token(self, authorization: str | None, form: dict[str, str]) -> TokenReply:
         """``POST /v3/token``."""
-        if not self._client_ok(authorization):
-            return TokenReply(401, {"error": "invalid_client"})
+        if not self._client_ok(authorization):  # 401, or the dialect's status (§10.10.7)
+            return TokenReply(self.config.dialect_table.bad_client_status, {"error": "invalid_client"})
         grant = form.get("grant_type", "")
         if grant == "password":
             return self._password(form)

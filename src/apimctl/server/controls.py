@@ -9,7 +9,9 @@ it sees the server's own ``send``). It
 - enforces ``--qps`` (token bucket per bearer token: 403 with ``X-Svc-Error-Code:
   ERR_403_DEVELOPER_OVER_QPS`` and ``Retry-After``) and ``--daily-quota`` (calls per token and UTC
   day: 403 with ``ERR_403_DEVELOPER_OVER_RATE``) on the management API (spec/SUPPLEMENT.md §6;
-  the headers and body are the dialect's, §10.1: ``X-Mashery-Error-Code``, no ``Retry-After``);
+  the headers and body are the dialect's, §10.1 and §10.10.6: ``X-Mashery-Error-Code``,
+  ``X-Error-Detail-Header``, ``Retry-After: 1`` over QPS, a ``text/xml`` body
+  ``<h1>Developer Over Qps</h1>``);
 - injects faults at ``--fault-rate`` with a RNG seeded by ``--fault-seed`` on the management API:
   ``503``, ``500``, ``drop`` (connection closed, nothing sent), ``delay`` (the request runs, its
   response is held past a client's timeout) and ``lost`` (the request runs and commits, then the
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import inspect
 import json
 import math
 import random
@@ -327,6 +330,7 @@ async def _drop(send: Send) -> None:
     if isinstance(send, _Recorder):
         send.outcome = "dropped"
         send = send.send
+    send = inspect.unwrap(send)  # the server's own send, under middleware that wraps it
     cycle = getattr(send, "__self__", None)
     transport = getattr(cycle, "transport", None)
     if transport is not None and hasattr(transport, "abort"):
@@ -352,11 +356,19 @@ async def _error(send: Send, status: int, message: str, headers: list[tuple[byte
 
 
 async def _refuse(send: Send, refusal: Refusal, dialect: Dialect = SPEC) -> None:
-    """403 with the dialect's error-code headers (SUPPLEMENT §6, §10.1: no Retry-After there)."""
+    """403 with the dialect's error-code headers and body (SUPPLEMENT §6; §10.10.6: a
+    ``text/xml`` body ``<h1>Developer Over Qps</h1>`` and ``Retry-After: 1``)."""
     headers = [(name.lower().encode(), value.encode()) for name, value in dialect.error_headers(refusal.code).items()]
     if refusal.retry_after is not None and dialect.retry_after:
-        headers.append((b"retry-after", str(refusal.retry_after).encode()))
-    await _json(send, 403, dialect.error_body(403, refusal.message, code=refusal.code), headers)
+        seconds = dialect.fixed_retry_after or refusal.retry_after
+        headers.append((b"retry-after", str(seconds).encode()))
+    if dialect.throttle_markup is None:
+        await _json(send, 403, dialect.error_body(403, refusal.message, code=refusal.code), headers)
+        return
+    payload = dialect.throttle_markup.format(message=refusal.message).encode()
+    start = [(b"content-type", dialect.throttle_content_type.encode()), (b"content-length", str(len(payload)).encode())]
+    await send({"type": "http.response.start", "status": 403, "headers": start + headers})
+    await send({"type": "http.response.body", "body": payload})
 
 
 def _bearer(scope: Scope) -> str | None:

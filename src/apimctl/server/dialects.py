@@ -12,8 +12,15 @@ it serves: it looks the value up (``DIALECTS[config.dialect].<value>``).
 - :attr:`Dialect.node_ops` and :attr:`Dialect.extra_singles` change the resource tree
   (:mod:`~apimctl.server.tree` builds one tree per dialect).
 - The HTTP layer takes headers and error bodies from :meth:`Dialect.error_body` and
-  :meth:`Dialect.error_headers`; the rules take error-message defaults from
-  :meth:`Dialect.message`, the read parameters the comma-joined filters.
+  :meth:`Dialect.error_headers`, the headers of every answer and the JSON content type from
+  :attr:`Dialect.answer_headers` and :attr:`Dialect.json_content_type`, the throttling
+  replies from :attr:`Dialect.throttle_markup`; the rules take error-message defaults from
+  :meth:`Dialect.message` and the route rule from :attr:`Dialect.route_message`, the read
+  parameters the comma-joined filters and :attr:`Dialect.nested_wildcards`.
+- What real areas hold (SUPPLEMENT §10.10) is in the same table, each fact with the point of
+  §10.10 it comes from: unset values are overlays of the field tables (``nullable``,
+  ``default``, ``unset``: the written spellings of "not set", ``null_reads``: what a stored
+  ``null`` reads as).
 """
 
 from __future__ import annotations
@@ -69,11 +76,20 @@ class Dialect:
     error_code_header: str = "X-Svc-Error-Code"
     detail_header: str | None = None  # header carrying the message's detail text
     retry_after: bool = True  # throttling replies carry Retry-After
+    fixed_retry_after: int | None = None  # ... always this many seconds (else the wait computed)
+    # headers on every answer of the management API and the token endpoint (§10.10.5)
+    answer_headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    json_content_type: str = "application/json"  # the Content-Type of JSON answers (§10.10.5)
+    # throttling replies (over QPS, over quota): a body of this markup, ``{message}`` the
+    # refusal's text, with this Content-Type, instead of the JSON error body (§10.10.6)
+    throttle_markup: str | None = None
+    throttle_content_type: str = "text/xml"
     auth_error_codes: bool = False  # 401/403 auth failures and token errors carry the headers
     host_header: str = "X-Svc-Host"  # the endpoint header carrying the original host
     # bodies (§1, §6, §10.3)
     bare_objects: bool = False  # single objects bare, whatever --object-responses says
     string_error_codes: bool = False  # {"errorCode": "<string>", "errorMessage", "errors"}
+    validation_error_code: str | None = None  # errorCode of a validation failure (§10.10.5)
     comma_filters: bool = False  # several filters comma-joined in one ``filter`` parameter
     # field tables (§10.2, 10.4, 10.5, 10.6, 10.7, 10.8)
     overlays: Overlay = field(default_factory=lambda: MappingProxyType({}))
@@ -90,6 +106,13 @@ class Dialect:
     domain_kinds: bool = False  # GET /domains/public and /domains/system
     # codes of token-endpoint errors by status (with auth_error_codes)
     token_codes: Mapping[int, str] = field(default_factory=lambda: MappingProxyType({}))
+    bad_client_status: int = 401  # status of a token request with a wrong API key or secret (§7, §10.10.7)
+    # endpoint routes (§4, §10.10.1): None, (path, public domain) is unique; else routes are
+    # (HTTP method, public domain, path) and a repeated one is refused with this message
+    route_message: str | None = None
+    # ``X.*`` below the top level of ``fields`` returns every field of X (§1); False: it is an
+    # unknown name, ignored (§10.10.8). ``ServerConfig.nested_wildcards`` overrides it.
+    nested_wildcards: bool = True
 
     def message(self, message_id: str) -> dict[str, Any]:
         """The default of an error message of the catalog (SUPPLEMENT §5, §10.5)."""
@@ -106,6 +129,8 @@ class Dialect:
                    code: str | None = None) -> Any:
         """The JSON body of an error. ``items``: validation items (a 400 of validation)."""
         if self.string_error_codes:
+            if code is None and items is not None and self.validation_error_code:
+                code = self.validation_error_code
             return {"errorCode": code or self.code_of(status), "errorMessage": message, "errors": list(items or [])}
         if items is not None:
             return items or [{"property": "", "message": message}]
@@ -164,15 +189,27 @@ _MESSAGES["ERR_400_DUPLICATED_OAUTH_PROTOCOL_PARAMETER"] = _frozen(
 
 _ROLE_OPS = frozenset({"list", "fetch", "replace", "clear"})
 
+# unset values as real areas read them (§10.10.3): the field reads null until a value is set
+_UNSET_NULL = _frozen({"nullable": True, "default": None})
+# ... and the written spellings of "not set" are stored as null (a secret is unset whether
+# it is written null or "")
+_CREDENTIAL = _frozen({**_UNSET_NULL, "unset": ("",)})
+
 MASHERY = Dialect(
     "mashery",
     error_code_header="X-Mashery-Error-Code",
     detail_header="X-Error-Detail-Header",
-    retry_after=False,
+    # §10.10.6 (which wins over §10.1's "no Retry-After"): over QPS carries Retry-After: 1
+    retry_after=True,
+    fixed_retry_after=1,
+    answer_headers=_frozen({"X-Mashery-Responder": "apimctl-reference"}),  # §10.10.5
+    json_content_type="application/json;charset=UTF-8",  # §10.10.5
+    throttle_markup="<h1>{message}</h1>",  # §10.10.6, Content-Type text/xml
     auth_error_codes=True,
     host_header="X-Mashery-Host",
     bare_objects=True,
     string_error_codes=True,
+    validation_error_code="400",  # §10.10.5: the HTTP status as a string
     comma_filters=True,
     overlays=_frozen({
         "Endpoint": _frozen({
@@ -180,16 +217,32 @@ MASHERY = Dialect(
             "returnedHeaders": _frozen({"values": ("mashery-message-id", "mashery-responder"),
                                         "default": ["mashery-responder"]}),
             "oauthGrantTypes": _frozen({"values": _GRANTS}),
-            "systemDomainCredentialKey": _frozen({"nullable": True}),
-            "systemDomainCredentialSecret": _frozen({"nullable": True}),
+            # §10.3, §10.10.3: null (or "") when no back-end credentials are set
+            "systemDomainCredentialKey": _CREDENTIAL,
+            "systemDomainCredentialSecret": _CREDENTIAL,
+            # §10.10.3: cors reads null when CORS was never set (the object once written;
+            # DELETE of .../cors makes it unset again)
+            "cors": _frozen({**_UNSET_NULL, "autobuild": False}),
+            # §10.10.3: null (or [""]) when never set; [] and [""] written mean "none"
+            "headersToExcludeFromIncomingCall": _frozen({**_UNSET_NULL, "unset": ([], [""])}),
+            # §10.10.3: "" when the endpoint is in no maintenance event ("" written means none)
+            "scheduledMaintenanceEvent": _frozen({"null_reads": "", "unset": ("",)}),
         }),
+        # §10.10.3: sample responses read null when unset
+        "Method": _frozen({"sampleJsonResponse": _UNSET_NULL, "sampleXmlResponse": _UNSET_NULL}),
         "OAuth": _frozen({"grantTypes": _frozen({"values": _GRANTS})}),
         "Plan": _frozen({"emailTemplateSetId": _frozen({"type": STRING})}),
         "PlanService": _frozen({"endpoints": _frozen({"fetch": "Exp", "replace": True})}),
         "PlanEndpoint": _frozen({"methods": _frozen({"fetch": "Exp"})}),
-        "Service": _frozen({"roles": _frozen({"nullable": True, "default": None})}),
+        # §10.7, §10.10.3: a service without roles reads roles null; securityProfile reads
+        # {oauth: null} in both dialects (§3)
+        "Service": _frozen({"roles": _UNSET_NULL}),
         "ServiceRole": _frozen({"action": _frozen({"create": "Req"})}),
         "PlanRole": _frozen({"action": _frozen({"create": "Req"})}),
+        # §10.10.3: a package's integer settings may be written and read as null (the
+        # defaults of §3 stay for a package created without them)
+        "Package": _frozen({name: _frozen({"nullable": True})
+                            for name in ("nearQuotaThreshold", "keyLength", "sharedSecretLength")}),
     }),
     extra_fields=_frozen({
         "Endpoint": (
@@ -228,7 +281,14 @@ MASHERY = Dialect(
         "packages/plans/services/endpoints/methods": (("responseFilter", "PlanResponseFilter"),),
     }),
     domain_kinds=True,
-    token_codes=MappingProxyType({401: "ERR_401_INVALID_CONSUMER_KEY", 400: "ERR_400_BAD_REQUEST"}),
+    # §10.10.7: a wrong API key or secret answers 403 ERR_403_DEVELOPER_INACTIVE; a refused
+    # grant (an expired refresh token) 400 ERR_400_BAD_REQUEST
+    token_codes=MappingProxyType({401: "ERR_401_INVALID_CONSUMER_KEY", 403: "ERR_403_DEVELOPER_INACTIVE",
+                                  400: "ERR_400_BAD_REQUEST"}),
+    bad_client_status=403,
+    # §10.10.1: routes are (HTTP method, public domain, path)
+    route_message="Found an endpoint with method '{method}', domain '{domain}' and path '{path}' "
+                  "that belongs to someone else",
 )
 
 DIALECTS: Mapping[str, Dialect] = MappingProxyType({d.name: d for d in (SPEC, MASHERY)})

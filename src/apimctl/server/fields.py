@@ -73,6 +73,16 @@ class Field:
     computed: str | None = None  # name of a hook computing the value at read time
     autobuild: bool = False  # ONE field built from ``{}`` (its defaults) when absent
     replace: bool = False  # MANY field whose update replaces the whole list
+    # written values that mean "not set": stored as the field's default (``null`` where the
+    # dialect says an unset value reads so, SUPPLEMENT §10.10.3)
+    unset: tuple[Any, ...] = ()
+    # what a stored ``null`` reads as, when not ``null`` (``""`` for an endpoint without a
+    # maintenance event in the ``mashery`` dialect, §10.10.3)
+    null_reads: Any = MISSING
+
+    def is_unset(self, value: Any) -> bool:
+        """Whether a written value means "not set" (one of :attr:`unset`)."""
+        return any(type(value) is type(u) and value == u for u in self.unset)
 
     def default_value(self) -> Any:
         """The value a created object gets when the field is not sent."""

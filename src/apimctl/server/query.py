@@ -11,7 +11,10 @@ Imp fields); with it, exactly the named fields (unknown names ignored). A nested
 collection named bare returns its Imp fields; ``X.y`` selects fields of the nested objects;
 ``X.*`` returns every field of X, Exp included, and every nested object inside X with all of
 its fields, recursively, unless a deeper path narrows it (``endpoints.*,endpoints.methods.id``).
-Write-only fields are never returned.
+Where nested wildcards are off (the dialect's ``nested_wildcards``), ``X.*`` is an unknown
+name like any other and only a top-level ``*`` is a wildcard (SUPPLEMENT §10.10.8).
+Write-only fields are never returned; a stored ``null`` reads as the field's ``null_reads``
+where it has one.
 """
 
 from __future__ import annotations
@@ -32,14 +35,23 @@ MAX_LIMIT, DEFAULT_LIMIT = 1000, 100
 MAX_OFFSET = 2**63 - 1  # what SQLite's OFFSET (a signed 64-bit integer) can hold
 
 
-def parse_fields(values: list[str]) -> Selection | None:
-    """``["id,name", "endpoints.cors"]`` -> ``{"id": None, "name": None, "endpoints": {"cors": None}}``."""
+def parse_fields(values: list[str], nested_wildcards: bool = True) -> Selection | None:
+    """``["id,name", "endpoints.cors"]`` -> ``{"id": None, "name": None, "endpoints": {"cors": None}}``.
+
+    Without ``nested_wildcards`` a ``*`` below the top level is an unknown name like any
+    other (SUPPLEMENT §10.10.8): ``endpoints.*`` selects ``endpoints`` with nothing in it,
+    and a path through a ``*`` (``endpoints.*.name``) selects nothing below it.
+    """
     if not values:
         return None
     sel: Selection = {}
     for value in values:
         for raw in value.split(","):
             parts = [p for p in raw.strip().split(".") if p]
+            if not nested_wildcards and "*" in parts[1:]:
+                parts = parts[:parts.index("*", 1)]
+                _select_empty(sel, parts)
+                continue
             node = sel
             for i, part in enumerate(parts):
                 if i == len(parts) - 1:
@@ -53,6 +65,20 @@ def parse_fields(values: list[str]) -> Selection | None:
     return sel
 
 
+def _select_empty(sel: Selection, parts: list[str]) -> None:
+    """Select the path ``parts`` with no field below it (unless something else selects some)."""
+    node = sel
+    for part in parts:
+        child = node.get(part)
+        if child is None:
+            child = {}
+            node[part] = child
+        node = child
+
+
+Entry = tuple[str, Hook | None, "Plan | None", bool, Any]  # name, hook, nested plan, many, null reads
+
+
 @dataclass
 class Plan:
     """How to render one resource for one selection.
@@ -63,7 +89,7 @@ class Plan:
     Other plans pick ``entries`` one by one.
     """
 
-    entries: list[tuple[str, Hook | None, Plan | None, bool]]
+    entries: list[Entry]
     copy: bool = False
     identity: bool = False
     drop: tuple[str, ...] = ()
@@ -86,7 +112,7 @@ class Projector:
         return plan
 
     def _compile(self, res: Resource, sel: Selection | None) -> Plan:
-        entries: list[tuple[str, Hook | None, Plan | None, bool]] = []
+        entries: list[Entry] = []
         star = sel is not None and "*" in sel
         complete = True  # every stored, readable field is selected
         for f in res.fields:
@@ -107,12 +133,13 @@ class Projector:
                 complete = complete and bool(f.computed)
                 continue
             sub = self.compile(res.nested(f), sub_sel) if f.nested else None
-            entries.append((f.name, hook, sub, f.type == c.MANY))
+            entries.append((f.name, hook, sub, f.type == c.MANY, f.null_reads))
         view = self.hooks.get(res.view) if res.view else None
         if not complete:
             return Plan(entries, view=view)
         drop = tuple(f.name for f in res.fields if f.write_only) + res.internal
-        redo = [e for e in entries if e[1] is not None or (e[2] is not None and not e[2].identity)]
+        redo = [e for e in entries
+                if e[1] is not None or (e[2] is not None and not e[2].identity) or e[4] is not c.MISSING]
         return Plan(redo, copy=True, identity=not redo and not drop and view is None, drop=drop, view=view)
 
     def render(self, res: Resource, sel: Selection | None, obj: dict[str, Any]) -> dict[str, Any]:
@@ -131,9 +158,12 @@ def run(plan: Plan, obj: dict[str, Any]) -> dict[str, Any]:
             out.pop(name, None)
     else:
         out = {}
-    for name, hook, sub, many in plan.entries:
+    for name, hook, sub, many, null_reads in plan.entries:
         value = hook(obj) if hook is not None else obj.get(name)
-        if sub is not None and value is not None and not sub.identity:
+        if value is None:
+            out[name] = None if null_reads is c.MISSING else null_reads
+            continue
+        if sub is not None and not sub.identity:
             if many:
                 value = [run(sub, item) for item in value if isinstance(item, dict)]
             elif isinstance(value, dict):

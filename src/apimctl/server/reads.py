@@ -46,8 +46,8 @@ class Reading:
 def read(req: ApiRequest, steps: list[Step], txn: Txn, config: ServerConfig) -> ApiResponse:
     """List or fetch what ``steps`` name."""
     env = Env(txn, req.area, config, req.user, catalog.of(config.dialect))
-    r = Reading(req, steps, txn, Projector(rules.hooks(env)), parse_fields(req.params.getlist("fields")),
-                config.bare_objects, env)
+    sel = parse_fields(req.params.getlist("fields"), env.dialect.nested_wildcards)
+    r = Reading(req, steps, txn, Projector(rules.hooks(env)), sel, config.bare_objects, env)
     di, doc = find_doc(steps, txn, req.area)
     last = steps[-1]
     res = env.resource(last.node.resource)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from apimctl.server.context import Env, claim
+from apimctl.server.domains import host_of
 from apimctl.server.roles import resolve_role
 from apimctl.server.validation import WriteCtx, build
 
@@ -36,7 +37,7 @@ def finalize(doc: dict[str, Any], ctx: WriteCtx, env: Env, created: bool) -> Non
     for i, role in enumerate(doc.get("roles") or []):
         resolve_role(role, paths.get(id(role), f"roles[{i}]"), env, ctx)
     claim(env, ctx, "service.name", doc["id"], {doc.get("name", ""): "name"}, "service name")
-    claim(env, ctx, "endpoint.route", doc["id"], routes, "requestPathAlias and public domain")
+    _claim_routes(env, ctx, doc["id"], routes)
     env.txn.claim(env.area, "endpoint.id", doc["id"], [ep["id"] for ep in doc.get("endpoints", [])])
 
 
@@ -55,11 +56,14 @@ def _error_sets(doc: dict[str, Any], paths: dict[int, str], ctx: WriteCtx
     return sets_by_id, sets_by_name
 
 
+Routes = dict[str, tuple[str, str]]  # route key -> (property to blame, message if taken)
+
+
 def _endpoints(doc: dict[str, Any], paths: dict[int, str], sets_by_id: dict[str, dict[str, Any]],
-               sets_by_name: dict[str, dict[str, Any]], env: Env, ctx: WriteCtx) -> dict[str, str]:
-    """Check every endpoint; answer its routes (``alias|domain`` -> property to blame)."""
+               sets_by_name: dict[str, dict[str, Any]], env: Env, ctx: WriteCtx) -> Routes:
+    """Check every endpoint; answer their routes."""
     names: set[str] = set()
-    routes: dict[str, str] = {}
+    routes: Routes = {}
     active: list[str] | None = None
     for i, ep in enumerate(doc.get("endpoints", [])):
         where = paths.get(id(ep), f"endpoints[{i}]")
@@ -68,7 +72,7 @@ def _endpoints(doc: dict[str, Any], paths: dict[int, str], sets_by_id: dict[str,
             ctx.problem(at + "name", f"duplicate endpoint name {ep.get('name')!r} in this service")
         names.add(ep.get("name", ""))
         _link_error_set(ep, at, sets_by_id, sets_by_name, ctx)
-        _routes(ep, at, routes, ctx)
+        _routes(ep, at, routes, ctx, env.dialect.route_message)
         if id(ep) in paths:  # written by this request: its hostnames go through the gate
             if active is None:
                 active = [d["domain"] for d in env.docs("domain") if d.get("status") == "active"]
@@ -88,15 +92,33 @@ def _link_error_set(ep: dict[str, Any], at: str, sets_by_id: dict[str, dict[str,
         ep["errorSet"] = {"id": target["id"], "name": target["name"]}
 
 
-def _routes(ep: dict[str, Any], at: str, routes: dict[str, str], ctx: WriteCtx) -> None:
-    """``requestPathAlias`` + each public domain is unique within the service."""
+def _routes(ep: dict[str, Any], at: str, routes: Routes, ctx: WriteCtx, by_method: str | None) -> None:
+    """The endpoint's routes, each unique in the area: ``requestPathAlias`` + each public
+    domain (SUPPLEMENT §4), or with ``by_method`` (the message of a repeated route) each HTTP
+    method + public domain + ``requestPathAlias`` (§10.10.1)."""
     alias = ep.get("requestPathAlias", "")
+    prop = at + "requestPathAlias"
     for d in ep.get("publicDomains") or [{"address": ""}]:
-        route = f"{alias}|{str(d.get('address', '')).lower()}"
-        if route in routes:
-            ctx.problem(at + "requestPathAlias",
-                        f"duplicate requestPathAlias {alias!r} on {d.get('address', '')!r} in this service")
-        routes[route] = at + "requestPathAlias"
+        address = str(d.get("address", ""))
+        if by_method is None:
+            keys = {f"{alias}|{address.lower()}": (
+                f"duplicate requestPathAlias {alias!r} on {address!r} in this service",
+                f"duplicate requestPathAlias and public domain: {alias!r} is already taken")}
+        else:
+            keys = {}
+            for method in ep.get("supportedHttpMethods") or []:
+                message = by_method.format(method=str(method).upper(), domain=address, path=alias)
+                keys[f"{alias}|{address.lower()}|{str(method).lower()}"] = (message, message)
+        for route, (here, taken) in keys.items():
+            if route in routes:
+                ctx.problem(prop, here)
+            routes[route] = (prop, taken)
+
+
+def _claim_routes(env: Env, ctx: WriteCtx, owner: str, routes: Routes) -> None:
+    """The service's routes are its own in the area: a route another service holds is a 400."""
+    for taken in env.txn.claim(env.area, "endpoint.route", owner, list(routes)):
+        ctx.problem(*routes[taken])
 
 
 def _addresses(service: dict[str, Any] | None, endpoint_id: Any) -> set[str]:
@@ -109,11 +131,17 @@ def _addresses(service: dict[str, Any] | None, endpoint_id: Any) -> set[str]:
 
 
 def _domain_gate(ep: dict[str, Any], at: str, active: list[str], kept: set[str], ctx: WriteCtx) -> None:
-    """New hostnames must be under an active domain of the area; kept ones stay valid."""
+    """New addresses must be under an active domain of the area (their host part: an
+    address may carry a port, SUPPLEMENT §10.10.2); kept ones stay valid."""
     for fname in ("publicDomains", "systemDomains"):
         for j, d in enumerate(ep.get(fname) or []):
-            host = str(d.get("address", "")).strip().lower()
-            if host not in kept and not any(host == a or host.endswith("." + a) for a in active):
+            address = str(d.get("address", "")).strip().lower()
+            if address in kept:
+                continue
+            host, problem = host_of(address)
+            if problem is not None:
+                ctx.problem(f"{at}{fname}[{j}].address", problem)
+            elif not any(host == a or host.endswith("." + a) for a in active):
                 ctx.problem(f"{at}{fname}[{j}].address",
                             f"{host!r} is not under an active domain of this area (see /domains)")
 

@@ -99,7 +99,7 @@ def build(res: Resource, body: Any, path: str, ctx: WriteCtx) -> dict[str, Any]:
     for f in res.fields:
         if f.computed:
             if f.create != "Ign" and f.name in body:
-                ctx.deferred.append((res.name, obj, f.name, body[f.name], join(path, f.name)))
+                ctx.deferred.append((res.name, obj, f.name, _written(f, body[f.name]), join(path, f.name)))
             continue
         value = body.get(f.name, MISSING) if f.create != "Ign" else MISSING
         if value is MISSING:
@@ -132,7 +132,7 @@ def merge(res: Resource, obj: dict[str, Any], body: Any, path: str, ctx: WriteCt
         return obj
     for f in res.fields:
         if f.computed and f.update != "Ign" and f.name in body:
-            ctx.deferred.append((res.name, obj, f.name, body[f.name], join(path, f.name)))
+            ctx.deferred.append((res.name, obj, f.name, _written(f, body[f.name]), join(path, f.name)))
         if f.computed or f.update == "Ign" or f.name == "id":
             continue
         value = body.get(f.name, MISSING)
@@ -150,7 +150,13 @@ def merge(res: Resource, obj: dict[str, Any], body: Any, path: str, ctx: WriteCt
     return obj
 
 
+def _written(f: Field, value: Any) -> Any:
+    """A written value, with the spellings of "not set" (:attr:`Field.unset`) as the default."""
+    return f.default_value() if f.is_unset(value) else value
+
+
 def _coerce(owner: Resource, f: Field, value: Any, path: str, ctx: WriteCtx, existing: Any) -> Any:
+    value = _written(f, value)
     if value is None:
         if f.nullable:
             return None

@@ -69,7 +69,7 @@ def write(req: ApiRequest, steps: list[Step], op: str, di: int, txn: Txn, config
     env = Env(txn, req.area, config, req.user, catalog.of(config.dialect))
     _, parent = find_doc(steps[:di], txn, req.area) if di > 0 else (-1, None)
     w = Writing(req, steps, op, di, txn, env, WriteCtx(req.user, env.dialect), Projector(rules.hooks(env)),
-                parse_fields(req.params.getlist("fields")), config.bare_objects, parent)
+                parse_fields(req.params.getlist("fields"), env.dialect.nested_wildcards), config.bare_objects, parent)
     if di < len(steps) - 1:
         return update_inside(w)
     if op == "create":
