@@ -289,6 +289,8 @@ MASHERY = Dialect(
     # §10.10.1: routes are (HTTP method, public domain, path)
     route_message="Found an endpoint with method '{method}', domain '{domain}' and path '{path}' "
                   "that belongs to someone else",
+    # §10.10.8: no public client or dump uses a nested wildcard; the reconciler never needs one
+    nested_wildcards=False,
 )
 
 DIALECTS: Mapping[str, Dialect] = MappingProxyType({d.name: d for d in (SPEC, MASHERY)})
