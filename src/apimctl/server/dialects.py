@@ -231,12 +231,17 @@ MASHERY = Dialect(
         # §10.10.3: sample responses read null when unset
         "Method": _frozen({"sampleJsonResponse": _UNSET_NULL, "sampleXmlResponse": _UNSET_NULL}),
         "OAuth": _frozen({"grantTypes": _frozen({"values": _GRANTS})}),
-        "Plan": _frozen({"emailTemplateSetId": _frozen({"type": STRING})}),
+        # a plan's ceilings may be null (no limit, as 0): public clients type them nullable
+        # (the Go client of the v3 API, aliakseiyanchuk/mashery-v3-go-client, masherytypes),
+        # as they do a service's overall QPS limit
+        "Plan": _frozen({"emailTemplateSetId": _frozen({"type": STRING}),
+                         **{name: _frozen({"nullable": True})
+                            for name in ("qpsLimitCeiling", "rateLimitCeiling")}}),
         "PlanService": _frozen({"endpoints": _frozen({"fetch": "Exp", "replace": True})}),
         "PlanEndpoint": _frozen({"methods": _frozen({"fetch": "Exp"})}),
         # §10.7, §10.10.3: a service without roles reads roles null; securityProfile reads
         # {oauth: null} in both dialects (§3)
-        "Service": _frozen({"roles": _UNSET_NULL}),
+        "Service": _frozen({"roles": _UNSET_NULL, "qpsLimitOverall": _frozen({"nullable": True})}),
         "ServiceRole": _frozen({"action": _frozen({"create": "Req"})}),
         "PlanRole": _frozen({"action": _frozen({"create": "Req"})}),
         # §10.10.3: a package's integer settings may be written and read as null (the
