@@ -13,6 +13,7 @@ and maps them to exit codes. A message always says where and what.
     │   ├── QuotaExhausted   ERR_403_DEVELOPER_OVER_RATE (stop, never retried)
     │   ├── ServerError      5xx or an unreadable reply (retryable)
     │   ├── TransportError   timeout, dropped connection (retryable; outcome unknown)
+    │   ├── IncompleteRead   a list read gave fewer objects than its X-Total-Count (never planned from)
     │   └── Unreachable      connections refused in a row: the server is gone (stop, not sent)
     ├── PlanError            a plan cannot be made or is refused (stale, too many deletes)
     └── ApplyError           apply stopped; carries the summary
@@ -101,6 +102,11 @@ class ServerError(ApiError):
 
 class TransportError(ApiError):
     """No usable reply: the request may or may not have been carried out."""
+
+
+class IncompleteRead(ApiError):
+    """A list read twice over gave fewer distinct objects than ``X-Total-Count`` announced
+    (short or repeated pages, SUPPLEMENT §10.10.9): nothing may be planned from it."""
 
 
 class Unreachable(ApiError):

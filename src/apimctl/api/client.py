@@ -49,6 +49,7 @@ from apimctl.api.replies import Reply, connect_failed, read_reply, reason, trans
 from apimctl.errors import (
     ApiError,
     AuthError,
+    IncompleteRead,
     NotFound,
     ServerError,
     Throttled,
@@ -171,14 +172,29 @@ class ApiClient:
 
         ``page_index=True`` for ``/members``, ``/applications``, ``/packageKeys`` and ``/roles``,
         where ``offset`` counts pages rather than items.
+
+        What was read is checked against ``X-Total-Count``: a read that gave fewer distinct
+        objects (short or repeated pages, SUPPLEMENT §10.10.9) is read once more, and then
+        refused (:class:`IncompleteRead`) rather than answered short.
         """
+        items, total = await self._list_once(path, params, page_size, page_index)
+        if total is not None and len(items) < total:
+            items, total = await self._list_once(path, params, page_size, page_index)
+            if total is not None:
+                _check_count(path, len(items), total)
+        return items
+
+    async def _list_once(
+        self, path: str, params: Params | None, page_size: int, page_index: bool,
+    ) -> tuple[list[dict[str, Any]], int | None]:
+        """One read of every item of a list, with the ``X-Total-Count`` of its first page."""
         size = max(1, min(page_size, MAX_PAGE))
         query = [(k, v) for k, v in req.pairs(params) if k not in ("limit", "offset")]
         first = await self._call("GET", path, params=[*query, *req.page(size, 0)])
         items = req.items(first.data)
         total = req.total_count(first.headers)
         if total is None:
-            return await self._pages_until_short(path, query, size, items, page_index)
+            return await self._pages_until_short(path, query, size, items, page_index), None
         # A server that clamps `limit` lower than asked: page by what it actually returns.
         if 0 < len(items) < min(size, total):
             size = len(items)
@@ -186,7 +202,7 @@ class ApiClient:
         pages = await req.gather([self._page(path, query, size, offset) for offset in offsets])
         for page in pages:
             items.extend(page)
-        return req.unique(items)
+        return req.unique(items), total
 
     async def pages(
         self,
@@ -202,7 +218,9 @@ class ApiClient:
         Each page's JSON is kept as it came and its items decoded as they are iterated; after
         the first page, ``ahead`` more are requested while a page is being read, so the server
         works while the caller does and at most ``ahead + 1`` pages are held. Repeated ids are
-        skipped across pages, as :meth:`list_all` does.
+        skipped across pages, as :meth:`list_all` does; when every page has been read, fewer
+        distinct objects than ``X-Total-Count`` announced raise :class:`IncompleteRead` (the
+        pages were handed over already: the caller must not plan from them).
         """
         size = max(1, min(page_size, MAX_PAGE))
         query = [(k, v) for k, v in req.pairs(params) if k not in ("limit", "offset")]
@@ -234,6 +252,8 @@ class ApiClient:
                 request_more()
                 yield Page(page, seen)
                 del page
+            if seen:  # objects carry ids: the distinct ones are counted
+                _check_count(path, len(seen), total)
         finally:
             for task in pending:
                 task.cancel()
@@ -482,6 +502,15 @@ async def _body(response: httpx.Response) -> Buffer:
         body[filled:end] = chunk
         filled = end
     return memoryview(body)[:filled]
+
+
+def _check_count(path: str, got: int, total: int) -> None:
+    """Refuse a list read that gave fewer distinct objects than ``X-Total-Count`` announced."""
+    if got < total:
+        raise IncompleteRead(
+            f"GET {req.route(path)}: read {got} of the {total} objects X-Total-Count announced "
+            "(pages short or repeated); nothing is planned from an incomplete read: run again",
+            method="GET")
 
 
 def _final(error: ApiError, idempotent: bool) -> ApiError:

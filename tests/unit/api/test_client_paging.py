@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from apimctl.api.client import ApiClient
-from apimctl.errors import NotFound, ServerError
+from apimctl.errors import IncompleteRead, NotFound, ServerError
 
 from .clientkit import FakeApi, reply
 
@@ -146,12 +146,50 @@ async def test_a_failing_page_fails_the_list(api: FakeApi) -> None:
 
 async def test_repeated_ids_from_shifting_pages_are_dropped(api: FakeApi) -> None:
     api.script = [
-        reply(200, [{"id": "a"}, {"id": "b"}], X_Total_Count="4"),
-        reply(200, [{"id": "b"}, {"id": "c"}], X_Total_Count="4"),
+        reply(200, [{"id": "a"}, {"id": "b"}], X_Total_Count="3"),
+        reply(200, [{"id": "b"}, {"id": "c"}], X_Total_Count="3"),
     ]
     async with api.client() as client:
         items = await api.clock.run(client.list_all("/services", page_size=2))
     assert _ids(items) == ["a", "b", "c"]
+
+
+async def test_a_short_read_is_read_again(api: FakeApi) -> None:
+    """A repeated item hid one (4 announced, 3 distinct): the list is read once more
+    (SUPPLEMENT §10.10.9), never answered short."""
+    api.script = [
+        reply(200, [{"id": "a"}, {"id": "b"}], X_Total_Count="4"),
+        reply(200, [{"id": "b"}, {"id": "c"}], X_Total_Count="4"),
+        reply(200, [{"id": "a"}, {"id": "b"}], X_Total_Count="4"),
+        reply(200, [{"id": "c"}, {"id": "d"}], X_Total_Count="4"),
+    ]
+    async with api.client() as client:
+        items = await api.clock.run(client.list_all("/services", page_size=2))
+    assert _ids(items) == ["a", "b", "c", "d"]
+
+
+async def test_a_read_short_twice_is_refused(api: FakeApi) -> None:
+    api.script = [
+        reply(200, [{"id": "a"}, {"id": "b"}], X_Total_Count="4"),
+        reply(200, [{"id": "b"}], X_Total_Count="4"),
+    ] * 2
+    async with api.client() as client:
+        with pytest.raises(IncompleteRead, match="read 2 of the 4 objects"):
+            await api.clock.run(client.list_all("/services", page_size=2))
+
+
+async def test_pages_read_short_are_refused(api: FakeApi) -> None:
+    api.script = [
+        reply(200, [{"id": "a"}, {"id": "b"}], X_Total_Count="4"),
+        reply(200, [{"id": "b"}, {"id": "c"}], X_Total_Count="4"),
+    ]
+
+    async def read_all(client: Any) -> list[str]:
+        return [item["id"] async for page in client.pages("/services", page_size=2) for item in page]
+
+    async with api.client() as client:
+        with pytest.raises(IncompleteRead, match="read 3 of the 4 objects"):
+            await api.clock.run(read_all(client))
 
 
 @pytest.mark.parametrize(("body", "expected"), [(None, []), ({"id": "a"}, [{"id": "a"}]), ([], [])])
