@@ -1,0 +1,143 @@
+"""A service of the manifests described as an OpenAPI 3.1 document (``apimctl export
+--openapi``): the reverse of :mod:`apimctl.openapi.mapping`.
+
+Servers are the endpoints' public host names (``https://HOST``), each endpoint is the path
+item at its ``requestPathAlias`` with one operation per supported HTTP method, methods become
+``operationId``s when they pair with the HTTP methods one to one, an API key read from a
+header or the query becomes an ``apiKey`` security scheme, CORS becomes the
+``Access-Control-Allow-Origin`` header of the answers, and the messages of the endpoint's
+error set become its error responses. Everything else the endpoint holds (and whatever the
+document cannot say exactly) goes into ``x-apimctl-endpoint`` on the path item, and the
+service's other fields into ``x-apimctl-service``, so importing the document gives the same
+service back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from apimctl import kinds
+from apimctl.openapi.extensions import ENDPOINT_EXTENSION, SERVICE_EXTENSION
+from apimctl.openapi.mapping import METHOD_HEADER, SUPPORTED_VERBS
+from apimctl.openapi.sources import DEFAULT_KEY_LOCATIONS, DEFAULT_KEY_NAME, SCHEME_PLACES
+
+OPENAPI_VERSION = "3.1.0"
+_STATUS = re.compile(r"^ERR_(\d{3})_")
+_NATIVE = ("name", "requestPathAlias", "supportedHttpMethods", "methods", "apiKeyValueLocations",
+           "apiKeyValueLocationKey", "apiMethodDetectionLocations", "apiMethodDetectionKey")
+
+
+def describe_service(service: Mapping[str, Any]) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of ``service`` (a manifest entry, defaults left out)."""
+    endpoints = list(service.get(kinds.ENDPOINT.manifest_key) or [])
+    hosts = list(dict.fromkeys(h for e in endpoints for h in e.get("publicDomains") or []))
+    info: dict[str, Any] = {"title": service["name"], "version": str(service.get("version", ""))}
+    if service.get("description"):
+        info["description"] = service["description"]
+    doc: dict[str, Any] = {"openapi": OPENAPI_VERSION, "info": info,
+                           "servers": [{"url": f"https://{h}"} for h in hosts]}
+    own = {k: v for k, v in service.items()
+           if k not in ("name", "description", "version", kinds.ENDPOINT.manifest_key)}
+    if own:
+        doc[SERVICE_EXTENSION] = own
+    error_sets = {str(s.get("name")): s for s in own.get(kinds.ERROR_SET.manifest_key) or []}
+    schemes: dict[str, Any] = {}
+    paths: dict[str, Any] = {}
+    used: set[str] = set()  # operationIds are unique in a document
+    for endpoint in endpoints:
+        item = paths.setdefault(str(endpoint["requestPathAlias"]), {})
+        _describe_endpoint(item, endpoint, hosts, error_sets, schemes, used)
+    doc["paths"] = paths
+    if schemes:
+        doc["components"] = {"securitySchemes": schemes}
+    return doc
+
+
+def _describe_endpoint(item: dict[str, Any], endpoint: Mapping[str, Any], hosts: list[str],
+                       error_sets: Mapping[str, Any], schemes: dict[str, Any],
+                       used: set[str]) -> None:
+    verbs = [v for v in SUPPORTED_VERBS if v in (endpoint.get("supportedHttpMethods") or ["get"])]
+    method_ids = _operation_ids(endpoint, verbs, used)
+    security = _security(endpoint, schemes)
+    extra = _extension(endpoint, hosts, method_ids is not None, security is not None)
+    responses = _responses(endpoint, error_sets)
+    shared = str(endpoint["name"]) == str(endpoint["requestPathAlias"]) and not item
+    for index, verb in enumerate(verbs):
+        operation: dict[str, Any] = {"summary": f"{endpoint['name']} ({verb.upper()})"}
+        if method_ids is not None:
+            operation["operationId"] = method_ids[index]
+        if security is not None:
+            operation["security"] = security
+        operation["responses"] = responses
+        if shared:
+            if extra:
+                item.setdefault(ENDPOINT_EXTENSION, extra)
+        else:
+            operation[ENDPOINT_EXTENSION] = {"name": endpoint["name"], **extra}
+        item[verb] = operation
+
+
+def _operation_ids(endpoint: Mapping[str, Any], verbs: list[str], used: set[str]) -> list[str] | None:
+    """The method names as operationIds when they pair with the verbs, method detection is
+    the import's (the header) and no other endpoint used them; ``None`` otherwise (the
+    methods then go into the extension)."""
+    methods = endpoint.get("methods") or []
+    detected = (endpoint.get("apiMethodDetectionLocations") == ["request-header"]
+                and endpoint.get("apiMethodDetectionKey") == METHOD_HEADER)
+    plain = all(set(m) == {"name"} for m in methods)
+    names = [str(m.get("name")) for m in methods]
+    if not methods or len(methods) != len(verbs) or not detected or not plain or used & set(names):
+        return None
+    used.update(names)
+    return names
+
+
+def _security(endpoint: Mapping[str, Any], schemes: dict[str, Any]) -> list[dict[str, Any]] | None:
+    locations = endpoint.get("apiKeyValueLocations", DEFAULT_KEY_LOCATIONS)
+    key = str(endpoint.get("apiKeyValueLocationKey", DEFAULT_KEY_NAME))
+    place = SCHEME_PLACES.get(locations[0]) if len(locations) == 1 else None
+    if place is None or endpoint.get("requestAuthenticationType", "apiKey") != "apiKey":
+        return None
+    name = f"{place}_{re.sub(r'[^A-Za-z0-9_.-]', '_', key)}"
+    schemes[name] = {"type": "apiKey", "in": place, "name": key}
+    return [{name: []}]
+
+
+def _extension(endpoint: Mapping[str, Any], hosts: list[str], paired: bool,
+               secured: bool) -> dict[str, Any]:
+    native = set(_NATIVE if paired else _NATIVE[:4])
+    if not secured:
+        native -= {"apiKeyValueLocations", "apiKeyValueLocationKey"}
+    if not paired:
+        native.discard("methods")
+    out = {k: v for k, v in endpoint.items() if k not in native}
+    if out.get("publicDomains") == hosts:
+        del out["publicDomains"]
+    domains = endpoint.get("publicDomains") or []
+    if domains and out.get("trafficManagerDomain") == domains[0]:
+        del out["trafficManagerDomain"]
+    return out
+
+
+def _responses(endpoint: Mapping[str, Any], error_sets: Mapping[str, Any]) -> dict[str, Any]:
+    ok: dict[str, Any] = {"description": "The back end's answer."}
+    cors = endpoint.get("cors")
+    if cors is not None:
+        origins = "*" if cors.get("allDomainsEnabled", True) else ", ".join(cors.get("domainsAllowed") or [])
+        ok["headers"] = {"Access-Control-Allow-Origin": {
+            "description": f"CORS: {origins or 'no origin'} allowed", "schema": {"type": "string"}}}
+    responses: dict[str, Any] = {"200": ok}
+    chosen = error_sets.get(str(endpoint.get("errorSet"))) if endpoint.get("errorSet") else None
+    chosen = chosen or next(iter(error_sets.values()), None)
+    for message in (chosen or {}).get("errorMessages") or []:
+        found = _STATUS.match(str(message.get("id", "")))
+        if found is None:
+            continue
+        answer = responses.setdefault(found.group(1), {"description": str(message.get("status") or message["id"])})
+        if message.get("responseBody"):
+            media = str(chosen.get("type") or "text/plain") if chosen else "text/plain"
+            answer.setdefault("content", {media: {"examples": {}}})
+            answer["content"][media]["examples"][str(message["id"])] = {"value": message["responseBody"]}
+    return responses
