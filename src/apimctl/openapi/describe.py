@@ -2,8 +2,8 @@
 --openapi``): the reverse of :mod:`apimctl.openapi.mapping`.
 
 Servers are the endpoints' public host names (``https://HOST``), each endpoint is the path
-item at its ``requestPathAlias`` with one operation per supported HTTP method, methods become
-``operationId``s when they pair with the HTTP methods one to one, an API key read from a
+item at its ``requestPathAlias`` with one operation per supported HTTP method, an endpoint's
+only method becomes the ``operationId`` of its only operation, an API key read from a
 header or the query becomes an ``apiKey`` security scheme, CORS becomes the
 ``Access-Control-Allow-Origin`` header of the answers, and the messages of the endpoint's
 error set become its error responses. Everything else the endpoint holds (and whatever the
@@ -25,6 +25,7 @@ from apimctl.openapi.sources import DEFAULT_KEY_LOCATIONS, DEFAULT_KEY_NAME, SCH
 
 OPENAPI_VERSION = "3.1.0"
 _STATUS = re.compile(r"^ERR_(\d{3})_")
+_TEMPLATE = re.compile(r"\{([^}/]+)\}")
 _NATIVE = ("name", "requestPathAlias", "supportedHttpMethods", "methods", "apiKeyValueLocations",
            "apiKeyValueLocationKey", "apiMethodDetectionLocations", "apiMethodDetectionKey")
 
@@ -47,7 +48,8 @@ def describe_service(service: Mapping[str, Any]) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     used: set[str] = set()  # operationIds are unique in a document
     for endpoint in endpoints:
-        item = paths.setdefault(str(endpoint["requestPathAlias"]), {})
+        alias = str(endpoint["requestPathAlias"])
+        item = paths.setdefault(alias, _path_item(alias))
         _describe_endpoint(item, endpoint, hosts, error_sets, schemes, used)
     doc["paths"] = paths
     if schemes:
@@ -63,7 +65,7 @@ def _describe_endpoint(item: dict[str, Any], endpoint: Mapping[str, Any], hosts:
     security = _security(endpoint, schemes)
     extra = _extension(endpoint, hosts, method_ids is not None, security is not None)
     responses = _responses(endpoint, error_sets)
-    shared = str(endpoint["name"]) == str(endpoint["requestPathAlias"]) and not item
+    shared = str(endpoint["name"]) == str(endpoint["requestPathAlias"]) and not set(item) - {"parameters"}
     for index, verb in enumerate(verbs):
         operation: dict[str, Any] = {"summary": f"{endpoint['name']} ({verb.upper()})"}
         if method_ids is not None:
@@ -79,16 +81,26 @@ def _describe_endpoint(item: dict[str, Any], endpoint: Mapping[str, Any], hosts:
         item[verb] = operation
 
 
+def _path_item(alias: str) -> dict[str, Any]:
+    """An empty path item, declaring the parameters its path template names."""
+    names = _TEMPLATE.findall(alias)
+    if not names:
+        return {}
+    return {"parameters": [{"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
+                           for n in dict.fromkeys(names)]}
+
+
 def _operation_ids(endpoint: Mapping[str, Any], verbs: list[str], used: set[str]) -> list[str] | None:
-    """The method names as operationIds when they pair with the verbs, method detection is
-    the import's (the header) and no other endpoint used them; ``None`` otherwise (the
-    methods then go into the extension)."""
+    """The method's name as the operationId when the endpoint has one HTTP method and one
+    method (live methods come back in name order, so with more the pairing is unknown),
+    method detection is the import's (the header) and no other endpoint used the name;
+    ``None`` otherwise (the methods then go into the extension)."""
     methods = endpoint.get("methods") or []
     detected = (endpoint.get("apiMethodDetectionLocations") == ["request-header"]
                 and endpoint.get("apiMethodDetectionKey") == METHOD_HEADER)
     plain = all(set(m) == {"name"} for m in methods)
     names = [str(m.get("name")) for m in methods]
-    if not methods or len(methods) != len(verbs) or not detected or not plain or used & set(names):
+    if len(methods) != 1 or len(verbs) != 1 or not detected or not plain or used & set(names):
         return None
     used.update(names)
     return names
