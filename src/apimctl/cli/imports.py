@@ -18,7 +18,14 @@ from typing import Any
 import click
 
 from apimctl.cli.common import EXIT_OK, assign_envvars
-from apimctl.openapi import GROUPINGS, ImportOptions, Merge, import_openapi, merge_into, new_file_text
+from apimctl.openapi import (
+    GROUPINGS,
+    ImportOptions,
+    Merge,
+    import_openapi,
+    merge_into,
+    new_file_text,
+)
 from apimctl.openapi.mapping import Grouping
 
 _LOCATIONS = ("request-parameters", "request-path", "request-body", "request-header", "custom")

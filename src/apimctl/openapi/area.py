@@ -35,7 +35,7 @@ class ServiceDocument:
 
     @property
     def file_name(self) -> str:
-        slug = re.sub(r"[^a-z0-9]+", "-", self.service.lower()).strip("-") or "service"
+        slug = re.sub(r"[^a-z0-9]+", "-", self.service.lower()).strip("-") or "unnamed"
         return f"{slug}.openapi.yaml"
 
 

@@ -25,6 +25,7 @@ from apimctl.openapi.sources import DEFAULT_KEY_LOCATIONS, DEFAULT_KEY_NAME, SCH
 
 OPENAPI_VERSION = "3.1.0"
 _STATUS = re.compile(r"^ERR_(\d{3})_")
+ERROR_SET_FIELD = kinds.ERROR_SET.name  # an endpoint names its error set in the field of that name
 _TEMPLATE = re.compile(r"\{([^}/]+)\}")
 _NATIVE = ("name", "requestPathAlias", "supportedHttpMethods", "methods", "apiKeyValueLocations",
            "apiKeyValueLocationKey", "apiMethodDetectionLocations", "apiMethodDetectionKey")
@@ -141,7 +142,8 @@ def _responses(endpoint: Mapping[str, Any], error_sets: Mapping[str, Any]) -> di
         ok["headers"] = {"Access-Control-Allow-Origin": {
             "description": f"CORS: {origins or 'no origin'} allowed", "schema": {"type": "string"}}}
     responses: dict[str, Any] = {"200": ok}
-    chosen = error_sets.get(str(endpoint.get("errorSet"))) if endpoint.get("errorSet") else None
+    named = endpoint.get(ERROR_SET_FIELD)
+    chosen = error_sets.get(str(named)) if named else None
     chosen = chosen or next(iter(error_sets.values()), None)
     for message in (chosen or {}).get("errorMessages") or []:
         found = _STATUS.match(str(message.get("id", "")))

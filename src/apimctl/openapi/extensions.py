@@ -38,10 +38,10 @@ def extensions_schema() -> dict[str, Any]:
     """The JSON Schema of the two extensions, made from the manifest schema."""
     manifest = manifest_schema()
     defs = copy.deepcopy(manifest["$defs"])
-    service = dict(defs["service"], required=[])
+    service = dict(defs[kinds.SERVICE.name], required=[])
     service["properties"] = {k: v for k, v in service["properties"].items()
                              if k != kinds.ENDPOINT.manifest_key}
-    endpoint = dict(defs["endpoint"], required=[])
+    endpoint = dict(defs[kinds.ENDPOINT.name], required=[])
     defs["serviceExtension"] = service
     defs["endpointExtension"] = endpoint
     return {

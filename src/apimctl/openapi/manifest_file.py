@@ -199,4 +199,4 @@ def _item(items: CommentedSeq, ident: str, name: Any) -> CommentedMap | None:
 
 
 def _slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "service"
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "unnamed"
