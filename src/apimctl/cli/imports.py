@@ -119,12 +119,12 @@ def _endpoint_fields(traffic_manager_domain: str | None, system_domains: tuple[s
 
 def _report(merge: Merge) -> None:
     if merge.created:
-        _say(f"Wrote {merge.file}: a new file with {len(merge.added)} endpoints")
+        _say(f"Wrote {merge.file}: a new file with {_count(len(merge.added))}")
         return
     if not merge.written:
         _say(f"No changes: {merge.file} already matches the document")
     else:
-        parts = [f"{len(merge.added)} endpoints added", f"{len(merge.updated)} updated"]
+        parts = [f"{_count(len(merge.added))} added", f"{len(merge.updated)} updated"]
         if merge.removed:
             parts.append(f"{len(merge.removed)} removed")
         _say(f"Updated {merge.file}: " + ", ".join(parts))
@@ -132,6 +132,10 @@ def _report(merge: Merge) -> None:
     if kept:
         _say("Warning: the document no longer has these endpoints (kept; --prune removes them): "
              + ", ".join(kept))
+
+
+def _count(n: int) -> str:
+    return f"{n} endpoint" if n == 1 else f"{n} endpoints"
 
 
 def _say(line: str) -> None:

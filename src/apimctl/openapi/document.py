@@ -17,10 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from jsonschema_path import SchemaPath
-from openapi_spec_validator import validate
-from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
-from referencing.exceptions import PointerToNowhere, Unresolvable
 
 from apimctl.errors import ApimctlError, Problem
 
@@ -65,6 +61,8 @@ class OpenApiDocument:
 
     def path_items(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """Each path and its path item, with a ``$ref`` to the path item followed."""
+        from jsonschema_path import SchemaPath  # imported when needed: a second to load
+
         paths = self.data.get("paths") or {}
         root = SchemaPath.from_dict(self.data, base_uri=Path(self.file).absolute().as_uri())
         for name, item in paths.items():
@@ -76,6 +74,10 @@ class OpenApiDocument:
 
 def load_document(file: str) -> OpenApiDocument:
     """Read, check the version of and validate the OpenAPI document in ``file``."""
+    from openapi_spec_validator import validate  # imported when needed: a second or two to load
+    from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
+    from referencing.exceptions import PointerToNowhere, Unresolvable
+
     text = _read(file)
     data, positions = _parse(file, text)
     doc = OpenApiDocument(file, data, "", positions)
@@ -145,9 +147,9 @@ def _label(doc: OpenApiDocument) -> str:
 
 def _dangling(doc: OpenApiDocument, ref: str) -> OpenApiError:
     target = ref if ref.startswith("#") or "#" not in ref else "#" + ref.split("#", 1)[1]
-    found = [p for p, v in _refs(doc.data, ()) if v == ref or v.endswith(target)]
-    where = found[0] if found else ()
-    return doc.fail(where, f"$ref {ref!r} leads nowhere: no such node in the document")
+    found = [(p, v) for p, v in _refs(doc.data, ()) if v == ref or v.endswith(target)]
+    where, written = found[0] if found else ((), ref)
+    return doc.fail(where, f"$ref {written!r} leads nowhere: no such node in the document")
 
 
 def _refs(node: Any, path: Pointer) -> Iterator[tuple[Pointer, str]]:
