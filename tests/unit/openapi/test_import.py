@@ -185,3 +185,10 @@ def test_the_extensions_schema_is_shipped_in_both_places() -> None:
     text = render_schema()
     assert (ROOT / "schemas" / "openapi-extensions.schema.json").read_text() == text
     assert (ROOT / "src" / "apimctl" / "schemas" / "openapi-extensions.schema.json").read_text() == text
+
+
+def test_the_example_is_what_the_import_makes(tmp_path: Path) -> None:
+    example = ROOT / "examples" / "openapi"
+    done = run(str(example / "document" / "bookshop.yaml"), "--out", "-")
+    assert done.exit_code == 0, done.output
+    assert done.stdout == (example / "bookshop.yaml").read_text()
