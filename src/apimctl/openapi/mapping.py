@@ -82,7 +82,7 @@ def import_service(doc: OpenApiDocument, options: ImportOptions) -> Imported:
     groups: dict[str, list[_Operation]] = {}
     for op in operations:
         groups.setdefault(_group_key(op, options.group), []).append(op)
-    endpoints = [_endpoint(doc, name, ops, hosts, base) for name, ops in groups.items()]
+    endpoints = [_endpoint(doc, name, ops, hosts, base, options.group) for name, ops in groups.items()]
     _check_unique(doc, endpoints, groups)
     return Imported(_service(doc, options, endpoints), doc, warnings)
 
@@ -114,15 +114,22 @@ def _group_key(op: _Operation, group: Grouping) -> str:
     if group == "tag":
         return op.tags[0] if op.tags else UNTAGGED
     if group == "prefix":
-        static = itertools.takewhile(lambda part: not part.startswith("{"), op.path.strip("/").split("/"))
-        return "/" + "/".join(static)
+        return _static(op.path)
     return op.path
 
 
+def _static(path: str) -> str:
+    """The part of ``path`` before its first templated segment (``/pets/{id}``: ``/pets``)."""
+    static = itertools.takewhile(lambda part: not part.startswith("{"), path.strip("/").split("/"))
+    return "/" + "/".join(static)
+
+
 def _endpoint(doc: OpenApiDocument, name: str, ops: list[_Operation], hosts: list[str],
-              base: str) -> dict[str, Any]:
+              base: str, group: Grouping) -> dict[str, Any]:
     fields = _shared_fields(doc, ops)
     paths = list(dict.fromkeys(op.path for op in ops))
+    if group == "prefix":  # the static parts too: the alias stops before the first template
+        paths += [_static(path) for path in paths]
     endpoint: dict[str, Any] = {"name": name,
                                 "requestPathAlias": joined(base, static_prefix(paths))}
     domains = fields.get("publicDomains", hosts)

@@ -192,3 +192,16 @@ def test_the_example_is_what_the_import_makes(tmp_path: Path) -> None:
     done = run(str(example / "document" / "bookshop.yaml"), "--out", "-")
     assert done.exit_code == 0, done.output
     assert done.stdout == (example / "bookshop.yaml").read_text()
+
+
+def test_prefix_grouping_stops_before_the_first_template(tmp_path: Path) -> None:
+    assert endpoints("petstore-swagger2.yaml", group="prefix")["/pets"]["requestPathAlias"] == "/v1/pets"
+    assert list(endpoints("refs-heavy.yaml", group="prefix")) == ["/orders"]
+    doc = tmp_path / "items.yaml"
+    doc.write_text(yaml.safe_dump({
+        "openapi": "3.0.3", "info": {"title": "T", "version": "1"}, "servers": [{"url": "https://a.example.com"}],
+        "paths": {"/items/{id}": {"parameters": [{"name": "id", "in": "path", "required": True,
+                                                  "schema": {"type": "string"}}],
+                                  "get": {"responses": {"200": {"description": "ok"}}}}}}))
+    found = import_openapi(str(doc), ImportOptions(group="prefix")).service["endpoints"]
+    assert [(e["name"], e["requestPathAlias"]) for e in found] == [("/items", "/items")]
