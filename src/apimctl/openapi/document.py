@@ -73,24 +73,37 @@ class OpenApiDocument:
 
 
 def load_document(file: str) -> OpenApiDocument:
-    """Read, check the version of and validate the OpenAPI document in ``file``."""
-    from openapi_spec_validator import validate  # imported when needed: a second or two to load
-    from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
-    from referencing.exceptions import PointerToNowhere, Unresolvable
-
+    """Read, check the version of and validate the OpenAPI document in ``file``; every
+    problem the validator finds is reported, each at its place."""
     text = _read(file)
     data, positions = _parse(file, text)
     doc = OpenApiDocument(file, data, "", positions)
     doc.version = _version(doc)
-    try:
-        validate(data, base_uri=Path(file).absolute().as_uri())
-    except OpenAPIValidationError as exc:
-        raise doc.fail(tuple(exc.absolute_path), f"invalid {_label(doc)} document: {exc.message}") from None
-    except PointerToNowhere as exc:
-        raise _dangling(doc, exc.ref) from None
-    except Unresolvable as exc:
-        raise _dangling(doc, str(getattr(exc, "ref", exc))) from None
+    problems = _problems(doc)
+    if problems:
+        raise OpenApiError(problems)
     return doc
+
+
+def _problems(doc: OpenApiDocument) -> list[Problem]:
+    """What openapi-spec-validator finds (imported here: a second or two to load); a ``$ref``
+    that leads nowhere ends the search."""
+    from jsonschema_path import SchemaPath
+    from openapi_spec_validator.shortcuts import get_validator_cls
+    from referencing.exceptions import PointerToNowhere, Unresolvable
+
+    root = SchemaPath.from_dict(doc.data, base_uri=Path(doc.file).absolute().as_uri())
+    validator = get_validator_cls(doc.data)(root)
+    found: list[Problem] = []
+    try:
+        for error in validator.iter_errors():
+            found.append(doc.problem(tuple(error.absolute_path),
+                                     f"invalid {_label(doc)} document: {error.message}"))
+    except PointerToNowhere as exc:
+        found.extend(_dangling(doc, exc.ref).problems)
+    except Unresolvable as exc:
+        found.extend(_dangling(doc, str(getattr(exc, "ref", exc))).problems)
+    return list(dict.fromkeys(found))
 
 
 def _read(file: str) -> str:

@@ -205,3 +205,13 @@ def test_prefix_grouping_stops_before_the_first_template(tmp_path: Path) -> None
                                   "get": {"responses": {"200": {"description": "ok"}}}}}}))
     found = import_openapi(str(doc), ImportOptions(group="prefix")).service["endpoints"]
     assert [(e["name"], e["requestPathAlias"]) for e in found] == [("/items", "/items")]
+
+
+def test_every_problem_of_a_document_is_reported(tmp_path: Path) -> None:
+    doc = tmp_path / "two.yaml"
+    doc.write_text("openapi: 3.0.3\ninfo: {title: x}\npaths:\n  /a:\n    get:\n      operationId: a\n"
+                   "  /b:\n    get:\n      responses:\n        '200': {$ref: '#/components/responses/Nope'}\n")
+    with pytest.raises(OpenApiError) as caught:
+        import_openapi(str(doc))
+    assert [(p.line, p.path) for p in caught.value.problems] == [
+        (2, "info"), (5, "paths./a.get"), (10, "paths./b.get.responses.200.$ref")]
