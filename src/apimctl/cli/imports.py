@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from apimctl.cli.common import EXIT_OK, assign_envvars
+from apimctl.cli.common import EXIT_OK, assign_envvars, envvar
 from apimctl.openapi import (
     GROUPINGS,
     ImportOptions,
@@ -142,4 +142,9 @@ def _say(line: str) -> None:
     click.echo(line, err=True)
 
 
+# Its options' variables are APIMCTL_IMPORT_<NAME> (as serve's are APIMCTL_SERVE_<NAME>): an
+# APIMCTL_OUT or APIMCTL_PRUNE meant for plan and apply must not reach an import.
+for _param in openapi.params:
+    if isinstance(_param, click.Option):
+        _param.envvar = envvar("import_" + max(_param.opts, key=len).lstrip("-"))
 assign_envvars("import", openapi)

@@ -41,7 +41,7 @@ _SEVERITY_HELP = "Fail (exit 1) on findings of this severity or more severe."
               help=_RULESET_HELP)
 @click.option("--fail-severity", type=click.Choice(SEVERITIES), default="error", show_default=True,
               envvar=envvar("fail_severity"), help=_SEVERITY_HELP)
-@click.option("--openapi", "openapi", multiple=True, metavar="[SERVICE=]SPEC",
+@click.option("--openapi-spec", "openapi", multiple=True, metavar="[SERVICE=]SPEC",
               help="An OpenAPI document the manifests were imported from: its operations without "
                    "operationId and its paths no endpoint of SERVICE (default: its title) routes "
                    "are findings. Repeatable.")
@@ -59,7 +59,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     Exit codes: 0 no finding at or above --fail-severity, 1 such findings or an error.
     """
     if live and openapi:
-        raise click.UsageError("--openapi checks a document against manifests: give PATH..., not --live")
+        raise click.UsageError("--openapi-spec checks a document against manifests: give PATH..., not --live")
     if live and (paths or overlays):
         raise click.UsageError("--live lints the area: give PATH... or --live, not both")
     if not live and not paths:

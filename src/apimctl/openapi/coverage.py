@@ -1,4 +1,4 @@
-"""What ``apimctl lint --openapi SPEC`` checks: the operations and paths of an OpenAPI
+"""What ``apimctl lint --openapi-spec SPEC`` checks: the operations and paths of an OpenAPI
 document next to the service the manifests declare for it.
 
 :func:`coverage_facts` returns a small document for the lint rules (rules are data, in

@@ -94,7 +94,7 @@ def test_every_recommended_rule_has_a_case() -> None:
     from apimctl.lint import RECOMMENDED, load_rulesets
 
     on = {r.name for r in load_rulesets([RECOMMENDED]).candidates()}
-    # the rules on OpenAPI documents (lint --openapi) have theirs in tests/unit/openapi/test_lint.py
+    # the rules on OpenAPI documents (lint --openapi-spec) have theirs in tests/unit/openapi/test_lint.py
     openapi = {"apimctl-openapi-operation-id", "apimctl-openapi-path-covered"}
     assert on == {c[0] for c in CASES} | openapi
 

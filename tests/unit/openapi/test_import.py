@@ -215,3 +215,11 @@ def test_every_problem_of_a_document_is_reported(tmp_path: Path) -> None:
         import_openapi(str(doc))
     assert [(p.line, p.path) for p in caught.value.problems] == [
         (2, "info"), (5, "paths./a.get"), (10, "paths./b.get.responses.200.$ref")]
+
+
+def test_import_options_have_their_own_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("APIMCTL_IMPORT_GROUP", "tag")
+    monkeypatch.setenv("APIMCTL_PRUNE", "1")  # plan's and apply's: not read by an import
+    done = run(str(DOCS / "library.yaml"))
+    assert done.exit_code == 0, done.output
+    assert [e["name"] for e in yaml.safe_load(done.stdout)["services"][0]["endpoints"]][:2] == ["Books", "Authors"]

@@ -1,4 +1,4 @@
-"""``apimctl lint --openapi [SERVICE=]SPEC``: operations without operationId and paths no
+"""``apimctl lint --openapi-spec [SERVICE=]SPEC``: operations without operationId and paths no
 endpoint of the service routes are findings located in the OpenAPI document."""
 
 from __future__ import annotations
