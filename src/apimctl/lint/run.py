@@ -76,7 +76,8 @@ def lint_manifest(manifest: Manifest, ruleset: Ruleset, *, now: datetime | None 
     unknown = [name for name in disabled if name not in ruleset.rules]
     warnings = [f"settings.lint.disable: no rule is named {name!r}" for name in unknown]
     files = [*manifest.files, *(str(f["document"]) for f in cover.facts)]
-    return LintReport(findings, _infos(ruleset, disabled), files=files,
+    idle = () if openapi else _openapi_rules(ruleset)  # nothing to look at: not counted as run
+    return LintReport(findings, _infos(ruleset, [*disabled, *idle]), files=files,
                       source="manifests", warnings=[*cover.warnings, *warnings])
 
 
@@ -110,7 +111,7 @@ def lint_live(live: LiveState, ruleset: Ruleset, *, now: datetime | None = None,
     docs, _ = build_documents(live, dialect=dialect)
     doc: dict[str, Any] = expand(dict(docs))
     findings = run_rules(ruleset, masked(doc, {}), now=now or datetime.now(UTC))
-    return LintReport(findings, _infos(ruleset, ()), source=source, live=True)
+    return LintReport(findings, _infos(ruleset, _openapi_rules(ruleset)), source=source, live=True)
 
 
 def masked(doc: dict[str, Any], refs: Mapping[JsonPath, str]) -> dict[str, Any]:
@@ -154,6 +155,12 @@ def _settings_rulesets(manifest: Manifest, settings: Mapping[str, Any]) -> tuple
         return [RECOMMENDED], "."
     where = manifest.where(("settings", "lint", "rulesets"))
     return refs, os.path.dirname(where.file) if where is not None else "."
+
+
+def _openapi_rules(ruleset: Ruleset) -> list[str]:
+    """The rules that look only at OpenAPI documents' facts (``lint --openapi-spec``)."""
+    return [r.name for r in ruleset.candidates()
+            if r.given and all(FACTS_KEY in text for text, _ in r.given)]
 
 
 def _infos(ruleset: Ruleset, disabled: Sequence[str]) -> list[RuleInfo]:

@@ -193,7 +193,7 @@ def test_default_is_the_recommended_ruleset(tmp_path: Path) -> None:
     write(tmp_path, "m.yaml", WEATHER)
     report = lint(tmp_path, "m.yaml")
     assert report.findings == []
-    assert len(report.rules) == 14  # 12, and the two on OpenAPI documents (lint --openapi-spec)
+    assert len(report.rules) == 12
 
 
 def test_overlay_values_are_located_in_the_overlay(tmp_path: Path) -> None:

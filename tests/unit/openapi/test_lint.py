@@ -53,3 +53,10 @@ def test_the_service_is_named_or_taken_from_the_title(tmp_path: Path) -> None:
 def test_without_openapi_the_rules_find_nothing(tmp_path: Path) -> None:
     report = lint_paths([str(imported(tmp_path, "library.yaml"))])
     assert [f for f in report.findings if f.rule in (OPERATION_ID, PATH_COVERED)] == []
+
+
+def test_the_rules_count_as_run_only_with_a_document(tmp_path: Path) -> None:
+    folder = imported(tmp_path, "refs-heavy.yaml")
+    without = {r.name for r in lint_paths([str(folder)]).rules}
+    with_doc = {r.name for r in lint_paths([str(folder)], openapi=[str(DOCS / "refs-heavy.yaml")]).rules}
+    assert with_doc - without == {OPERATION_ID, PATH_COVERED}
