@@ -44,6 +44,7 @@ def extensions_schema() -> dict[str, Any]:
     endpoint = dict(defs[kinds.ENDPOINT.name], required=[])
     defs["serviceExtension"] = service
     defs["endpointExtension"] = endpoint
+    defs = {k: defs[k] for k in _reachable(defs, ["serviceExtension", "endpointExtension"])}
     return {
         "$schema": manifest["$schema"], "$id": SCHEMA_ID,
         "title": "apimctl extensions of OpenAPI documents",
@@ -56,6 +57,27 @@ def extensions_schema() -> dict[str, Any]:
                        ENDPOINT_EXTENSION: {"$ref": "#/$defs/endpointExtension"}},
         "$defs": defs,
     }
+
+
+def _reachable(defs: dict[str, Any], roots: list[str]) -> list[str]:
+    """The definitions ``roots`` refer to, directly or not, and the roots, in ``defs`` order."""
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(_refs(defs[name]))
+    return [k for k in defs if k in seen]
+
+
+def _refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        found = [str(node["$ref"]).rsplit("/", 1)[-1]] if isinstance(node.get("$ref"), str) else []
+        return found + [r for v in node.values() for r in _refs(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in _refs(v)]
+    return []
 
 
 def schema_text() -> str:

@@ -182,6 +182,8 @@ def test_a_document_without_hosts_needs_public_domain(tmp_path: Path) -> None:
 
 
 def test_the_extensions_schema_is_shipped_in_both_places() -> None:
+    """It is made from the manifest schema: after a change there, write both files again with
+    ``python -c 'from apimctl.openapi.extensions import render_schema; print(render_schema(), end="")'``."""
     text = render_schema()
     assert (ROOT / "schemas" / "openapi-extensions.schema.json").read_text() == text
     assert (ROOT / "src" / "apimctl" / "schemas" / "openapi-extensions.schema.json").read_text() == text
