@@ -19,9 +19,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import jsonschema
+
 from apimctl import kinds
+from apimctl.errors import Problem
 from apimctl.kinds.ops import escape_literal
-from apimctl.openapi.document import HTTP_VERBS, OpenApiDocument, Pointer, load_document
+from apimctl.manifests.model import format_path
+from apimctl.manifests.schema import manifest_schema
+from apimctl.openapi.document import (
+    HTTP_VERBS,
+    OpenApiDocument,
+    OpenApiError,
+    Pointer,
+    load_document,
+)
 from apimctl.openapi.extensions import ENDPOINT_EXTENSION, SERVICE_EXTENSION, extension
 from apimctl.openapi.sources import joined, key_location, servers, static_prefix
 
@@ -84,7 +95,9 @@ def import_service(doc: OpenApiDocument, options: ImportOptions) -> Imported:
         groups.setdefault(_group_key(op, options.group), []).append(op)
     endpoints = [_endpoint(doc, name, ops, hosts, base, options.group) for name, ops in groups.items()]
     _check_unique(doc, endpoints, groups)
-    return Imported(_service(doc, options, endpoints), doc, warnings)
+    service = _service(doc, options, endpoints)
+    _check_schema(doc, service)
+    return Imported(service, doc, warnings)
 
 
 def _operations(doc: OpenApiDocument, options: ImportOptions, warnings: list[str]) -> list[_Operation]:
@@ -182,6 +195,19 @@ def _check_unique(doc: OpenApiDocument, endpoints: list[dict[str, Any]],
                                f"path {key[0]} on {domain}; choose another grouping "
                                "(--group path) or name the endpoints in x-apimctl-endpoint")
             seen[key] = endpoint["name"]
+
+
+def _check_schema(doc: OpenApiDocument, service: dict[str, Any]) -> None:
+    """Refuse a service the manifest schema refuses (an option's value, say a host name with a
+    port), before it is written anywhere."""
+    schema = manifest_schema()
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    key = kinds.SERVICE.manifest_key
+    errors = sorted(validator.iter_errors({key: [service]}), key=lambda e: list(e.absolute_path))
+    if errors:
+        where = format_path(tuple(errors[0].absolute_path))
+        raise OpenApiError([Problem(doc.file, 0, 0, "", f"the imported service would not be valid: "
+                                                         f"{where}: {errors[0].message}")])
 
 
 def _service(doc: OpenApiDocument, options: ImportOptions,
