@@ -132,6 +132,10 @@ def _report(merge: Merge) -> None:
     if kept:
         _say("Warning: the document no longer has these endpoints (kept; --prune removes them): "
              + ", ".join(kept))
+    if merge.gone_methods:
+        what = "removed" if merge.pruned else "kept; --prune removes them"
+        _say(f"Warning: the document no longer has these methods ({what}): "
+             + ", ".join(merge.gone_methods))
 
 
 def _count(n: int) -> str:

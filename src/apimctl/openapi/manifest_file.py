@@ -42,6 +42,8 @@ class Merge:
     updated: list[str] = field(default_factory=list)
     gone: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    gone_methods: list[str] = field(default_factory=list)  # ENDPOINT: METHOD
+    pruned: bool = False  # whether what is gone was removed
 
 
 def _yaml() -> YAML:
@@ -97,7 +99,7 @@ def merge_into(directory: str, service: dict[str, Any], source: str, *, prune: b
         endpoints = [e["name"] for e in service[kinds.ENDPOINT.manifest_key]]
         return Merge(str(target), written=True, created=True, added=endpoints)
     path, text, data, live = found
-    merge = Merge(str(path))
+    merge = Merge(str(path), pruned=prune)
     _merge_service(live, service, merge, prune)
     new_text = _dump(data)
     if new_text != text:
@@ -137,6 +139,8 @@ def _merge_service(live: CommentedMap, service: dict[str, Any], merge: Merge, pr
     wanted = {e["name"]: e for e in service[key]}
     for endpoint in service[key]:
         existing = _item(endpoints, "name", endpoint["name"])
+        if existing is not None:
+            merge.gone_methods += [f"{endpoint['name']}: {m}" for m in _gone_methods(existing, endpoint)]
         if existing is None:
             endpoints.append(_styled(endpoint))
             merge.added.append(endpoint["name"])
@@ -148,6 +152,14 @@ def _merge_service(live: CommentedMap, service: dict[str, Any], merge: Merge, pr
             if prune:
                 endpoints.remove(item)
                 merge.removed.append(str(item.get("name")))
+
+
+def _gone_methods(existing: CommentedMap, endpoint: dict[str, Any]) -> list[str]:
+    if "methods" not in endpoint:
+        return []
+    wanted = {m.get("name") for m in endpoint["methods"]}
+    return [str(m.get("name")) for m in existing.get("methods") or []
+            if isinstance(m, dict) and m.get("name") not in wanted]
 
 
 def _update(target: CommentedMap, new: dict[str, Any], *, prune: bool = False) -> bool:

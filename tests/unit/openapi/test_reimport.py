@@ -58,6 +58,7 @@ def test_reimport_keeps_hand_edits_and_is_idempotent(tmp_path: Path) -> None:
     update = run(str(newer(tmp_path)), "--into", str(into))
     assert f"Updated {file}: 1 endpoint added, 1 updated" in update.stderr
     assert "no longer has these endpoints (kept; --prune removes them): /pets/{petId}" in update.stderr
+    assert "no longer has these methods (kept; --prune removes them): Pets: listPets" in update.stderr
     text = file.read_text()
     assert "# the pets endpoint: reviewed by the API team\n" in text
     assert "highSecurity: true  # security review 2026-05\n" in text
@@ -81,6 +82,7 @@ def test_prune_removes_what_the_document_no_longer_has(tmp_path: Path) -> None:
     hand_edit(into / "petstore.yaml")
     done = run(str(newer(tmp_path)), "--into", str(into), "--prune")
     assert "1 removed" in done.stderr
+    assert "no longer has these methods (removed): Pets: listPets" in done.stderr
     service = yaml.safe_load((into / "petstore.yaml").read_text())["services"][0]
     assert [e["name"] for e in service["endpoints"]] == ["Pets", "/stores"]
     assert service["endpoints"][0]["methods"] == [{"name": "createPets"}, {"name": "findPets"}]
