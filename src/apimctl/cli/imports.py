@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from apimctl.cli.common import EXIT_OK, assign_envvars, envvar
+from apimctl.errors import ApimctlError
 from apimctl.openapi import (
     GROUPINGS,
     ImportOptions,
@@ -93,7 +94,10 @@ def openapi(spec: str, service: str | None, group: str, out: str, into: str | No
     elif out == "-":
         click.echo(new_file_text(imported.service, source), nl=False)
     else:
-        Path(out).write_text(new_file_text(imported.service, source), encoding="utf-8")
+        try:
+            Path(out).write_text(new_file_text(imported.service, source), encoding="utf-8")
+        except OSError as exc:
+            raise ApimctlError(f"cannot write {out}: {exc.strerror or exc}") from None
         _say(f"Wrote {out} (service {imported.service['name']!r})")
     return EXIT_OK
 

@@ -86,6 +86,13 @@ def _dump(data: Any) -> str:
 
 def merge_into(directory: str, service: dict[str, Any], source: str, *, prune: bool = False) -> Merge:
     """Import ``service`` into the manifests of ``directory`` (see the module docstring)."""
+    try:
+        return _merge_into(directory, service, source, prune)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ApimctlError(f"cannot import into {directory}: {exc}") from None
+
+
+def _merge_into(directory: str, service: dict[str, Any], source: str, prune: bool) -> Merge:
     folder = Path(directory)
     name = service["name"]
     found = _find(folder, name)

@@ -106,3 +106,17 @@ def test_import_into_a_directory_finds_the_file_holding_the_service(tmp_path: Pa
 def test_prune_needs_into() -> None:
     done = CliRunner().invoke(cli, ["import", "openapi", str(DOCS / "petstore-3.1.yaml"), "--prune"])
     assert done.exit_code == 2 and "give --into" in done.output
+
+
+def test_unwritable_destinations_are_errors(tmp_path: Path) -> None:
+    from apimctl.errors import ApimctlError
+    from apimctl.openapi import import_openapi, merge_into
+
+    (tmp_path / "file").write_text("")
+    service = import_openapi(str(DOCS / "petstore-3.1.yaml")).service
+    try:
+        merge_into(str(tmp_path / "file" / "sub"), service, "petstore-3.1.yaml")
+    except ApimctlError as exc:
+        assert "cannot import into" in str(exc)
+    else:
+        raise AssertionError("no error")
