@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -114,9 +115,5 @@ def test_unwritable_destinations_are_errors(tmp_path: Path) -> None:
 
     (tmp_path / "file").write_text("")
     service = import_openapi(str(DOCS / "petstore-3.1.yaml")).service
-    try:
+    with pytest.raises(ApimctlError, match="cannot import into"):
         merge_into(str(tmp_path / "file" / "sub"), service, "petstore-3.1.yaml")
-    except ApimctlError as exc:
-        assert "cannot import into" in str(exc)
-    else:
-        raise AssertionError("no error")
