@@ -27,8 +27,9 @@ OPENAPI_VERSION = "3.1.0"
 _STATUS = re.compile(r"^ERR_(\d{3})_")
 ERROR_SET_FIELD = kinds.ERROR_SET.name  # an endpoint names its error set in the field of that name
 _TEMPLATE = re.compile(r"\{([^}/]+)\}")
-_NATIVE = ("name", "requestPathAlias", "supportedHttpMethods", "methods", "apiKeyValueLocations",
-           "apiKeyValueLocationKey", "apiMethodDetectionLocations", "apiMethodDetectionKey")
+_ALWAYS = ("name", "requestPathAlias", "supportedHttpMethods")  # what the document always says
+_PAIRED = ("methods", "apiMethodDetectionLocations", "apiMethodDetectionKey")  # with operationIds
+_KEY = ("apiKeyValueLocations", "apiKeyValueLocationKey")  # with an apiKey security scheme
 
 
 def describe_service(service: Mapping[str, Any]) -> dict[str, Any]:
@@ -120,11 +121,7 @@ def _security(endpoint: Mapping[str, Any], schemes: dict[str, Any]) -> list[dict
 
 def _extension(endpoint: Mapping[str, Any], hosts: list[str], paired: bool,
                secured: bool) -> dict[str, Any]:
-    native = set(_NATIVE if paired else _NATIVE[:4])
-    if not secured:
-        native -= {"apiKeyValueLocations", "apiKeyValueLocationKey"}
-    if not paired:
-        native.discard("methods")
+    native = {*_ALWAYS, *(_PAIRED if paired else ()), *(_KEY if secured else ())}
     out = {k: v for k, v in endpoint.items() if k not in native}
     if out.get("publicDomains") == hosts:
         del out["publicDomains"]
@@ -132,6 +129,16 @@ def _extension(endpoint: Mapping[str, Any], hosts: list[str], paired: bool,
     if domains and out.get("trafficManagerDomain") == domains[0]:
         del out["trafficManagerDomain"]
     return out
+
+
+def _error_messages(endpoint: Mapping[str, Any], error_sets: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The overridden messages of the endpoint's error set (its service's first when it names
+    none), each with its set's ``type`` under ``_type``."""
+    named = endpoint.get(ERROR_SET_FIELD)
+    chosen = (error_sets.get(str(named)) if named else None) or next(iter(error_sets.values()), None)
+    if not chosen:
+        return []
+    return [{**m, "_type": chosen.get("type")} for m in chosen.get("errorMessages") or []]
 
 
 def _responses(endpoint: Mapping[str, Any], error_sets: Mapping[str, Any]) -> dict[str, Any]:
@@ -142,16 +149,15 @@ def _responses(endpoint: Mapping[str, Any], error_sets: Mapping[str, Any]) -> di
         ok["headers"] = {"Access-Control-Allow-Origin": {
             "description": f"CORS: {origins or 'no origin'} allowed", "schema": {"type": "string"}}}
     responses: dict[str, Any] = {"200": ok}
-    named = endpoint.get(ERROR_SET_FIELD)
-    chosen = error_sets.get(str(named)) if named else None
-    chosen = chosen or next(iter(error_sets.values()), None)
-    for message in (chosen or {}).get("errorMessages") or []:
-        found = _STATUS.match(str(message.get("id", "")))
+    for message in _error_messages(endpoint, error_sets):
+        ident = str(message.get("id", ""))
+        found = _STATUS.match(ident)
         if found is None:
             continue
-        answer = responses.setdefault(found.group(1), {"description": str(message.get("status") or message["id"])})
+        code, text = kinds.ERROR_CATALOG.get(ident, (int(found.group(1)), ident))
+        answer = responses.setdefault(str(code), {"description": str(message.get("status") or text)})
         if message.get("responseBody"):
-            media = str(chosen.get("type") or "text/plain") if chosen else "text/plain"
+            media = str(message.get("_type") or kinds.ERROR_SET.defaults["type"])
             answer.setdefault("content", {media: {"examples": {}}})
-            answer["content"][media]["examples"][str(message["id"])] = {"value": message["responseBody"]}
+            answer["content"][media]["examples"][ident] = {"value": message["responseBody"]}
     return responses
