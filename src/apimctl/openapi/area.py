@@ -76,10 +76,13 @@ class _Dumper(yaml.SafeDumper):
 def write_documents(documents: Sequence[ServiceDocument], out_dir: str) -> list[str]:
     """Write each document into ``out_dir``; the paths written."""
     folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for document in documents:
-        path = folder / document.file_name
-        path.write_text(document.text, encoding="utf-8")
-        written.append(str(path))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for document in documents:
+            path = folder / document.file_name
+            path.write_text(document.text, encoding="utf-8")
+            written.append(str(path))
+    except OSError as exc:
+        raise ApimctlError(f"cannot write the OpenAPI documents to {out_dir}: {exc}") from None
     return written
