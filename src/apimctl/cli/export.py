@@ -2,9 +2,9 @@
 
 The adapter around :func:`apimctl.export.command.export`: it parses the options, hands the
 core a way to open the client (:func:`apimctl.cli.target.open_client`), and prints the single
-document on stdout unless the core wrote the files into ``--out DIR``. With ``--openapi`` it
-describes the services as OpenAPI 3.1 documents instead (:mod:`apimctl.openapi.area`). What was written, and
-which environment variables the secret references need, goes to stderr.
+document on stdout unless the core wrote the files into ``--out DIR``. What was written, and
+which environment variables the secret references need, goes to stderr. With ``--openapi`` it
+describes the services as OpenAPI 3.1 documents instead (:mod:`apimctl.openapi.area`).
 
 Exit codes: 0 exported, 1 error.
 """
