@@ -20,7 +20,6 @@ import copy
 import functools
 import json
 from collections.abc import Mapping
-from importlib import resources
 from typing import Any
 
 import jsonschema
@@ -78,12 +77,6 @@ def _refs(node: Any) -> list[str]:
     if isinstance(node, list):
         return [r for v in node for r in _refs(v)]
     return []
-
-
-def schema_text() -> str:
-    """The shipped schema file's text."""
-    return resources.files("apimctl").joinpath(
-        "schemas/openapi-extensions.schema.json").read_text("utf-8")
 
 
 def render_schema() -> str:
