@@ -51,6 +51,7 @@ CASES = [
     Example("public-api", ("public-api",)),
     Example("multi-team", ("multi-team",), env=_env("multi-team")),
     Example("maintenance-window", ("maintenance-window",)),
+    Example("openapi", ("openapi",)),  # bookshop.yaml is imported from openapi/document/
     Example("environments-staging", ("environments/base",), ("environments/overlays/staging",),
             env=_env("environments")),
     Example("environments-production", ("environments/base",),

@@ -44,6 +44,7 @@ def cli() -> None:
 cli.commands = LazyCommands({name: f"apimctl.cli.{name}" for name in (
     "validate", "lint", "render", "plan", "apply", "drift", "export", "serve", "schema",
     "unlock", "completion")})
+cli.commands.modules["import"] = "apimctl.cli.imports"  # `import` is a keyword: another module name
 
 
 def main() -> None:

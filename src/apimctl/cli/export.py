@@ -3,7 +3,8 @@
 The adapter around :func:`apimctl.export.command.export`: it parses the options, hands the
 core a way to open the client (:func:`apimctl.cli.target.open_client`), and prints the single
 document on stdout unless the core wrote the files into ``--out DIR``. What was written, and
-which environment variables the secret references need, goes to stderr.
+which environment variables the secret references need, goes to stderr. With ``--openapi`` it
+describes the services as OpenAPI 3.1 documents instead (:mod:`apimctl.openapi.area`).
 
 Exit codes: 0 exported, 1 error.
 """
@@ -35,16 +36,22 @@ def _split_kinds(values: tuple[str, ...]) -> list[str]:
               envvar=envvar("layout"),
               help="single: one apimctl.yaml; per-service: one file per service plus one per kind.")
 @click.option("--with-ids", is_flag=True, help="Pin every object to its live id (`id:`).")
+@click.option("--openapi", "openapi", is_flag=True,
+              help="Write an OpenAPI 3.1 document per service instead of manifests.")
+@click.option("--service", "services", multiple=True, metavar="NAME",
+              help="With --openapi: only this service (repeatable).")
 @connection_options
 @click.pass_context
 def command(ctx: click.Context, /, out_dir: str | None, kinds_: tuple[str, ...], layout: str,
-            with_ids: bool, **_connection: Any) -> int:
+            with_ids: bool, openapi: bool, services: tuple[str, ...], **_connection: Any) -> int:
     """Write the live configuration of the area as manifests that plan to zero changes.
 
     Defaults are omitted, ids too unless --with-ids, and secrets are written as ${VAR}
     references (never values); the variables to set are listed on stderr and in each file's
     header. Two exports of the same area are byte-identical.
     """
+    if openapi or services:
+        return _openapi(ctx, out_dir, services, bool(kinds_ or with_ids or layout != "single"))
     if layout == "per-service" and not out_dir:
         raise click.UsageError("--layout per-service writes several files: give --out DIR")
     settings = connection_settings(ctx)
@@ -68,6 +75,26 @@ def command(ctx: click.Context, /, out_dir: str | None, kinds_: tuple[str, ...],
     if result.variables:
         _say("Secrets are written as references; set these environment variables before "
              "plan/apply: " + ", ".join(result.variables))
+    return EXIT_OK
+
+
+def _openapi(ctx: click.Context, out_dir: str | None, services: tuple[str, ...],
+             other_options: bool) -> int:
+    from apimctl.openapi.area import export_openapi, write_documents
+
+    if other_options:
+        raise click.UsageError("--openapi describes services: --kinds, --layout and --with-ids "
+                               "are for manifests")
+    if services and not ctx.params.get("openapi"):
+        raise click.UsageError("--service chooses the services of --openapi: give --openapi")
+    settings = connection_settings(ctx)
+    documents = asyncio.run(export_openapi(lambda: open_client(**settings, announce=_say),
+                                           services=services, target=target_label(settings.get("url"))))
+    if out_dir is None:
+        click.echo("---\n".join(d.text for d in documents), nl=False)
+    else:
+        written = write_documents(documents, out_dir)
+        _say(f"Wrote {len(written)} OpenAPI document{'s' if len(written) != 1 else ''} to {out_dir}")
     return EXIT_OK
 
 

@@ -41,18 +41,25 @@ _SEVERITY_HELP = "Fail (exit 1) on findings of this severity or more severe."
               help=_RULESET_HELP)
 @click.option("--fail-severity", type=click.Choice(SEVERITIES), default="error", show_default=True,
               envvar=envvar("fail_severity"), help=_SEVERITY_HELP)
+@click.option("--openapi-spec", "openapi", multiple=True, metavar="[SERVICE=]SPEC",
+              help="An OpenAPI document the manifests were imported from: its operations without "
+                   "operationId and its paths no endpoint of SERVICE (default: its title) routes "
+                   "are findings. Repeatable.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text: file:line:col: severity rule: message; json: for tools; github: "
                    "Actions annotations; sarif: SARIF 2.1.0 for code scanning.")
 @connection_options
 @click.pass_context
 def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, ...], live: bool,
-            rulesets: tuple[str, ...], fail_severity: str, fmt: str, **_connection: Any) -> int:
+            rulesets: tuple[str, ...], fail_severity: str, openapi: tuple[str, ...], fmt: str,
+            **_connection: Any) -> int:
     """Check manifests in PATH... (or the live area, --live) against policy rules.
 
     Rules come from Spectral-style rulesets (--ruleset), by default apimctl:recommended.
     Exit codes: 0 no finding at or above --fail-severity, 1 such findings or an error.
     """
+    if live and openapi:
+        raise click.UsageError("--openapi-spec checks a document against manifests: give PATH..., not --live")
     if live and (paths or overlays):
         raise click.UsageError("--live lints the area: give PATH... or --live, not both")
     if not live and not paths:
@@ -61,7 +68,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     if live:
         report = asyncio.run(_lint_live(rulesets, connection_settings(ctx)))
     else:
-        report = lint.lint_paths(paths, overlays, rulesets=rulesets)
+        report = lint.lint_paths(paths, overlays, rulesets=rulesets, openapi=openapi)
     for warning in report.warnings:
         _say(f"Warning: {warning}")
     output = render(report, fmt, threshold)

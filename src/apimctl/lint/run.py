@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,8 +31,9 @@ from apimctl.lint.ruleset import Ruleset
 from apimctl.manifests import Manifest, validate
 from apimctl.manifests.canonical import expand
 from apimctl.manifests.checks import secret_paths
-from apimctl.manifests.model import JsonPath
+from apimctl.manifests.model import JsonPath, Position
 from apimctl.manifests.variables import LenientEnv
+from apimctl.openapi.coverage import FACTS_KEY, Coverage, coverage_facts
 from apimctl.planning import target_dialect
 from apimctl.state.live import Lister, LiveState, read_live
 
@@ -43,9 +44,10 @@ _REFERENCE = re.compile(r"\$\{[^}]*\}")
 
 def lint_paths(paths: Sequence[str], overlays: Sequence[str] = (), *,
                rulesets: Sequence[str] = (), now: datetime | None = None,
-               env: Mapping[str, str] | None = None) -> LintReport:
+               env: Mapping[str, str] | None = None, openapi: Sequence[str] = ()) -> LintReport:
     """Lint the manifests at ``paths`` with ``rulesets`` (default: ``settings.lint.rulesets``,
-    else ``apimctl:recommended``). Raises ``RulesetError`` or ``ManifestError``."""
+    else ``apimctl:recommended``), and the OpenAPI documents ``openapi`` (``[SERVICE=]SPEC``)
+    against them. Raises ``RulesetError``, ``ManifestError`` or ``OpenApiError``."""
     chosen = load_rulesets(rulesets) if rulesets else None  # a bad ruleset fails first
     result = validate(paths, overlays, LenientEnv(os.environ if env is None else env))
     if result.manifest is None:
@@ -55,21 +57,40 @@ def lint_paths(paths: Sequence[str], overlays: Sequence[str] = (), *,
     if chosen is None:
         refs, base = _settings_rulesets(manifest, settings)
         chosen = load_rulesets(refs, base)
-    return lint_manifest(manifest, chosen, now=now, disabled=settings.get("disable") or ())
+    return lint_manifest(manifest, chosen, now=now, disabled=settings.get("disable") or (),
+                         openapi=openapi)
 
 
 def lint_manifest(manifest: Manifest, ruleset: Ruleset, *, now: datetime | None = None,
-                  disabled: Sequence[str] = ()) -> LintReport:
-    """Lint a loaded manifest; findings located in its files, inline disables honoured."""
+                  disabled: Sequence[str] = (), openapi: Sequence[str] = ()) -> LintReport:
+    """Lint a loaded manifest; findings located in its files, inline disables honoured.
+    With ``openapi`` documents, their facts are linted too (located in the documents)."""
     doc = masked(manifest.doc, manifest.secret_refs)
-    findings = run_rules(ruleset, doc, now=now or datetime.now(UTC), locate=manifest.where,
-                         disabled=disabled)
+    cover = coverage_facts(openapi, manifest.doc) if openapi else Coverage()
+    if openapi:
+        doc = {**doc, FACTS_KEY: cover.facts}
+    findings = run_rules(ruleset, doc, now=now or datetime.now(UTC),
+                         locate=_locator(manifest, cover), disabled=disabled)
     disables = InlineDisables()
     findings = [f for f in findings if not disables.silences(f)]
     unknown = [name for name in disabled if name not in ruleset.rules]
     warnings = [f"settings.lint.disable: no rule is named {name!r}" for name in unknown]
-    return LintReport(findings, _infos(ruleset, disabled), files=list(manifest.files),
-                      source="manifests", warnings=warnings)
+    files = [*manifest.files, *(str(f["document"]) for f in cover.facts)]
+    idle = () if openapi else _openapi_rules(ruleset)  # nothing to look at: not counted as run
+    return LintReport(findings, _infos(ruleset, [*disabled, *idle]), files=files,
+                      source="manifests", warnings=[*cover.warnings, *warnings])
+
+
+def _locator(manifest: Manifest, cover: Coverage) -> Callable[[JsonPath], Position | None]:
+    """Positions in the manifests, and in the OpenAPI documents for their facts."""
+    def locate(path: JsonPath) -> Position | None:
+        if not path or path[0] != FACTS_KEY:
+            return manifest.where(path)
+        key = tuple(path)
+        while key and key not in cover.positions:
+            key = key[:-1]
+        return cover.positions.get(key)
+    return locate
 
 
 async def lint_area(client: Lister, ruleset: Ruleset, *, now: datetime | None = None,
@@ -90,7 +111,7 @@ def lint_live(live: LiveState, ruleset: Ruleset, *, now: datetime | None = None,
     docs, _ = build_documents(live, dialect=dialect)
     doc: dict[str, Any] = expand(dict(docs))
     findings = run_rules(ruleset, masked(doc, {}), now=now or datetime.now(UTC))
-    return LintReport(findings, _infos(ruleset, ()), source=source, live=True)
+    return LintReport(findings, _infos(ruleset, _openapi_rules(ruleset)), source=source, live=True)
 
 
 def masked(doc: dict[str, Any], refs: Mapping[JsonPath, str]) -> dict[str, Any]:
@@ -134,6 +155,12 @@ def _settings_rulesets(manifest: Manifest, settings: Mapping[str, Any]) -> tuple
         return [RECOMMENDED], "."
     where = manifest.where(("settings", "lint", "rulesets"))
     return refs, os.path.dirname(where.file) if where is not None else "."
+
+
+def _openapi_rules(ruleset: Ruleset) -> list[str]:
+    """The rules that look only at OpenAPI documents' facts (``lint --openapi-spec``)."""
+    return [r.name for r in ruleset.candidates()
+            if r.given and all(FACTS_KEY in text for text, _ in r.given)]
 
 
 def _infos(ruleset: Ruleset, disabled: Sequence[str]) -> list[RuleInfo]:
