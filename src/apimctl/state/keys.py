@@ -1,0 +1,161 @@
+"""Read the area's package keys for a plan's caller impact (:mod:`apimctl.planning.impact`).
+
+Only the fields the impact needs are asked for, each named at every level (SUPPLEMENT
+10.10.8: no nested wildcard, no reliance on what a table marks Imp). Keys are read from
+``/packageKeys``; when the impact counts applications or members, they are read instead
+through ``/applications`` with each application's keys nested, which gives the owner of
+every key in the same number of calls (a key does not name its application). Both lists
+page by page index (SUPPLEMENT §1), 1,000 items a call, a few calls in flight; each page is
+reduced to small :class:`KeyFacts` as it arrives, and only the keys of the plans asked for
+are kept. The number of items read is checked against ``X-Total-Count``: a list that
+changed while it was read is an error, never a silent short count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from apimctl.api.quirks import as_list
+from apimctl.errors import ServerError
+
+PAGE_SIZE = 1000
+IN_FLIGHT = 4  # pages requested at once
+KEYS_PATH = "/packageKeys"
+APPLICATIONS_PATH = "/applications"
+KEY_FIELDS: tuple[str, ...] = (
+    "id", "status", "rateLimitCeiling", "rateLimitExempt", "qpsLimitCeiling", "qpsLimitExempt",
+    "plan.id", "package.id",
+)
+APPLICATION_FIELDS: tuple[str, ...] = ("id", "username", *(f"packageKeys.{f}" for f in KEY_FIELDS))
+
+
+@runtime_checkable
+class PageReader(Protocol):
+    """The part of :class:`apimctl.api.client.ApiClient` this module uses."""
+
+    async def list_page(self, path: str, params: Any = None, *, size: int = ...,
+                        offset: int = ...) -> tuple[list[dict[str, Any]], int | None]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class KeyFacts:
+    """What the impact needs of one key: never its ``apikey`` or ``secret``. ``application``
+    and ``member`` (the owner's username) are known when applications were read."""
+
+    id: str
+    plan_id: str
+    status: str = "active"
+    rate_ceiling: int | None = None
+    rate_exempt: bool = False
+    qps_ceiling: int | None = None
+    qps_exempt: bool = False
+    application: str | None = None
+    member: str | None = None
+
+    def ceiling(self, what: str) -> int | None:
+        """The key's own ``rateLimit``/``qpsLimit`` ceiling (``None``: it follows its plan)."""
+        return self.rate_ceiling if what == "rateLimit" else self.qps_ceiling
+
+    def exempt(self, what: str) -> bool:
+        return self.rate_exempt if what == "rateLimit" else self.qps_exempt
+
+
+@dataclass
+class KeyRead:
+    """The keys of the plans asked for, by plan id, and what reading them cost."""
+
+    by_plan: dict[str, list[KeyFacts]] = field(default_factory=dict)
+    calls: int = 0
+    items: int = 0  # keys (or applications) read in the area
+    applications: bool = False  # owners known (read through /applications)
+
+    def of(self, plan_id: str | None) -> list[KeyFacts]:
+        return self.by_plan.get(plan_id or "", [])
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _ref_id(value: Any) -> str:
+    return str(value.get("id") or "") if isinstance(value, Mapping) else ""
+
+
+def facts(raw: Mapping[str, Any], application: str | None = None,
+          member: str | None = None) -> KeyFacts:
+    """One key's facts from its API object."""
+    return KeyFacts(str(raw.get("id") or ""), _ref_id(raw.get("plan")),
+                    str(raw.get("status") or "active"), _int(raw.get("rateLimitCeiling")),
+                    raw.get("rateLimitExempt") is True, _int(raw.get("qpsLimitCeiling")),
+                    raw.get("qpsLimitExempt") is True, application, member)
+
+
+def _keys_of(item: Mapping[str, Any], through_applications: bool) -> Iterable[KeyFacts]:
+    if not through_applications:
+        yield facts(item)
+        return
+    app, member = str(item.get("id") or ""), item.get("username")
+    for key in as_list(item.get("packageKeys")):
+        if isinstance(key, Mapping):
+            yield facts(key, app, str(member) if member not in (None, "") else None)
+
+
+async def read_keys(client: PageReader, plan_ids: Collection[str], *,
+                    applications: bool = False) -> KeyRead:
+    """The keys of ``plan_ids`` (every key is read once; the others are dropped as their page
+    is read). ``applications``: read through ``/applications`` so that owners are known."""
+    path = APPLICATIONS_PATH if applications else KEYS_PATH
+    fields = APPLICATION_FIELDS if applications else KEY_FIELDS
+    params = [("fields", ",".join(fields))]
+    out = KeyRead(applications=applications)
+    seen: set[str] = set()
+    wanted = set(plan_ids)
+
+    def take(page: list[dict[str, Any]]) -> int:
+        before = len(seen)
+        for item in page:
+            ident = str(item.get("id") or "")
+            if not ident or ident in seen:
+                continue
+            seen.add(ident)
+            for key in _keys_of(item, applications):
+                if key.plan_id in wanted:
+                    out.by_plan.setdefault(key.plan_id, []).append(key)
+        return len(seen) - before
+
+    first, total = await client.list_page(path, params, size=PAGE_SIZE, offset=0)
+    out.calls = 1
+    take(first)
+    if total is None:
+        await _until_short(client, path, params, first, take, out)
+    else:
+        pages = math.ceil(total / PAGE_SIZE)
+        for start in range(1, pages, IN_FLIGHT):
+            batch = range(start, min(pages, start + IN_FLIGHT))
+            for page, _ in await asyncio.gather(*(client.list_page(path, params, size=PAGE_SIZE, offset=i)
+                                                  for i in batch)):
+                take(page)
+            out.calls += len(batch)
+        if len(seen) != total:
+            raise ServerError(f"GET {path}: the list changed while it was read (X-Total-Count "
+                              f"{total}, {len(seen)} read)", method="GET")
+    out.items = len(seen)
+    return out
+
+
+async def _until_short(client: PageReader, path: str, params: list[tuple[str, str]],
+                       first: list[dict[str, Any]], take: Callable[[list[dict[str, Any]]], int],
+                       out: KeyRead) -> None:
+    """Without ``X-Total-Count``: page after page until one comes back short (or holds no key
+    not read already: a server that ignores ``offset``)."""
+    last, index = len(first), 1
+    while last >= PAGE_SIZE:
+        page, _ = await client.list_page(path, params, size=PAGE_SIZE, offset=index)
+        out.calls += 1
+        if not take(page):
+            return
+        last, index = len(page), index + 1
