@@ -27,12 +27,14 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from apimctl import kinds
+from apimctl.kinds.plan import SERVICES
+from apimctl.kinds.service import ROLES
 from apimctl.planning.impact_world import KeySource, PlanFacts, World
 from apimctl.plans.model import Change, Impact, Step
 from apimctl.state.keys import KeyFacts
 
-_ENTITLEMENT = re.compile(r"^services(?:\[(?P<service>.+?)\](?:\.endpoints(?:\[(?P<endpoint>.+)\]"
-                          r"(?:\.(?P<field>methods|undefinedMethodsAllowed))?)?)?)?$")
+_ENTITLEMENT = re.compile(r"^services(?:\[(?P<svc>.+?)\](?:\.endpoints(?:\[(?P<ep>.+)\]"
+                          r"(?:\.(?P<leaf>methods|undefinedMethodsAllowed))?)?)?)?$")
 LIMITS = ("rateLimit", "qpsLimit")
 PERIODS = ("second", "minute", "hour", "day", "week", "month")
 ROUTE_FIELDS = ("requestPathAlias", "publicDomains", "supportedHttpMethods")
@@ -87,6 +89,10 @@ class Reach:
         owned = f" ({_n(apps, 'application')})" if apps is not None else ""
         return f"{_n(len(self.keys), 'key')}{owned} on {_names([p for p, _ in self.by_plan])}"
 
+    def verb(self, one: str, many: str) -> str:
+        """The verb agreeing with the number of keys (``loses``, ``lose``)."""
+        return one if len(self.keys) == 1 else many
+
     def impact(self, text: str, effect: str, path: str | None) -> Impact:
         return Impact(text, effect, path, len(self.keys), self.applications, self.plans)
 
@@ -109,13 +115,13 @@ def impacts_of(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
             return ()
         if step.action == "delete":
             reach = _reach([plan], keys)
-            return (reach.impact(f"{reach.who()} lose access to everything the plan entitles",
+            return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to everything the plan entitles",
                                  "cuts_off", None),)
         return tuple(i for c in step.changes for i in _plan_change(plan, step, c, keys))
     if kind == kinds.PACKAGE.name and step.action == "delete":
         plans = world.of_package(step.key)
         reach = _reach(plans, keys)
-        return (reach.impact(f"{reach.who()} lose access (the package's plans go with it)",
+        return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access (the package's plans go with it)",
                              "cuts_off", None),)
     if kind == kinds.SERVICE.name:
         return _service(step, world, keys)
@@ -135,7 +141,7 @@ def _after(plan: PlanFacts, step: Step, name: str) -> Any:
 
 def _plan_change(plan: PlanFacts, step: Step, change: Change, keys: KeySource) -> list[Impact]:
     path = change.path
-    if path.startswith("services"):
+    if path.startswith(SERVICES):
         return _entitlement(plan, change, keys)
     for what in LIMITS:
         if path == f"{what}Ceiling":
@@ -150,7 +156,7 @@ def _plan_change(plan: PlanFacts, step: Step, change: Change, keys: KeySource) -
         return _allowance(plan, change, keys)
     if path == "status" and change.after == "inactive":
         reach = _reach([plan], keys)
-        return [reach.impact(f"{reach.who()} stop working (the plan is made inactive)", "cuts_off", path)]
+        return [reach.impact(f"{reach.who()} {reach.verb('stops', 'stop')} working (the plan is made inactive)", "cuts_off", path)]
     return []
 
 
@@ -173,9 +179,9 @@ def _entitled(value: Any, endpoint: str | None, field: str | None) -> set[tuple[
 
 def _entitlement(plan: PlanFacts, change: Change, keys: KeySource) -> list[Impact]:
     match = _ENTITLEMENT.match(change.path)
-    if match is None or match["service"] is None:
+    if match is None or match["svc"] is None:
         return []
-    service, endpoint, field = match["service"], match["endpoint"], match["field"]
+    service, endpoint, field = match["svc"], match["ep"], match["leaf"]
     reach = _reach([plan], keys)
     if field == "undefinedMethodsAllowed":
         where = f"{service}/{endpoint}"
@@ -190,7 +196,7 @@ def _entitlement(plan: PlanFacts, change: Change, keys: KeySource) -> list[Impac
     for pairs, verb, effect in ((before - after, "lose", "cuts_off"), (after - before, "gain", "grants")):
         if pairs:
             what = service if whole else _what(service, pairs)
-            out.append(reach.impact(f"{reach.who()} {verb} access to {what}", effect, change.path))
+            out.append(reach.impact(f"{reach.who()} {reach.verb(verb + 's', verb)} access to {what}", effect, change.path))
     return out
 
 
@@ -321,21 +327,21 @@ def _service(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
     if step.action == "delete":
         reach = _reach(plans, keys)
         doc = world.doc(kinds.SERVICE.name, step.key)
-        going = [_n(len(world.children(kinds.ENDPOINT.name, step.key)), "endpoint"),
+        going = [_n(len(world.children(kinds.ENDPOINT.name, step.key)), kinds.ENDPOINT.name),
                  _n(len(world.children(kinds.ERROR_SET.name, step.key)), "error set")]
         if plans:
             going.append(f"its entitlements in {_names(plans)}")
-        roles = [str(r) for r in doc.get("roles") or []]
+        roles = [str(r) for r in doc.get(ROLES) or []]
         if roles:
             going.append(f"the permissions of role{'s' if len(roles) > 1 else ''} {', '.join(roles)}")
-        return (reach.impact(f"{reach.who()} lose access to {step.key}", "cuts_off", None),
+        return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to {step.key}", "cuts_off", None),
                 Impact(f"goes with it: {', '.join(going)}"))
     change = next((c for c in step.changes if c.path == "qpsLimitOverall"), None)
     if change is None:
         return ()
     reach = _reach(plans, keys, owners=False)
     lowered = _limit(change.after) < _limit(change.before)
-    return (reach.impact(f"{reach.who()} share {_amount(change.after, 'qpsLimit', '')} to "
+    return (reach.impact(f"{reach.who()} {reach.verb('shares', 'share')} {_amount(change.after, 'qpsLimit', '')} to "
                          f"{step.key} (was {_amount(change.before, 'qpsLimit', '')})",
                          "tightens" if lowered else "loosens", change.path),)
 
@@ -347,13 +353,13 @@ def _endpoint(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
     if step.action == "delete":
         reach = _reach(plans, keys)
         going = f"its entitlements in {_names(plans)}" if plans else "no entitlement"
-        return (reach.impact(f"{reach.who()} lose access to {step.key}", "cuts_off", None),
+        return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to {step.key}", "cuts_off", None),
                 Impact(f"goes with it: {going}"))
     gone = [t for c in step.changes if c.path in ROUTE_FIELDS for t in _route(c)]
     if not gone:
         return ()
     reach = _reach(plans, keys)
-    return (reach.impact(f"{reach.who()} call {step.key}: {'; '.join(gone)}", "cuts_off",
+    return (reach.impact(f"{reach.who()} {reach.verb('calls', 'call')} {step.key}: {'; '.join(gone)}", "cuts_off",
                          ", ".join(c.path for c in step.changes if c.path in ROUTE_FIELDS)),)
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from apimctl import kinds
+from apimctl.kinds.plan import SERVICES
 from apimctl.plans.model import Step, address
 from apimctl.state.keys import KeyFacts, KeyRead
 from apimctl.state.live import LiveState
@@ -33,7 +34,7 @@ class PlanFacts:
     def entitled(self) -> dict[str, set[str]]:
         """Service name -> names of the endpoints the plan entitles in it."""
         out: dict[str, set[str]] = {}
-        for svc in self.doc.get("services") or []:
+        for svc in self.doc.get(SERVICES) or []:
             eps = {str(e.get("name") if isinstance(e, Mapping) else e)
                    for e in svc.get(kinds.ENDPOINT.manifest_key) or []}
             out.setdefault(str(svc.get("name")), set()).update(eps)

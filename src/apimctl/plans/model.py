@@ -123,7 +123,7 @@ class Impact:
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "effect": self.effect, "text": self.text, "keys": self.keys,
                 "applications": self.applications,
-                "plans": [{"plan": a, "keys": n} for a, n in self.plans],
+                "by_plan": [{"address": a, "keys": n} for a, n in self.plans],
                 "key_ids": list(self.key_ids)}
 
     @classmethod
@@ -132,7 +132,7 @@ class Impact:
         return cls(str(data.get("text", "")), str(data.get("effect", "informs")), data.get("path"),
                    int(keys) if isinstance(keys, int) else None,
                    int(apps) if isinstance(apps, int) else None,
-                   tuple((str(p["plan"]), int(p["keys"])) for p in data.get("plans") or []),
+                   tuple((str(p["address"]), int(p["keys"])) for p in data.get("by_plan") or []),
                    tuple(str(i) for i in data.get("key_ids") or []))
 
 

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from apimctl.plans.model import ACTIONS, WRITE_ONLY_NOTE, Plan, Step
+from apimctl.plans.model import ACTIONS, WRITE_ONLY_NOTE, Impact, Plan, Step
 from apimctl.render.style import (
     SYMBOLS,
     FieldLine,
@@ -48,7 +48,7 @@ def render_plan(plan: Plan, *, limit: int = DEFAULT_LIMIT) -> str:
     redactor = Redactor(plan)
     doc = _Document(limit, redactor)
     doc.add(_head(plan, redactor))
-    doc.add(_risk_alert(risks(plan, redactor), redactor, doc.room() - RESERVE))
+    doc.add(_risk_alert(risks(plan, redactor), _cutting(plan), redactor, doc.room() - RESERVE))
     doc.add(_warnings([redactor.text(w) for w in plan.warnings], doc.room() - RESERVE))
     doc.add(_duplicates(plan, redactor, doc.room() - RESERVE))
     tail = _tail(plan, redactor, (doc.room() - RESERVE) // 4)
@@ -122,15 +122,27 @@ def _head(plan: Plan, redactor: Redactor) -> str:
     return "\n".join(lines)
 
 
-def _risk_alert(items: list[Risk], redactor: Redactor, budget: int) -> str:
-    if not items:
+def _cutting(plan: Plan) -> list[tuple[Step, Impact]]:
+    """The impact lines of changes that cut off or tighten keys, in plan order."""
+    return [(step, item) for step in plan.steps for item in step.impact if item.guarded]
+
+
+def _risk_alert(items: list[Risk], cutting: list[tuple[Step, Impact]], redactor: Redactor,
+                budget: int) -> str:
+    if not items and not cutting:
         return ""
     deletes = sum(1 for r in items if r.path is None)
     limits = len(items) - deletes
     what = [f"deletes {plural(deletes, 'object')}"] if deletes else []
     what += [f"changes {plural(limits, 'limit')}"] if limits else []
+    if cutting:
+        keys = sum(i.keys or 0 for _, i in cutting)
+        what.append(f"has {plural(len(cutting), 'change')} that cut off or tighten keys "
+                    f"({plural(keys, 'key')} in all)")
     intro = f"> [!WARNING]\n> This plan {' and '.join(what)}. Review before applying.\n>"
     lines = [f"> - {_risk_line(r, redactor.text(r.key))}" for r in items]
+    lines += [f"> - {step.kind} {code(_cut(redactor.text(step.key), MAX_CELL))}: "
+              f"{_inline(_cut(redactor.text(item.text), 500))}" for step, item in cutting]
     return "\n".join([intro, *_capped(lines, budget - len(intro) - 1, lambda n: f"> - ... and {n} more")])
 
 
@@ -169,6 +181,9 @@ def _details(step: Step, redactor: Redactor) -> str:
         table = f"Deleted on apply (live id {code(step.id)})." if step.id else "Deleted on apply."
     title = f"{SYMBOLS[step.action]} {step.action} {step.kind} {redactor.text(step.key)}"
     title += f" ({count})" if count else ""
+    if step.impact:
+        table += "\n\n**Impact:**\n\n" + "\n".join(
+            f"- {'⚠️ ' if i.guarded else ''}{_inline(_cut(redactor.text(i.text), 500))}" for i in step.impact)
     return f"<details><summary>{html.escape(title)}</summary>\n\n{table}\n\n</details>"
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from apimctl import kinds
 from apimctl.api.quirks import as_list
 from apimctl.errors import ServerError
 
@@ -28,7 +29,7 @@ KEYS_PATH = "/packageKeys"
 APPLICATIONS_PATH = "/applications"
 KEY_FIELDS: tuple[str, ...] = (
     "id", "status", "rateLimitCeiling", "rateLimitExempt", "qpsLimitCeiling", "qpsLimitExempt",
-    "plan.id", "package.id",
+    f"{kinds.PLAN.name}.id", f"{kinds.PACKAGE.name}.id",  # the key's plan and package, by id
 )
 APPLICATION_FIELDS: tuple[str, ...] = ("id", "username", *(f"packageKeys.{f}" for f in KEY_FIELDS))
 
@@ -88,7 +89,7 @@ def _ref_id(value: Any) -> str:
 def facts(raw: Mapping[str, Any], application: str | None = None,
           member: str | None = None) -> KeyFacts:
     """One key's facts from its API object."""
-    return KeyFacts(str(raw.get("id") or ""), _ref_id(raw.get("plan")),
+    return KeyFacts(str(raw.get("id") or ""), _ref_id(raw.get(kinds.PLAN.name)),
                     str(raw.get("status") or "active"), _int(raw.get("rateLimitCeiling")),
                     raw.get("rateLimitExempt") is True, _int(raw.get("qpsLimitCeiling")),
                     raw.get("qpsLimitExempt") is True, application, member)
