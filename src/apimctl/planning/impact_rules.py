@@ -314,7 +314,8 @@ def _allowance(plan: PlanFacts, change: Change, keys: KeySource) -> list[Impact]
     extra = sum(over.values())
     if not keys.owners_known:
         return []
-    return [Impact(f"{_n(len(over), 'member')} already hold more than {change.after} keys on plan "
+    return [Impact(f"{_n(len(over), 'member')} already {'holds' if len(over) == 1 else 'hold'} "
+                   f"more than {change.after} keys on plan "
                    f"{plan.name} ({_n(extra, 'key')}): they keep them, and get no new one",
                    "informs", change.path, extra, None, ((plan.address, extra),))]
 

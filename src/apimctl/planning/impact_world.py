@@ -85,6 +85,10 @@ class Known:
         return self.read.of(plan.id)
 
 
+def _by_address(plan: PlanFacts) -> str:
+    return plan.address
+
+
 class World:
     """The live facts the impact rules read, indexed once."""
 
@@ -104,10 +108,11 @@ class World:
         return {p.id for p in self.plans.values()}
 
     def of_package(self, key: str) -> list[PlanFacts]:
-        return [p for p in self.plans.values() if p.package == key]
+        return sorted((p for p in self.plans.values() if p.package == key), key=_by_address)
 
     def entitling(self, service: str, endpoint: str | None = None) -> list[PlanFacts]:
-        return [p for p in self.plans.values() if p.entitles(service, endpoint)]
+        return sorted((p for p in self.plans.values() if p.entitles(service, endpoint)),
+                      key=_by_address)
 
     def doc(self, kind: str, key: str) -> dict[str, Any]:
         """The live document of one object (empty when the area does not hold it)."""
