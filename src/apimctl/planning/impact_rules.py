@@ -219,9 +219,10 @@ def _ceiling(plan: PlanFacts, step: Step, change: Change, what: str,
     allowed = _after(plan, step, f"{what}KeyOverrideAllowed") is True
     follow = higher = lower = exempt = 0
     clamped: list[str] = []
+    rate = what == "rateLimit"
     for key in found:
-        own = key.ceiling(what)
-        if key.exempt(what):
+        own = key.rate_ceiling if rate else key.qps_ceiling
+        if key.rate_exempt if rate else key.qps_exempt:
             exempt += 1
         elif own is None:
             follow += 1

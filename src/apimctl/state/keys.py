@@ -19,6 +19,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+import msgspec
+
 from apimctl import kinds
 from apimctl.api.quirks import as_list
 from apimctl.errors import ServerError
@@ -42,27 +44,43 @@ class PageReader(Protocol):
                         offset: int = ...) -> tuple[list[dict[str, Any]], int | None]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class KeyFacts:
-    """What the impact needs of one key: never its ``apikey`` or ``secret``. ``application``
-    and ``member`` (the owner's username) are known when applications were read."""
+class _Ref(msgspec.Struct, gc=False):
+    """A key's plan or package: its id."""
 
-    id: str
-    plan_id: str
-    status: str = "active"
-    rate_ceiling: int | None = None
-    rate_exempt: bool = False
-    qps_ceiling: int | None = None
-    qps_exempt: bool = False
+    id: str | None = None
+
+
+class KeyFacts(msgspec.Struct, gc=False):
+    """What the impact needs of one key, converted from its API object in one pass: never its
+    ``apikey`` or ``secret``. ``application`` and ``member`` (the owner's username) are known
+    when applications were read."""
+
+    id: str = ""
+    status: str | None = "active"
+    rate_ceiling: int | None = msgspec.field(default=None, name="rateLimitCeiling")
+    rate_exempt: bool | None = msgspec.field(default=False, name="rateLimitExempt")
+    qps_ceiling: int | None = msgspec.field(default=None, name="qpsLimitCeiling")
+    qps_exempt: bool | None = msgspec.field(default=False, name="qpsLimitExempt")
+    plan: _Ref | None = None
     application: str | None = None
     member: str | None = None
+
+    @property
+    def plan_id(self) -> str:
+        return str(self.plan.id or "") if self.plan is not None else ""
 
     def ceiling(self, what: str) -> int | None:
         """The key's own ``rateLimit``/``qpsLimit`` ceiling (``None``: it follows its plan)."""
         return self.rate_ceiling if what == "rateLimit" else self.qps_ceiling
 
     def exempt(self, what: str) -> bool:
-        return self.rate_exempt if what == "rateLimit" else self.qps_exempt
+        return bool(self.rate_exempt if what == "rateLimit" else self.qps_exempt)
+
+
+class _Application(msgspec.Struct, gc=False):
+    id: str = ""
+    username: str | None = None
+    packageKeys: list[KeyFacts] | None = None  # the API's name
 
 
 @dataclass
@@ -78,31 +96,33 @@ class KeyRead:
         return self.by_plan.get(plan_id or "", [])
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _one(item: Mapping[str, Any], kind: type[KeyFacts] | type[_Application]) -> Any:
+    """One item that did not convert with its page: its fields that do, the rest left out."""
+    try:
+        return msgspec.convert(item, kind, strict=False)
+    except msgspec.ValidationError:
+        plan = item.get(kinds.PLAN.name)
+        ref = _Ref(str(plan.get("id"))) if isinstance(plan, Mapping) else None
+        return KeyFacts(str(item.get("id") or ""), plan=ref) if kind is KeyFacts else \
+            _Application(str(item.get("id") or ""), None, [_one(k, KeyFacts) for k in
+                                                          as_list(item.get("packageKeys"))
+                                                          if isinstance(k, Mapping)])
 
 
-def _ref_id(value: Any) -> str:
-    return str(value.get("id") or "") if isinstance(value, Mapping) else ""
+def converted(page: list[dict[str, Any]], applications: bool) -> list[Any]:
+    """A page's items as :class:`KeyFacts` (or applications holding them), in one pass."""
+    kind = _Application if applications else KeyFacts
+    try:
+        return msgspec.convert(page, list[kind], strict=False)  # type: ignore[valid-type]
+    except msgspec.ValidationError:
+        return [_one(item, kind) for item in page if isinstance(item, Mapping)]
 
 
-def facts(raw: Mapping[str, Any], application: str | None = None,
-          member: str | None = None) -> KeyFacts:
-    """One key's facts from its API object."""
-    return KeyFacts(str(raw.get("id") or ""), _ref_id(raw.get(kinds.PLAN.name)),
-                    str(raw.get("status") or "active"), _int(raw.get("rateLimitCeiling")),
-                    raw.get("rateLimitExempt") is True, _int(raw.get("qpsLimitCeiling")),
-                    raw.get("qpsLimitExempt") is True, application, member)
-
-
-def _keys_of(item: Mapping[str, Any], through_applications: bool) -> Iterable[KeyFacts]:
-    if not through_applications:
-        yield facts(item)
-        return
-    app, member = str(item.get("id") or ""), item.get("username")
-    for key in as_list(item.get("packageKeys")):
-        if isinstance(key, Mapping):
-            yield facts(key, app, str(member) if member not in (None, "") else None)
+def _keep(keys: Iterable[KeyFacts], wanted: set[str], by_plan: dict[str, list[KeyFacts]]) -> None:
+    for key in keys:
+        plan = key.plan_id
+        if plan in wanted:
+            by_plan.setdefault(plan, []).append(key)
 
 
 async def read_keys(client: PageReader, plan_ids: Collection[str], *,
@@ -118,14 +138,19 @@ async def read_keys(client: PageReader, plan_ids: Collection[str], *,
 
     def take(page: list[dict[str, Any]]) -> int:
         before = len(seen)
-        for item in page:
-            ident = str(item.get("id") or "")
-            if not ident or ident in seen:
-                continue
-            seen.add(ident)
-            for key in _keys_of(item, applications):
-                if key.plan_id in wanted:
-                    out.by_plan.setdefault(key.plan_id, []).append(key)
+        items = []
+        for item in converted(page, applications):
+            if item.id and item.id not in seen:
+                seen.add(item.id)
+                items.append(item)
+        if not applications:
+            _keep(items, wanted, out.by_plan)
+            return len(seen) - before
+        for app in items:
+            keys = app.packageKeys or ()
+            for key in keys:
+                key.application, key.member = app.id, app.username or None
+            _keep(keys, wanted, out.by_plan)
         return len(seen) - before
 
     first, total = await client.list_page(path, params, size=PAGE_SIZE, offset=0)

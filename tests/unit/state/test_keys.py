@@ -5,11 +5,11 @@ for kept, never a key value."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import asdict
 
 from apimctl.errors import ServerError
 from apimctl.plans.file import load_plan, save_plan
