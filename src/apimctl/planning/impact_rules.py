@@ -33,7 +33,7 @@ from apimctl.planning.impact_world import KeySource, PlanFacts, World
 from apimctl.plans.model import Change, Impact, Step
 from apimctl.state.keys import KeyFacts
 
-_ENTITLEMENT = re.compile(r"^services(?:\[(?P<svc>.+?)\](?:\.endpoints(?:\[(?P<ep>.+)\]"
+ENTITLEMENT_PATH = re.compile(r"^services(?:\[(?P<svc>.+?)\](?:\.endpoints(?:\[(?P<ep>.+)\]"
                           r"(?:\.(?P<leaf>methods|undefinedMethodsAllowed))?)?)?)?$")
 LIMITS = ("rateLimit", "qpsLimit")
 PERIODS = ("second", "minute", "hour", "day", "week", "month")
@@ -178,7 +178,7 @@ def _entitled(value: Any, endpoint: str | None, field: str | None) -> set[tuple[
 
 
 def _entitlement(plan: PlanFacts, change: Change, keys: KeySource) -> list[Impact]:
-    match = _ENTITLEMENT.match(change.path)
+    match = ENTITLEMENT_PATH.match(change.path)
     if match is None or match["svc"] is None:
         return []
     service, endpoint, field = match["svc"], match["ep"], match["leaf"]

@@ -196,6 +196,7 @@ def _update_table(lines: list[FieldLine]) -> str:
     if not lines:
         return "No field changes."
     rows = [
+        f"| {cell(line.path)} | {_inline(_cut(line.words, 500))} | |" if line.words and line.named else
         f"| {cell(line.path)} | {cell(format_value(line.before))} | {cell(format_value(line.after))} |"
         for line in lines
     ]

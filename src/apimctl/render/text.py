@@ -89,6 +89,8 @@ def _impact(item: Impact, paint: Paint) -> str:
 
 def _field(line: FieldLine, paint: Paint) -> str:
     mark = paint(line.symbol, line.symbol)
+    if line.words:
+        return f"      {mark} {line.words}" if line.named else f"      {mark} {line.path}: {line.words}"
     if line.sensitive:
         return f"      {mark} {line.path}: (sensitive)"
     if line.symbol == "+":
