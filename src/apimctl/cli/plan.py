@@ -84,12 +84,13 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     made = asyncio.run(plan(request, lambda: open_client(**settings, announce=_say), notice=_say))
     if out_file:
         _say(f"Saved the plan to {out_file}; apply it with: apimctl apply --plan {out_file}")
-    click.echo(render(made, fmt, color=color_wanted(no_color)), nl=False)
+    click.echo(render(made, fmt, color=color_wanted(no_color), saved=out_file), nl=False)
     return EXIT_CHANGES if detailed_exitcode and made.has_changes else EXIT_OK
 
 
-def render(plan: Plan, fmt: str, *, color: bool) -> str:
-    """The plan in the chosen format, ending with a newline."""
+def render(plan: Plan, fmt: str, *, color: bool, saved: str | None = None) -> str:
+    """The plan in the chosen format, ending with a newline (``saved``: where ``--out`` put
+    the whole plan, which a Markdown comment cut for length points to)."""
     if fmt == "json":
         from apimctl.render.json import render_plan as render_json
 
@@ -97,7 +98,7 @@ def render(plan: Plan, fmt: str, *, color: bool) -> str:
     elif fmt == "markdown":
         from apimctl.render.markdown import render_plan as render_markdown
 
-        text = render_markdown(plan)
+        text = render_markdown(plan, saved=saved)
     else:
         from apimctl.render.text import render_plan as render_text
 

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Final
 
+from apimctl import kinds
 from apimctl.plans.model import ACTIONS, WRITE_ONLY_NOTE, Impact, Plan, Step
 from apimctl.render.style import (
     SYMBOLS,
@@ -33,6 +34,8 @@ DEFAULT_LIMIT: Final = 60_000
 MIN_LIMIT: Final = 2_000
 MAX_CELL: Final = 150
 """Longer values are cut in tables (with an ellipsis)."""
+GROUP_FROM: Final = 20
+"""Plans of more steps than this are shown grouped by service and package."""
 MAX_ROWS: Final = 40
 """Rows per step table at most; the rest are counted in a last row."""
 RESERVE: Final = 700
@@ -41,8 +44,10 @@ RESERVE: Final = 700
 _BACKTICKS = re.compile(r"`+")
 
 
-def render_plan(plan: Plan, *, limit: int = DEFAULT_LIMIT) -> str:
-    """The plan as Markdown of at most ``limit`` characters (``limit`` >= 2,000)."""
+def render_plan(plan: Plan, *, limit: int = DEFAULT_LIMIT, saved: str | None = None) -> str:
+    """The plan as Markdown of at most ``limit`` characters (``limit`` >= 2,000). A plan of
+    more than :data:`GROUP_FROM` steps is shown grouped by service and package; ``saved``
+    names the file holding the whole plan (``plan --out``), said when steps are left out."""
     if limit < MIN_LIMIT:
         raise ValueError(f"markdown limit must be at least {MIN_LIMIT} characters, got {limit}")
     redactor = Redactor(plan)
@@ -53,13 +58,18 @@ def render_plan(plan: Plan, *, limit: int = DEFAULT_LIMIT) -> str:
     doc.add(_duplicates(plan, redactor, doc.room() - RESERVE))
     tail = _tail(plan, redactor, (doc.room() - RESERVE) // 4)
     shown = 0
-    for step in plan.steps:
+    steps = grouped(plan.steps) if len(plan.steps) > GROUP_FROM else [(None, s) for s in plan.steps]
+    heading = None
+    for group, step in steps:
         block = _details(step, redactor)
+        if group is not None and group != heading:
+            block = f"#### {group[0]} {code(_cut(redactor.text(group[1]), MAX_CELL))}\n\n{block}"
         if not doc.fits(block, reserve=RESERVE + len(tail) + 2):
             break
         doc.add(block)
+        heading = group
         shown += 1
-    doc.add(_more(plan.steps[shown:]))
+    doc.add(_more([s for _, s in steps[shown:]], saved))
     doc.add(tail)
     text = doc.text()
     if len(text) <= limit:
@@ -210,14 +220,31 @@ def _rows(rows: list[str], columns: int) -> list[str]:
     return [*rows[: MAX_ROWS - 1], "| " + f"... and {rest} more |" + " |" * (columns - 1)]
 
 
-def _more(steps: Sequence[Step]) -> str:
-    """``... and 412 more objects: 400 updates, 12 creates`` for the steps not shown."""
+def grouped(steps: Sequence[Step]) -> list[tuple[tuple[str, str] | None, Step]]:
+    """The steps by the top-level object they belong to (a service with its endpoints and
+    error sets, a package with its plans), groups in the order they first appear."""
+    order: dict[tuple[str, str], int] = {}
+    out = []
+    for step in steps:
+        kind = kinds.get(step.kind)
+        group = (kind.parent, kinds.split_first(step.key)[0] or step.key) if kind.parent else (step.kind, step.key)
+        order.setdefault(group, len(order))
+        out.append((group, step))
+    return sorted(out, key=lambda pair: order[pair[0]] if pair[0] else 0)
+
+
+def _more(steps: Sequence[Step], saved: str | None = None) -> str:
+    """``... and 412 more objects: 400 updates, 12 creates`` for the steps not shown, and
+    where the whole plan is."""
     if not steps:
         return ""
     counts = Counter(step.action for step in steps)
     order = sorted(ACTIONS, key=lambda a: (-counts[a], ACTIONS.index(a)))
     parts = [plural(counts[a], a) for a in order if counts[a]]
-    return f"... and {plural(len(steps), 'more object')}: {', '.join(parts)} (not shown: comment length limit)."
+    whole = (f"the whole plan is in {code(saved)}" if saved
+             else "the whole plan: `apimctl plan --format json`")
+    return (f"... and {plural(len(steps), 'more object')}: {', '.join(parts)} (not shown: comment "
+            f"length limit; {whole}).")
 
 
 def _tail(plan: Plan, redactor: Redactor, budget: int) -> str:
