@@ -53,7 +53,8 @@ def render_plan(plan: Plan, *, limit: int = DEFAULT_LIMIT, saved: str | None = N
     redactor = Redactor(plan)
     doc = _Document(limit, redactor)
     doc.add(_head(plan, redactor))
-    doc.add(_risk_alert(risks(plan, redactor), _cutting(plan), redactor, doc.room() - RESERVE))
+    doc.add(_risk_alert(risks(plan, redactor), _cutting(plan), plan.affected_keys(), redactor,
+                        doc.room() - RESERVE))
     doc.add(_warnings([redactor.text(w) for w in plan.warnings], doc.room() - RESERVE))
     doc.add(_duplicates(plan, redactor, doc.room() - RESERVE))
     tail = _tail(plan, redactor, (doc.room() - RESERVE) // 4)
@@ -137,8 +138,8 @@ def _cutting(plan: Plan) -> list[tuple[Step, Impact]]:
     return [(step, item) for step in plan.steps for item in step.impact if item.guarded]
 
 
-def _risk_alert(items: list[Risk], cutting: list[tuple[Step, Impact]], redactor: Redactor,
-                budget: int) -> str:
+def _risk_alert(items: list[Risk], cutting: list[tuple[Step, Impact]], affected: int,
+                redactor: Redactor, budget: int) -> str:
     if not items and not cutting:
         return ""
     deletes = sum(1 for r in items if r.path is None)
@@ -146,9 +147,8 @@ def _risk_alert(items: list[Risk], cutting: list[tuple[Step, Impact]], redactor:
     what = [f"deletes {plural(deletes, 'object')}"] if deletes else []
     what += [f"changes {plural(limits, 'limit')}"] if limits else []
     if cutting:
-        keys = sum(i.keys or 0 for _, i in cutting)
         what.append(f"has {plural(len(cutting), 'change')} that cut off or tighten keys "
-                    f"({plural(keys, 'key')} in all)")
+                    f"({plural(affected, 'key')} in all)")
     intro = f"> [!WARNING]\n> This plan {' and '.join(what)}. Review before applying.\n>"
     lines = [f"> - {_risk_line(r, redactor.text(r.key))}" for r in items]
     lines += [f"> - {step.kind} {code(_cut(redactor.text(step.key), MAX_CELL))}: "
