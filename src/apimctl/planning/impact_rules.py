@@ -22,19 +22,16 @@ above its plan's only where the plan allows key overrides; otherwise the platfor
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from apimctl import kinds
-from apimctl.kinds.plan import SERVICES
+from apimctl.kinds.plan import ENTITLEMENT_PATH, SERVICES
 from apimctl.kinds.service import ROLES
 from apimctl.planning.impact_world import KeySource, PlanFacts, World
 from apimctl.plans.model import Change, Impact, Step
 from apimctl.state.keys import KeyFacts
 
-ENTITLEMENT_PATH = re.compile(r"^services(?:\[(?P<svc>.+?)\](?:\.endpoints(?:\[(?P<ep>.+)\]"
-                          r"(?:\.(?P<leaf>methods|undefinedMethodsAllowed))?)?)?)?$")
 LIMITS = ("rateLimit", "qpsLimit")
 PERIODS = ("second", "minute", "hour", "day", "week", "month")
 ROUTE_FIELDS = ("requestPathAlias", "publicDomains", "supportedHttpMethods")

@@ -31,8 +31,7 @@ from typing import Any, Final
 from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
 
 from apimctl import kinds
-from apimctl.kinds.plan import SERVICES
-from apimctl.planning.impact_rules import ENTITLEMENT_PATH
+from apimctl.kinds.plan import ENTITLEMENT_PATH, SERVICES
 from apimctl.plans.model import Action, Duplicate, Plan, Step
 
 SYMBOLS: Final[dict[str, str]] = {"create": "+", "update": "~", "delete": "-"}
