@@ -317,3 +317,33 @@ def test_drift_tells_the_impact_of_a_change_outside_git(area: Area) -> None:
     assert [(i.effect, i.text) for i in difference.step.impact] == [(
         "loosens", "5 keys on plan Pro: 2 follow the plan's ceiling: 2000 calls per day (was "
         "1000 calls per day); 2 have a lower ceiling of their own; 1 is exempt")]
+
+
+def test_impact_always_reads_every_plan_once(area: Area) -> None:
+    made, calls = area.plan(_variant(lambda d: d["services"][0].update(description="All orders")),
+                            impact="always")
+    assert calls[("GET", "/packageKeys")] == 1 and calls[("GET", "/applications")] == 0
+    assert made.impact is not None and made.impact.read and made.impact.items == len(KEYS)
+    assert made.steps[0].impact == ()
+
+
+def test_apply_counts_the_impact_read_in_its_calls_and_passes_the_guard(area: Area) -> None:
+    doc = _variant(lambda d: _plan_doc(d, "Flex").update(rateLimitCeiling=900))
+    area.manifest(doc)
+    request = ApplyRequest(paths=(str(area.tmp / "area.yaml"),), max_affected_keys=1, lock=False,
+                           env={})
+
+    async def run() -> Any:
+        async with client_for(area.app) as client:
+            result = await apply(request, lambda: _same(client))
+            keys_read = client.stats.calls[("GET", "/packageKeys")]
+            area.manifest(BASE)  # put the area back as the other tests expect it
+            back = await apply(ApplyRequest(paths=request.paths, lock=False, env={}, impact="never"),
+                               lambda: _same(client))
+            return result, keys_read, back
+
+    result, keys_read, back = asyncio.run(run())
+    assert result.ok and back.ok, (result.to_json(), back.to_json())
+    assert result.plan.impact.calls == 1 and keys_read == 1
+    assert result.read_calls >= result.plan.impact.calls + 1  # the area's read and the keys
+    assert result.plan.affected_keys() == 1
