@@ -30,7 +30,7 @@ IN_FLIGHT = 4  # pages requested at once
 KEYS_PATH = "/packageKeys"
 APPLICATIONS_PATH = "/applications"
 KEY_FIELDS: tuple[str, ...] = (
-    "id", "status", "rateLimitCeiling", "rateLimitExempt", "qpsLimitCeiling", "qpsLimitExempt",
+    "id", "rateLimitCeiling", "rateLimitExempt", "qpsLimitCeiling", "qpsLimitExempt",
     f"{kinds.PLAN.name}.id", f"{kinds.PACKAGE.name}.id",  # the key's plan and package, by id
 )
 APPLICATION_FIELDS: tuple[str, ...] = ("id", "username", *(f"packageKeys.{f}" for f in KEY_FIELDS))
@@ -56,7 +56,6 @@ class KeyFacts(msgspec.Struct, gc=False):
     when applications were read."""
 
     id: str = ""
-    status: str | None = "active"
     rate_ceiling: int | None = msgspec.field(default=None, name="rateLimitCeiling")
     rate_exempt: bool | None = msgspec.field(default=False, name="rateLimitExempt")
     qps_ceiling: int | None = msgspec.field(default=None, name="qpsLimitCeiling")
@@ -119,10 +118,13 @@ def converted(page: list[dict[str, Any]], applications: bool) -> list[Any]:
 
 
 def _keep(keys: Iterable[KeyFacts], wanted: set[str], by_plan: dict[str, list[KeyFacts]]) -> None:
+    """The keys of the ``wanted`` plans, listed under their plan (a kept key lets go of its
+    plan reference: 100,000 keys hold a few megabytes less)."""
     for key in keys:
         plan = key.plan_id
         if plan in wanted:
             by_plan.setdefault(plan, []).append(key)
+            key.plan = None
 
 
 async def read_keys(client: PageReader, plan_ids: Collection[str], *,
