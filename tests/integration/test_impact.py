@@ -244,9 +244,10 @@ def test_deletes_say_what_goes_with_them(area: Area) -> None:
         doc["settings"] = {"prune": True}
 
     made, _ = area.plan(_variant(prune))
-    assert _lines(made, "plan:Shop/Free") == [(
-        None, "cuts_off", "1 key (1 application) on plan Free loses access to everything the "
-        "plan entitles", 1, 1)]
+    assert _lines(made, "plan:Shop/Free") == [
+        (None, "cuts_off", "1 key (1 application) on plan Free loses access to everything the "
+         "plan entitles", 1, 1),
+        (None, "informs", "goes with it: its entitlements to Legacy", None, None)]
     assert _lines(made, "service:Legacy") == [
         (None, "cuts_off", "1 key (1 application) on plan Free loses access to Legacy", 1, 1),
         (None, "informs", "goes with it: 1 endpoint, 1 error set, its entitlements in plan Free",

@@ -27,7 +27,7 @@ from typing import Any
 
 from apimctl import kinds
 from apimctl.kinds.plan import ENTITLEMENT_PATH, SERVICES
-from apimctl.kinds.service import ROLES
+from apimctl.planning.impact_deletes import goes_with
 from apimctl.planning.impact_world import KeySource, PlanFacts, World
 from apimctl.plans.model import Change, Impact, Step
 from apimctl.state.keys import KeyFacts
@@ -102,7 +102,13 @@ def _reach(plans: Sequence[PlanFacts], keys: KeySource, *, owners: bool = True) 
 
 
 def impacts_of(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
-    """The impact lines of ``step`` (empty when nothing in it governs calls)."""
+    """The impact lines of ``step`` (empty when nothing in it governs calls), and what goes
+    with it when it deletes (:func:`apimctl.planning.impact_deletes.goes_with`)."""
+    going = goes_with(step, world)
+    return _governing(step, world, keys) + ((going,) if going is not None else ())
+
+
+def _governing(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
     if step.action == "create":
         return ()
     kind = step.kind
@@ -325,16 +331,8 @@ def _service(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
     plans = world.entitling(step.key)
     if step.action == "delete":
         reach = _reach(plans, keys)
-        doc = world.doc(kinds.SERVICE.name, step.key)
-        going = [_n(len(world.children(kinds.ENDPOINT.name, step.key)), kinds.ENDPOINT.name),
-                 _n(len(world.children(kinds.ERROR_SET.name, step.key)), "error set")]
-        if plans:
-            going.append(f"its entitlements in {_names(plans)}")
-        roles = [str(r) for r in doc.get(ROLES) or []]
-        if roles:
-            going.append(f"the permissions of role{'s' if len(roles) > 1 else ''} {', '.join(roles)}")
-        return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to {step.key}", "cuts_off", None),
-                Impact(f"goes with it: {', '.join(going)}"))
+        return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to {step.key}",
+                             "cuts_off", None),)
     change = next((c for c in step.changes if c.path == "qpsLimitOverall"), None)
     if change is None:
         return ()
@@ -351,9 +349,8 @@ def _endpoint(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
     plans = world.entitling(service, name)
     if step.action == "delete":
         reach = _reach(plans, keys)
-        going = f"its entitlements in {_names(plans)}" if plans else "no entitlement"
-        return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to {step.key}", "cuts_off", None),
-                Impact(f"goes with it: {going}"))
+        return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to {step.key}",
+                             "cuts_off", None),)
     gone = [t for c in step.changes if c.path in ROUTE_FIELDS for t in _route(c)]
     if not gone:
         return ()
