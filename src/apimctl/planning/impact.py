@@ -89,7 +89,8 @@ def check_affected_keys(plan: Plan, most: int | None) -> None:
         return
     info = plan.impact
     if info is None or info.mode == "never" or info.unknown:
-        why = info.unknown if info is not None and info.unknown else "it was not made (--impact never)"
+        why = (info.unknown if info is not None and info.unknown
+               else "it was not made (--impact never, or a plan saved without it)")
         raise PlanError(f"--max-affected-keys {most} needs the plan's caller impact, and {why}; "
                         "nothing was written")
     affected = plan.affected_keys()
