@@ -5,10 +5,15 @@ entitlement and list changes in words."""
 
 from __future__ import annotations
 
+import json
+
+from apimctl.drift import DriftReport, attribute
 from apimctl.plans.model import Change, Impact, ImpactRead, Plan, Step
+from apimctl.render.drift import render_drift
 from apimctl.render.markdown import render_plan as render_markdown
 from apimctl.render.style import entitlement_words, list_words
 from apimctl.render.text import render_plan as render_text
+from apimctl.state.live import LiveState
 
 CUT = Impact("5 keys (3 applications) on plan Pro lose access to Ordering/Track order",
              "cuts_off", "services[Ordering].endpoints[Track order]", 5, 3, (("plan:Shop/Pro", 5),))
@@ -80,3 +85,19 @@ def test_words_for_entitlements_and_lists() -> None:
     assert list_words(["a", "b"], ["b", "c"]) == 'added "c"; removed "a"'
     assert list_words(["a", "b"], ["b", "a"]) is None  # only the order changed: both lists shown
     assert list_words([], ["a"]) is None and list_words([{"x": 1}], [{"x": 2}]) is None
+
+
+def test_drift_tells_the_impact_of_each_change_outside_git() -> None:
+    raised = Impact("342 keys on plan Gold: 342 follow the plan's ceiling: 5000 calls per day "
+                    "(was 1000 calls per day)", "loosens", "rateLimitCeiling", 342, None,
+                    (("plan:Shop/Gold", 342),))
+    step = Step("update", "plan", "Shop/Gold", id="p1", changes=(Change("rateLimitCeiling", 5000, 1000),),
+                impact=(raised,))
+    plan = Plan(steps=[step])
+    report = DriftReport(plan, attribute(plan.steps, LiveState(), {}))
+    text = render_drift(report, "text")
+    assert f"    rateLimitCeiling: git 1000, live 5000\n    impact of the change outside git: {raised.text}\n" in text
+    (difference,) = json.loads(render_drift(report, "json"))["differences"]
+    assert difference["impact"][0]["keys"] == 342 and difference["impact"][0]["effect"] == "loosens"
+    assert "Impact of the change outside git:\n\n- 342 keys on plan Gold: 342 follow" in render_drift(
+        report, "markdown")
