@@ -328,35 +328,35 @@ def _allowance(plan: PlanFacts, change: Change, keys: KeySource) -> list[Impact]
 
 
 def _service(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
-    plans = world.entitling(step.key)
     if step.action == "delete":
-        reach = _reach(plans, keys)
+        reach = _reach(world.entitling(step.key), keys)
         return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to {step.key}",
                              "cuts_off", None),)
     change = next((c for c in step.changes if c.path == "qpsLimitOverall"), None)
     if change is None:
         return ()
-    reach = _reach(plans, keys, owners=False)
+    reach = _reach(world.entitling(step.key), keys, owners=False)
     lowered = _limit(change.after) < _limit(change.before)
-    return (reach.impact(f"{reach.who()} {reach.verb('shares', 'share')} {_amount(change.after, 'qpsLimit', '')} to "
-                         f"{step.key} (was {_amount(change.before, 'qpsLimit', '')})",
-                         "tightens" if lowered else "loosens", change.path),)
+    text = (f"{reach.who()} {reach.verb('shares', 'share')} {_amount(change.after, 'qpsLimit', '')} "
+            f"to {step.key} (was {_amount(change.before, 'qpsLimit', '')})")
+    return (reach.impact(text, "tightens" if lowered else "loosens", change.path),)
 
 
 def _endpoint(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
+    """A deleted endpoint, or one whose route no longer takes some calls (the plans
+    entitling it are looked up only then: a large plan updates many endpoints)."""
+    gone = [] if step.action == "delete" else [
+        t for c in step.changes if c.path in ROUTE_FIELDS for t in _route(c)]
+    if step.action != "delete" and not gone:
+        return ()
     service, name = kinds.split_first(step.key)
-    service = service or ""
-    plans = world.entitling(service, name)
+    reach = _reach(world.entitling(service or "", name), keys)
     if step.action == "delete":
-        reach = _reach(plans, keys)
         return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to {step.key}",
                              "cuts_off", None),)
-    gone = [t for c in step.changes if c.path in ROUTE_FIELDS for t in _route(c)]
-    if not gone:
-        return ()
-    reach = _reach(plans, keys)
-    return (reach.impact(f"{reach.who()} {reach.verb('calls', 'call')} {step.key}: {'; '.join(gone)}", "cuts_off",
-                         ", ".join(c.path for c in step.changes if c.path in ROUTE_FIELDS)),)
+    paths = ", ".join(c.path for c in step.changes if c.path in ROUTE_FIELDS)
+    return (reach.impact(f"{reach.who()} {reach.verb('calls', 'call')} {step.key}: {'; '.join(gone)}",
+                         "cuts_off", paths),)
 
 
 def _route(change: Change) -> list[str]:

@@ -12,36 +12,46 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 from apimctl import kinds
 from apimctl.kinds.plan import SERVICES
 from apimctl.plans.model import Step, address
 from apimctl.state.keys import KeyFacts, KeyRead
-from apimctl.state.live import LiveState
+from apimctl.state.live import LiveObject, LiveState
 
 
-@dataclass
 class PlanFacts:
-    """A live plan: its address, id, name, package key and manifest-shaped document."""
+    """A live plan: its address, id, name and package key; its manifest-shaped document and
+    entitlements decoded on first use (a plan of endpoint changes reads none of them)."""
 
-    address: str
-    id: str
-    name: str
-    package: str
-    doc: dict[str, Any]
+    def __init__(self, obj: LiveObject) -> None:
+        self.obj = obj
+        self.address = address(obj.kind, obj.key)
+        self.id = obj.id
+        self.name = obj.name
+        self.package = obj.parent_key or kinds.split_first(obj.key)[0] or ""
 
-    def entitled(self) -> dict[str, set[str]]:
-        """Service name -> names of the endpoints the plan entitles in it."""
+    @cached_property
+    def doc(self) -> dict[str, Any]:
+        return self.obj.doc
+
+    @cached_property
+    def _entitled(self) -> dict[str, frozenset[str]]:
         out: dict[str, set[str]] = {}
         for svc in self.doc.get(SERVICES) or []:
             eps = {str(e.get("name") if isinstance(e, Mapping) else e)
                    for e in svc.get(kinds.ENDPOINT.manifest_key) or []}
             out.setdefault(str(svc.get("name")), set()).update(eps)
-        return out
+        return {k: frozenset(v) for k, v in out.items()}
+
+    def entitled(self) -> dict[str, frozenset[str]]:
+        """Service name -> names of the endpoints the plan entitles in it."""
+        return self._entitled
 
     def entitles(self, service: str, endpoint: str | None = None) -> bool:
-        eps = self.entitled().get(service)
+        eps = self._entitled.get(service)
         return eps is not None and (endpoint is None or endpoint in eps)
 
 
@@ -96,9 +106,8 @@ class World:
         self.live = live
         self.plans: dict[str, PlanFacts] = {}
         for obj in live.of(kinds.PLAN.name):
-            package = obj.parent_key or kinds.split_first(obj.key)[0] or ""
-            self.plans[address(obj.kind, obj.key)] = PlanFacts(
-                address(obj.kind, obj.key), obj.id, obj.name, package, obj.doc)
+            facts = PlanFacts(obj)
+            self.plans[facts.address] = facts
         self._docs: dict[str, dict[str, Any]] = {}
 
     def plan(self, step: Step) -> PlanFacts | None:
