@@ -124,7 +124,7 @@ def _governing(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
     if kind == kinds.PACKAGE.name and step.action == "delete":
         plans = world.of_package(step.key)
         reach = _reach(plans, keys)
-        return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access (the package's plans go with it)",
+        return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to everything the package's plans entitle",
                              "cuts_off", None),)
     if kind == kinds.SERVICE.name:
         return _service(step, world, keys)
