@@ -39,6 +39,7 @@ from apimctl.api.dialect import Detected
 from apimctl.planning import ManifestLike, build_plan, ignore_rules, parse_target
 from apimctl.planning.build import target_dialect
 from apimctl.planning.command import Notice, quiet, read_manifests
+from apimctl.planning.impact import attach_impact
 from apimctl.plans.model import Duplicate, Plan, Step, Unmanaged
 from apimctl.state.live import Lister, LiveObject, LiveState, read_live
 from apimctl.state.normalise import canonical_datetime
@@ -241,17 +242,23 @@ def _needs_editors(plan: Plan) -> bool:
 
 async def detect_drift(client: Lister, manifest: ManifestLike, *, ignores: Sequence[str] = (),
                        targets: Sequence[str] = (), target: str = "",
-                       prune: bool = False) -> DriftReport:
+                       prune: bool = False, impact: str | None = None) -> DriftReport:
     """Read the area and report how it differs from ``manifest``.
 
     Costs the live read of ``plan`` plus, only when a difference involves a service (or its
-    endpoints or error sets), one list call per 1,000 services for ``editorHandle``.
+    endpoints or error sets), one list call per 1,000 services for ``editorHandle``; and,
+    with ``impact`` (``--impact``) when an out-of-band change governs calls, the read of the
+    package keys it concerns (:mod:`apimctl.planning.impact`, each change read from git's
+    value to the live one).
     """
     for text in targets:
         parse_target(text)
     live = await read_live(client)
     first = report(manifest, live, {}, ignores=ignores, targets=targets, target=target,
                    prune=prune, dialect=await target_dialect(client, manifest, live))
+    if impact is not None:
+        await attach_impact(client, first.plan, live, impact, reverse=True)
+        first.differences = attribute(first.plan.steps, live, {})
     if not _needs_editors(first.plan):
         return first
     editors = await read_editors(client)
@@ -269,6 +276,7 @@ class DriftRequest:
     targets: tuple[str, ...] = ()
     prune: bool = False
     target: str = ""
+    impact: str | None = "auto"  # --impact; None: no caller impact
 
 
 async def drift(request: DriftRequest, connect: Callable[[], AbstractAsyncContextManager[Lister]],
@@ -280,4 +288,4 @@ async def drift(request: DriftRequest, connect: Callable[[], AbstractAsyncContex
     async with connect() as client:
         return await detect_drift(client, manifest, ignores=request.ignores,
                                   targets=request.targets, target=request.target,
-                                  prune=request.prune)
+                                  prune=request.prune, impact=request.impact)

@@ -204,6 +204,16 @@ class ApiClient:
             items.extend(page)
         return req.unique(items), total
 
+    async def list_page(
+        self, path: str, params: Params | None = None, *, size: int = MAX_PAGE, offset: int = 0
+    ) -> tuple[list[dict[str, Any]], int | None]:
+        """One page of a list (``offset`` as the list counts it: an item or a page index) and
+        the list's ``X-Total-Count`` (``None`` when the server sends none), for a reader that
+        checks the count it got against the total itself."""
+        query = [(k, v) for k, v in req.pairs(params) if k not in ("limit", "offset")]
+        reply = await self._call("GET", path, params=[*query, *req.page(size, offset)])
+        return req.items(reply.data), req.total_count(reply.headers)
+
     async def pages(
         self,
         path: str,

@@ -9,7 +9,9 @@ written:
   (:func:`apimctl.plans.file.load_plan`);
 - a saved plan made for another area, and everything planning refuses
   (:func:`apimctl.planning.build.build_plan`: no objects declared, an unknown target);
-- more deletes than ``max_deletes`` (:func:`check_deletes`);
+- more deletes than ``max_deletes`` (:func:`check_deletes`); changes that cut off or tighten
+  more package keys than ``max_affected_keys``
+  (:func:`apimctl.planning.impact.check_affected_keys`, from the plan's caller impact);
 - a write to an object the area holds more than once, unless the plan repairs the copies
   or an ``id:`` pin tells them apart (:func:`apimctl.planning.duplicates.check_duplicates`);
 - a secret variable that is not set (:func:`check_secrets`);
@@ -70,6 +72,7 @@ from apimctl.planning import build_plan
 from apimctl.planning.build import target_dialect
 from apimctl.planning.command import Notice, quiet, read_manifests
 from apimctl.planning.duplicates import check_duplicates
+from apimctl.planning.impact import attach_impact, check_affected_keys
 from apimctl.plans.file import load_plan
 from apimctl.plans.model import Plan
 from apimctl.plans.result import ApplyResult
@@ -102,6 +105,8 @@ class ApplyRequest:
     lock: bool = True
     lock_timeout: float = 0.0
     rotate: tuple[str, ...] = ()  # --rotate KIND:KEY:PATH; --rotate-secrets is ROTATE_ALL
+    max_affected_keys: int | None = None
+    impact: str = "auto"  # --impact: the callers each change affects
 
 
 async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | None = None,
@@ -129,6 +134,7 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
         if not plan.steps:
             return meter.counted(ApplyResult(plan=plan))
         check_deletes(plan, request.max_deletes)
+        check_affected_keys(plan, request.max_affected_keys)
         check_duplicates(plan)
         check_secrets(plan, request.env)
         if planned is None and (confirm is not None or request.lock):
@@ -233,6 +239,7 @@ async def _recheck(source: Plan | Manifest, client: Client, request: ApplyReques
                         "nothing was written; run apply again to see the new plan")
     if fresh.steps:
         check_deletes(fresh, request.max_deletes)
+        check_affected_keys(fresh, request.max_affected_keys)
         check_secrets(fresh, request.env)
     return fresh, planned
 
@@ -267,6 +274,7 @@ async def _plan_of(source: Plan | Manifest, client: Client,
     made = build_plan(source, state, prune=request.prune, targets=request.targets,
                       ignores=request.ignores, repair_duplicates=request.repair_duplicates,
                       rotate=request.rotate, dialect=await target_dialect(client, source, state))
+    await attach_impact(client, made, state, request.impact)
     made.target = request.target
     return made, kept
 

@@ -40,6 +40,7 @@ from apimctl.cli.common import (
     color_wanted,
     connection_options,
     envvar,
+    impact_option,
     manifest_options,
     rotation_options,
     rotations,
@@ -63,6 +64,11 @@ from apimctl.render.style import Redactor
 @click.option("--max-deletes", type=click.IntRange(min=0), default=None, metavar="N",
               envvar=envvar("max_deletes"),
               help="Refuse, before writing anything, a plan that deletes more than N objects.")
+@click.option("--max-affected-keys", type=click.IntRange(min=0), default=None, metavar="N",
+              envvar=envvar("max_affected_keys"),
+              help="Refuse, before writing anything, a plan whose changes cut off or tighten "
+                   "more than N package keys (naming those changes).")
+@impact_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, envvar=envvar("format"),
               help="Format of the output: json streams one JSON object per line "
@@ -90,7 +96,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
             auto_approve: bool, max_deletes: int | None, fmt: str, prune: bool, targets: tuple[str, ...],
             ignores: tuple[str, ...], lock_timeout: float, no_lock: bool, no_color: bool,
             repair_duplicates: bool = False, rotate_secrets: bool = False,
-            rotate: tuple[str, ...] = (), **_connection: Any) -> int:
+            rotate: tuple[str, ...] = (), max_affected_keys: int | None = None,
+            impact: str = "auto", **_connection: Any) -> int:
     """Apply the manifests in PATH... (or a saved --plan FILE) to the area.
 
     Shows the plan and asks for confirmation on a terminal; pass --auto-approve in CI.
@@ -122,7 +129,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                            parallelism=int(settings.get("parallelism") or 8),
                            repair_duplicates=repair_duplicates,
                            lock=not no_lock, lock_timeout=lock_timeout,
-                           rotate=rotations(rotate_secrets, rotate))
+                           rotate=rotations(rotate_secrets, rotate),
+                           max_affected_keys=max_affected_keys, impact=impact)
     result = run_interruptible(
         lambda interrupt: apply(request, lambda: open_client(**settings, announce=term.say),
                                 confirm=None if auto_approve else term.confirm,

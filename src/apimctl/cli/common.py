@@ -173,6 +173,18 @@ def rotation_options(func: F) -> F:
     return func
 
 
+IMPACT_MODES = ("auto", "always", "never")
+
+
+def impact_option(func: F) -> F:
+    """--impact, for the commands that plan (plan, apply, drift)."""
+    return click.option(
+        "--impact", type=click.Choice(IMPACT_MODES), default="auto", show_default=True,
+        envvar=envvar("impact"),
+        help="Who the changes affect, from the area's package keys: auto reads them when a "
+             "change governs calls, always reads them, never reads none.")(func)
+
+
 def rotations(rotate_secrets: bool, rotate: tuple[str, ...]) -> tuple[str, ...]:
     """The request's ``rotate`` entries: ``--rotate-secrets`` is every write-only secret."""
     from apimctl.planning.rules import ROTATE_ALL  # here: validate never imports planning

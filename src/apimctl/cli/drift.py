@@ -22,6 +22,7 @@ from apimctl.cli.common import (
     color_wanted,
     connection_options,
     envvar,
+    impact_option,
     manifest_options,
 )
 from apimctl.cli.target import connection_settings, open_client, target_label
@@ -40,13 +41,14 @@ from apimctl.render.drift import render_drift
 @click.option("--prune", is_flag=True, envvar=envvar("prune"),
               help="Count live top-level objects that no manifest declares as drift "
                    "(use it when apply runs with --prune).")
+@impact_option
 @click.option("--no-color", is_flag=True, envvar=envvar("no_color"),
               help="Plain output (also with NO_COLOR set, TERM=dumb, or when not a terminal).")
 @connection_options
 @click.pass_context
 def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, ...], fmt: str,
             ignores: tuple[str, ...], targets: tuple[str, ...], prune: bool, no_color: bool,
-            **_connection: Any) -> int:
+            impact: str = "auto", **_connection: Any) -> int:
     """Compare the area with the manifests in PATH... and report what changed outside git.
 
     For each difference: what changed and, where the platform records it, who and when.
@@ -56,7 +58,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
         raise click.UsageError("give at least one manifest PATH (a file or a directory)")
     settings = connection_settings(ctx)
     request = DriftRequest(paths=paths, overlays=overlays, ignores=ignores, targets=targets,
-                           prune=prune, target=target_label(settings.get("url")))
+                           prune=prune, target=target_label(settings.get("url")), impact=impact)
     report = asyncio.run(drift(request, lambda: open_client(**settings, announce=_say), notice=_say))
     color = fmt == "text" and color_wanted(no_color)
     click.echo(render_drift(report, fmt, color=color), nl=False)

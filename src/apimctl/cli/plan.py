@@ -22,6 +22,7 @@ from apimctl.cli.common import (
     color_wanted,
     connection_options,
     envvar,
+    impact_option,
     manifest_options,
     rotation_options,
     rotations,
@@ -54,6 +55,7 @@ from apimctl.plans.model import Plan
               help="Plan deletes of the extra live copies of objects and nested items that "
                    "share one identity (keeping the one pinned by id:, else the oldest).")
 @rotation_options
+@impact_option
 @click.option("--no-color", is_flag=True, envvar=envvar("no_color"),
               help="Plain output (also with NO_COLOR set, TERM=dumb, or when not a terminal).")
 @lint_options
@@ -63,7 +65,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
             out_file: str | None, fmt: str, detailed_exitcode: bool, targets: tuple[str, ...],
             prune: bool, max_deletes: int | None, ignores: tuple[str, ...], no_color: bool,
             repair_duplicates: bool = False, rotate_secrets: bool = False,
-            rotate: tuple[str, ...] = (), **_connection: Any) -> int:
+            rotate: tuple[str, ...] = (), impact: str = "auto", **_connection: Any) -> int:
     """Show what apply would change to make the area match the manifests in PATH...
 
     Reads the live configuration and writes nothing. Without --url it plans against the
@@ -78,16 +80,17 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                           ignores=ignores, max_deletes=max_deletes, out=out_file,
                           target=target_label(settings.get("url")),
                           repair_duplicates=repair_duplicates,
-                          rotate=rotations(rotate_secrets, rotate))
+                          rotate=rotations(rotate_secrets, rotate), impact=impact)
     made = asyncio.run(plan(request, lambda: open_client(**settings, announce=_say), notice=_say))
     if out_file:
         _say(f"Saved the plan to {out_file}; apply it with: apimctl apply --plan {out_file}")
-    click.echo(render(made, fmt, color=color_wanted(no_color)), nl=False)
+    click.echo(render(made, fmt, color=color_wanted(no_color), saved=out_file), nl=False)
     return EXIT_CHANGES if detailed_exitcode and made.has_changes else EXIT_OK
 
 
-def render(plan: Plan, fmt: str, *, color: bool) -> str:
-    """The plan in the chosen format, ending with a newline."""
+def render(plan: Plan, fmt: str, *, color: bool, saved: str | None = None) -> str:
+    """The plan in the chosen format, ending with a newline (``saved``: where ``--out`` put
+    the whole plan, which a Markdown comment cut for length points to)."""
     if fmt == "json":
         from apimctl.render.json import render_plan as render_json
 
@@ -95,7 +98,7 @@ def render(plan: Plan, fmt: str, *, color: bool) -> str:
     elif fmt == "markdown":
         from apimctl.render.markdown import render_plan as render_markdown
 
-        text = render_markdown(plan)
+        text = render_markdown(plan, saved=saved)
     else:
         from apimctl.render.text import render_plan as render_text
 

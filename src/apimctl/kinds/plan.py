@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -15,6 +16,11 @@ from apimctl.kinds.service import SERVICE
 SERVICES = "services"
 ROLES = "roles"
 ENDPOINTS = ENDPOINT.manifest_key
+
+# the path of a change of a plan's entitlements (``services[Weather].endpoints[Forecast].methods``):
+# the service, the endpoint, and the endpoint's field
+ENTITLEMENT_PATH = re.compile(r"^services(?:\[(?P<svc>.+?)\](?:\.endpoints(?:\[(?P<ep>.+)\]"
+                          r"(?:\.(?P<leaf>methods|undefinedMethodsAllowed))?)?)?)?$")
 
 ENTITLED_ENDPOINT_DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "undefinedMethodsAllowed": True, "methods": [],

@@ -54,6 +54,7 @@ from apimctl.planning import verdicts
 from apimctl.planning.desired import Desired, ManifestLike, desired_objects, locator
 from apimctl.planning.domains import domain_warnings
 from apimctl.planning.entitlements import whole_service_warnings
+from apimctl.planning.impact import attach_impact
 from apimctl.planning.matching import match
 from apimctl.planning.order import dependencies, order
 from apimctl.planning.routes import check_routes, route_dependencies
@@ -184,15 +185,20 @@ def _check_deletes(plan: Plan, max_deletes: int | None) -> None:
 async def make_plan(client: Lister, manifest: ManifestLike, *, prune: bool = False,
                     targets: Sequence[str] = (), ignores: Sequence[str] = (),
                     max_deletes: int | None = None, repair_duplicates: bool = False,
-                    rotate: Sequence[str] = ()) -> Plan:
-    """Read the live state through ``client`` and plan the manifests against it."""
+                    rotate: Sequence[str] = (), impact: str | None = None) -> Plan:
+    """Read the live state through ``client`` and plan the manifests against it. ``impact``
+    (``auto``, ``always``, ``never``; ``--impact``): the callers each change affects
+    (:mod:`apimctl.planning.impact`); ``None`` makes none."""
     for text in targets:  # fail on a bad target before any call is made
         parse_target(text)
     live = await read_live(client)
     found = await target_dialect(client, manifest, live)
-    return build_plan(manifest, live, prune=prune, targets=targets, ignores=ignores,
+    made = build_plan(manifest, live, prune=prune, targets=targets, ignores=ignores,
                       max_deletes=max_deletes, repair_duplicates=repair_duplicates, rotate=rotate,
                       dialect=found)
+    if impact is not None:
+        await attach_impact(client, made, live, impact)
+    return made
 
 
 async def target_dialect(client: Any, manifest: ManifestLike | None, live: LiveState) -> Detected:

@@ -56,6 +56,7 @@ class PlanRequest:
     target: str = ""
     repair_duplicates: bool = False
     rotate: tuple[str, ...] = ()  # --rotate KIND:KEY:PATH; --rotate-secrets is ROTATE_ALL
+    impact: str | None = "auto"  # --impact; None: no caller impact
 
 
 async def plan(request: PlanRequest, connect: Connect, *, notice: Notice = quiet) -> Plan:
@@ -70,7 +71,7 @@ async def plan(request: PlanRequest, connect: Connect, *, notice: Notice = quiet
         made = await make_plan(client, manifest, prune=request.prune, targets=request.targets,
                                ignores=request.ignores, max_deletes=request.max_deletes,
                                repair_duplicates=request.repair_duplicates,
-                               rotate=request.rotate)
+                               rotate=request.rotate, impact=request.impact)
     made.target = request.target
     if request.out:
         check_saveable(made)

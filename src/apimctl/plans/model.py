@@ -91,6 +91,75 @@ class Change:
                    None if sensitive else data.get("after"), sensitive)
 
 
+EFFECTS = ("cuts_off", "tightens", "loosens", "grants", "informs")
+"""What an :class:`Impact` does to callers; ``cuts_off`` and ``tightens`` are what
+``apply --max-affected-keys`` counts."""
+GUARDED_EFFECTS = frozenset({"cuts_off", "tightens"})
+
+
+@dataclass(frozen=True)
+class Impact:
+    """Who one change of a step affects, in words and counts (:mod:`apimctl.planning.impact`).
+
+    ``path`` is the change's path (``None``: the whole step, a delete). ``plans`` counts the
+    keys affected on each plan concerned (``(address, keys)``); ``keys`` is their sum, or
+    ``None`` for a line that is not about keys (what goes with a delete). ``applications``:
+    how many applications own those keys, when they were read. ``key_ids`` names the keys the
+    platform will clamp (ids, never the key values)."""
+
+    text: str
+    effect: str = "informs"
+    path: str | None = None
+    keys: int | None = None
+    applications: int | None = None
+    plans: tuple[tuple[str, int], ...] = ()
+    key_ids: tuple[str, ...] = ()
+
+    @property
+    def guarded(self) -> bool:
+        """Whether the change cuts off or tightens keys (``--max-affected-keys`` counts it)."""
+        return self.effect in GUARDED_EFFECTS and bool(self.keys)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "effect": self.effect, "text": self.text, "keys": self.keys,
+                "applications": self.applications,
+                "by_plan": [{"address": a, "keys": n} for a, n in self.plans],
+                "key_ids": list(self.key_ids)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Impact:
+        keys, apps = data.get("keys"), data.get("applications")
+        return cls(str(data.get("text", "")), str(data.get("effect", "informs")), data.get("path"),
+                   int(keys) if isinstance(keys, int) else None,
+                   int(apps) if isinstance(apps, int) else None,
+                   tuple((str(p["address"]), int(p["keys"])) for p in data.get("by_plan") or []),
+                   tuple(str(i) for i in data.get("key_ids") or []))
+
+
+@dataclass(frozen=True)
+class ImpactRead:
+    """How a plan's caller impact was made: ``mode`` (``auto``, ``always``, ``never``),
+    whether the keys were ``read``, the list ``calls`` it took, the keys (or applications)
+    read, and ``unknown``: why the impact could not be made (empty when it was)."""
+
+    mode: str
+    read: bool = False
+    calls: int = 0
+    items: int = 0
+    applications: bool = False
+    unknown: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mode": self.mode, "read": self.read, "calls": self.calls, "items": self.items,
+                "applications": self.applications, "unknown": self.unknown or None}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ImpactRead:
+        return cls(str(data.get("mode", "auto")), bool(data.get("read", False)),
+                   int(data.get("calls") or 0), int(data.get("items") or 0),
+                   bool(data.get("applications", False)), str(data.get("unknown") or ""))
+
+
 @dataclass(frozen=True)
 class Step:
     """One write: create, update or delete of one object of one kind.
@@ -110,6 +179,7 @@ class Step:
     changes: tuple[Change, ...] = ()
     depends_on: tuple[str, ...] = ()
     desired: dict[str, Any] | None = None
+    impact: tuple[Impact, ...] = ()
 
     @property
     def address(self) -> str:
@@ -130,7 +200,7 @@ class Step:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "action": self.action,
             "kind": self.kind,
             "key": self.key,
@@ -142,6 +212,9 @@ class Step:
             "depends_on": list(self.depends_on),
             "desired": self.desired,
         }
+        if self.impact:  # optional (format 1.x): present only when the step affects callers
+            out["impact"] = [i.to_json() for i in self.impact]
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Step:
@@ -155,6 +228,7 @@ class Step:
             changes=tuple(Change.from_json(c) for c in data.get("changes", [])),
             depends_on=tuple(data.get("depends_on", [])),
             desired=data.get("desired"),
+            impact=tuple(Impact.from_json(i) for i in data.get("impact", [])),
         )
 
 
@@ -248,6 +322,7 @@ class Plan:
     # the dialect of the target the plan was made for, and why (SUPPLEMENT §10); empty: unknown
     dialect: str = ""
     dialect_reason: str = ""
+    impact: ImpactRead | None = None  # how the caller impact was made; None: not made
 
     @property
     def has_changes(self) -> bool:
@@ -279,7 +354,20 @@ class Plan:
             out["duplicates"] = [d.to_json() for d in self.duplicates]
         if self.write_only:  # optional (format 1.x): present only when the manifests declare some
             out["write_only"] = [w.to_json() for w in self.write_only]
+        if self.impact is not None:  # optional (format 1.x): present when impact was made
+            out["impact"] = self.impact.to_json()
         return out
+
+    def affected_keys(self) -> int:
+        """Keys cut off or tightened by the plan: for each plan concerned, the most any one
+        change cuts off or tightens there (a key is counted once per plan)."""
+        most: dict[str, int] = {}
+        for step in self.steps:
+            for item in step.impact:
+                if item.guarded:
+                    for plan, keys in item.plans:
+                        most[plan] = max(most.get(plan, 0), keys)
+        return sum(most.values())
 
     def dumps(self) -> str:
         """The saved plan (``plan --out``): :meth:`to_json` and, after ``format_version``, the
@@ -303,4 +391,5 @@ class Plan:
             write_only=[WriteOnly.from_json(w) for w in data.get("write_only", [])],
             dialect=str(data.get("dialect", "")),
             dialect_reason=str(data.get("dialect_reason", "")),
+            impact=ImpactRead.from_json(data["impact"]) if data.get("impact") else None,
         )

@@ -100,6 +100,7 @@ def _text(report: DriftReport, redactor: Redactor, color: bool = False) -> str:
             lines.append(f"    {redactor.text(who)}")
         for path, git, live in _field_texts(diff, redactor):
             lines.append(f"    {path}: git {git}, live {live}")
+        lines += [f"    impact of the change outside git: {redactor.text(i.text)}" for i in step.impact]
     if report.differences:
         lines.append("")
     lines += _text_ignores(report)
@@ -147,6 +148,8 @@ def _json(report: DriftReport, redactor: Redactor) -> str:
         diff_doc["changes"] = [{"path": p, "git": json.loads(g), "live": json.loads(v)}
                                for p, g, v in _json_fields(diff, redactor)]
         diff_doc["key"] = redactor.text(diff_doc["key"])
+        if diff.step.impact:  # present only when the change outside git governs calls
+            diff_doc["impact"] = [i.to_json() for i in diff.step.impact]
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
@@ -234,6 +237,9 @@ def _md_details(diff: Difference, redactor: Redactor) -> str:
              f"{_html(redactor.text(step.key))} ({plural(len(rows), 'field')})</summary>", "",
              "| Field | Git | Live |", "|---|---|---|"]
     lines += [f"| `{_cell(p)}` | `{_cell(g)}` | `{_cell(v)}` |" for p, g, v in rows]
+    if step.impact:
+        lines += ["", "Impact of the change outside git:", ""]
+        lines += [f"- {_name(redactor.text(i.text))}" for i in step.impact]
     lines += ["", "</details>", ""]
     return "\n".join(lines)
 

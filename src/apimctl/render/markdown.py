@@ -15,7 +15,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from apimctl.plans.model import ACTIONS, WRITE_ONLY_NOTE, Plan, Step
+from apimctl import kinds
+from apimctl.plans.model import ACTIONS, WRITE_ONLY_NOTE, Impact, Plan, Step
 from apimctl.render.style import (
     SYMBOLS,
     FieldLine,
@@ -33,6 +34,8 @@ DEFAULT_LIMIT: Final = 60_000
 MIN_LIMIT: Final = 2_000
 MAX_CELL: Final = 150
 """Longer values are cut in tables (with an ellipsis)."""
+GROUP_FROM: Final = 20
+"""Plans of more steps than this are shown grouped by service and package."""
 MAX_ROWS: Final = 40
 """Rows per step table at most; the rest are counted in a last row."""
 RESERVE: Final = 700
@@ -41,25 +44,33 @@ RESERVE: Final = 700
 _BACKTICKS = re.compile(r"`+")
 
 
-def render_plan(plan: Plan, *, limit: int = DEFAULT_LIMIT) -> str:
-    """The plan as Markdown of at most ``limit`` characters (``limit`` >= 2,000)."""
+def render_plan(plan: Plan, *, limit: int = DEFAULT_LIMIT, saved: str | None = None) -> str:
+    """The plan as Markdown of at most ``limit`` characters (``limit`` >= 2,000). A plan of
+    more than :data:`GROUP_FROM` steps is shown grouped by service and package; ``saved``
+    names the file holding the whole plan (``plan --out``), said when steps are left out."""
     if limit < MIN_LIMIT:
         raise ValueError(f"markdown limit must be at least {MIN_LIMIT} characters, got {limit}")
     redactor = Redactor(plan)
     doc = _Document(limit, redactor)
     doc.add(_head(plan, redactor))
-    doc.add(_risk_alert(risks(plan, redactor), redactor, doc.room() - RESERVE))
+    doc.add(_risk_alert(risks(plan, redactor), _cutting(plan), plan.affected_keys(), redactor,
+                        doc.room() - RESERVE))
     doc.add(_warnings([redactor.text(w) for w in plan.warnings], doc.room() - RESERVE))
     doc.add(_duplicates(plan, redactor, doc.room() - RESERVE))
     tail = _tail(plan, redactor, (doc.room() - RESERVE) // 4)
     shown = 0
-    for step in plan.steps:
+    steps = grouped(plan.steps) if len(plan.steps) > GROUP_FROM else [(None, s) for s in plan.steps]
+    heading = None
+    for group, step in steps:
         block = _details(step, redactor)
+        if group is not None and group != heading:
+            block = f"#### {group[0]} {code(_cut(redactor.text(group[1]), MAX_CELL))}\n\n{block}"
         if not doc.fits(block, reserve=RESERVE + len(tail) + 2):
             break
         doc.add(block)
+        heading = group
         shown += 1
-    doc.add(_more(plan.steps[shown:]))
+    doc.add(_more([s for _, s in steps[shown:]], saved))
     doc.add(tail)
     text = doc.text()
     if len(text) <= limit:
@@ -122,15 +133,26 @@ def _head(plan: Plan, redactor: Redactor) -> str:
     return "\n".join(lines)
 
 
-def _risk_alert(items: list[Risk], redactor: Redactor, budget: int) -> str:
-    if not items:
+def _cutting(plan: Plan) -> list[tuple[Step, Impact]]:
+    """The impact lines of changes that cut off or tighten keys, in plan order."""
+    return [(step, item) for step in plan.steps for item in step.impact if item.guarded]
+
+
+def _risk_alert(items: list[Risk], cutting: list[tuple[Step, Impact]], affected: int,
+                redactor: Redactor, budget: int) -> str:
+    if not items and not cutting:
         return ""
     deletes = sum(1 for r in items if r.path is None)
     limits = len(items) - deletes
     what = [f"deletes {plural(deletes, 'object')}"] if deletes else []
     what += [f"changes {plural(limits, 'limit')}"] if limits else []
+    if cutting:
+        what.append(f"has {plural(len(cutting), 'change')} that cut off or tighten keys "
+                    f"({plural(affected, 'key')} in all)")
     intro = f"> [!WARNING]\n> This plan {' and '.join(what)}. Review before applying.\n>"
     lines = [f"> - {_risk_line(r, redactor.text(r.key))}" for r in items]
+    lines += [f"> - {step.kind} {code(_cut(redactor.text(step.key), MAX_CELL))}: "
+              f"{_inline(_cut(redactor.text(item.text), 500))}" for step, item in cutting]
     return "\n".join([intro, *_capped(lines, budget - len(intro) - 1, lambda n: f"> - ... and {n} more")])
 
 
@@ -169,6 +191,9 @@ def _details(step: Step, redactor: Redactor) -> str:
         table = f"Deleted on apply (live id {code(step.id)})." if step.id else "Deleted on apply."
     title = f"{SYMBOLS[step.action]} {step.action} {step.kind} {redactor.text(step.key)}"
     title += f" ({count})" if count else ""
+    if step.impact:
+        table += "\n\n**Impact:**\n\n" + "\n".join(
+            f"- {'⚠️ ' if i.guarded else ''}{_inline(_cut(redactor.text(i.text), 500))}" for i in step.impact)
     return f"<details><summary>{html.escape(title)}</summary>\n\n{table}\n\n</details>"
 
 
@@ -181,6 +206,7 @@ def _update_table(lines: list[FieldLine]) -> str:
     if not lines:
         return "No field changes."
     rows = [
+        f"| {cell(line.path)} | {_inline(_cut(line.words, 500))} | |" if line.words and line.named else
         f"| {cell(line.path)} | {cell(format_value(line.before))} | {cell(format_value(line.after))} |"
         for line in lines
     ]
@@ -194,14 +220,31 @@ def _rows(rows: list[str], columns: int) -> list[str]:
     return [*rows[: MAX_ROWS - 1], "| " + f"... and {rest} more |" + " |" * (columns - 1)]
 
 
-def _more(steps: Sequence[Step]) -> str:
-    """``... and 412 more objects: 400 updates, 12 creates`` for the steps not shown."""
+def grouped(steps: Sequence[Step]) -> list[tuple[tuple[str, str] | None, Step]]:
+    """The steps by the top-level object they belong to (a service with its endpoints and
+    error sets, a package with its plans), groups in the order they first appear."""
+    order: dict[tuple[str, str], int] = {}
+    out = []
+    for step in steps:
+        kind = kinds.get(step.kind)
+        group = (kind.parent, kinds.split_first(step.key)[0] or step.key) if kind.parent else (step.kind, step.key)
+        order.setdefault(group, len(order))
+        out.append((group, step))
+    return sorted(out, key=lambda pair: order[pair[0]] if pair[0] else 0)
+
+
+def _more(steps: Sequence[Step], saved: str | None = None) -> str:
+    """``... and 412 more objects: 400 updates, 12 creates`` for the steps not shown, and
+    where the whole plan is."""
     if not steps:
         return ""
     counts = Counter(step.action for step in steps)
     order = sorted(ACTIONS, key=lambda a: (-counts[a], ACTIONS.index(a)))
     parts = [plural(counts[a], a) for a in order if counts[a]]
-    return f"... and {plural(len(steps), 'more object')}: {', '.join(parts)} (not shown: comment length limit)."
+    whole = (f"the whole plan is in {code(saved)}" if saved
+             else "the whole plan: `apimctl plan --format json`")
+    return (f"... and {plural(len(steps), 'more object')}: {', '.join(parts)} (not shown: comment "
+            f"length limit; {whole}).")
 
 
 def _tail(plan: Plan, redactor: Redactor, budget: int) -> str:

@@ -31,6 +31,7 @@ from typing import Any, Final
 from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
 
 from apimctl import kinds
+from apimctl.kinds.plan import ENTITLEMENT_PATH, SERVICES
 from apimctl.plans.model import Action, Duplicate, Plan, Step
 
 SYMBOLS: Final[dict[str, str]] = {"create": "+", "update": "~", "delete": "-"}
@@ -197,13 +198,17 @@ def flatten(obj: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
 
 @dataclass(frozen=True)
 class FieldLine:
-    """One field-level line of a step: ``+`` added, ``~`` changed, ``-`` removed."""
+    """One field-level line of a step: ``+`` added, ``~`` changed, ``-`` removed. ``words``
+    tells the change in words where that reads better than two values (an entitlement lost
+    or gained, the elements a list gains and loses)."""
 
     symbol: str
     path: str
     before: Any
     after: Any
     sensitive: bool = False
+    words: str | None = None
+    named: bool = False  # the words name what changed themselves (no path needed)
 
 
 def field_lines(step: Step, redactor: Redactor) -> list[FieldLine]:
@@ -234,8 +239,58 @@ def field_lines(step: Step, redactor: Redactor) -> list[FieldLine]:
             symbol = "-"
         else:
             symbol = "~"
-        lines.append(FieldLine(symbol, redactor.text(change.path), before, after, secret))
+        words = None if secret else change_words(step, change.path, before, after)
+        lines.append(FieldLine(symbol, redactor.text(change.path), before, after, secret,
+                               redactor.text(words) if words else None,
+                               step.kind == kinds.PLAN.name and change.path.startswith(SERVICES)))
     return lines
+
+
+def change_words(step: Step, path: str, before: Any, after: Any) -> str | None:
+    """A change in words: a plan's entitlement (``Pro loses Ordering/Track order``), or the
+    elements a list of plain values gains and loses; ``None`` where values read better."""
+    if step.kind == kinds.PLAN.name and path.startswith(SERVICES):
+        return entitlement_words(kinds.split_first(step.key)[1] or step.key, path, before, after)
+    return list_words(before, after)
+
+
+def entitlement_words(plan: str, path: str, before: Any, after: Any) -> str | None:
+    match = ENTITLEMENT_PATH.match(path)
+    if match is None or match["svc"] is None:
+        return None
+    service, endpoint, leaf = match["svc"], match["ep"], match["leaf"]
+    where = f"{service}/{endpoint}" if endpoint else service
+    if leaf == "undefinedMethodsAllowed":
+        if after is False:
+            return f"{plan} may call only the listed methods of {where}"
+        return f"{plan} may call any method of {where}" if after is True else None
+    if leaf == "methods":
+        gained, lost = _added_removed(before or [], after or [])
+        parts = [f"loses {where} method{'s' if len(lost) > 1 else ''} {', '.join(map(str, lost))}"] if lost else []
+        parts += [f"gains {where} method{'s' if len(gained) > 1 else ''} {', '.join(map(str, gained))}"] if gained else []
+        return f"{plan} {'; '.join(parts)}" if parts else None
+    if (endpoint is not None or path == f"{SERVICES}[{service}]") and (before is None) != (after is None):
+        return f"{plan} {'loses' if after is None else 'gains'} {where}"
+    return None
+
+
+def list_words(before: Any, after: Any) -> str | None:
+    """``added "b"; removed "a"`` for two lists of plain values that differ in their elements
+    (not only in order); ``None`` otherwise."""
+    if not (isinstance(before, list) and isinstance(after, list) and before and after):
+        return None
+    if not all(isinstance(v, str | int | float | bool) for v in (*before, *after)):
+        return None
+    added, removed = _added_removed(before, after)
+    if not added and not removed:
+        return None
+    parts = [f"added {', '.join(format_value(v) for v in added)}"] if added else []
+    parts += [f"removed {', '.join(format_value(v) for v in removed)}"] if removed else []
+    return "; ".join(parts)
+
+
+def _added_removed(before: list[Any], after: list[Any]) -> tuple[list[Any], list[Any]]:
+    return [v for v in after if v not in before], [v for v in before if v not in after]
 
 
 @dataclass(frozen=True)

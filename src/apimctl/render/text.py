@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import click
 
-from apimctl.plans.model import WRITE_ONLY_NOTE, Plan, Step
+from apimctl.plans.model import WRITE_ONLY_NOTE, Impact, Plan, Step
 from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.render.style import (
     SYMBOLS,
@@ -23,6 +23,7 @@ from apimctl.render.style import (
     duplicate_line,
     field_lines,
     format_value,
+    plural,
     safe_target,
 )
 
@@ -68,6 +69,7 @@ def render_plan(plan: Plan, *, color: bool = False) -> str:
     out += [paint(f"Warning: {w}", "yellow") for w in plan.warnings]
     if plan.warnings:
         out.append("")
+    out += impact_summary(plan)
     out.append(_totals(plan, paint))
     return redactor.text("\n".join(out) + "\n")
 
@@ -75,11 +77,20 @@ def render_plan(plan: Plan, *, color: bool = False) -> str:
 def _step(step: Step, redactor: Redactor, paint: Paint) -> list[str]:
     symbol = SYMBOLS[step.action]
     head = f"  {paint(symbol, symbol)} {step.action} {step.kind} {json.dumps(step.key, ensure_ascii=False)}"
-    return [head] + [_field(line, paint) for line in field_lines(step, redactor)]
+    return ([head] + [_field(line, paint) for line in field_lines(step, redactor)]
+            + [_impact(item, paint) for item in step.impact])
+
+
+def _impact(item: Impact, paint: Paint) -> str:
+    """``! 3 keys (2 applications) on plan Pro lose access to ...``: ``!`` when the change cuts
+    off or tightens keys, ``#`` for what is only told."""
+    return f"      {paint('!', 'red') if item.guarded else '#'} {item.text}"
 
 
 def _field(line: FieldLine, paint: Paint) -> str:
     mark = paint(line.symbol, line.symbol)
+    if line.words:
+        return f"      {mark} {line.words}" if line.named else f"      {mark} {line.path}: {line.words}"
     if line.sensitive:
         return f"      {mark} {line.path}: (sensitive)"
     if line.symbol == "+":
@@ -87,6 +98,17 @@ def _field(line: FieldLine, paint: Paint) -> str:
     if line.symbol == "-":
         return f"      {mark} {line.path}: {format_value(line.before)} -> null"
     return f"      {mark} {line.path}: {format_value(line.before)} -> {format_value(line.after)}"
+
+
+def impact_summary(plan: Plan) -> list[str]:
+    """What reading the keys cost and what the plan cuts off or tightens (when keys were read)."""
+    info = plan.impact
+    if info is None or not info.read:
+        return []
+    what = "application" if info.applications else "key"
+    line = (f"Caller impact: {plural(info.items, what)} read in {plural(info.calls, 'list call')}; "
+            f"the plan cuts off or tightens {plural(plan.affected_keys(), 'key')}.")
+    return [line, ""]
 
 
 def _unmanaged(plan: Plan, paint: Paint) -> list[str]:

@@ -35,7 +35,7 @@ def test_step_and_field_lines() -> None:
     assert "      ~ cors.maxAge: 60 -> 120\n" in out
     assert '      + description: "Current conditions"\n' in out
     assert '      - notes: "temporary" -> null\n' in out
-    assert '      ~ supportedHttpMethods: ["get"] -> ["get", "head"]\n' in out
+    assert '      ~ supportedHttpMethods: added "head"\n' in out  # a list: what it gains and loses
     assert "      + cors.maxAge: 60\n" in out  # nested desired fields are flattened
 
 

@@ -1,0 +1,373 @@
+"""Who each change of a plan affects: the rules, one function per kind of change (pure).
+
+:func:`impacts_of` gives a step's :class:`~apimctl.plans.model.Impact` lines from the live
+facts (:class:`~apimctl.planning.impact_world.World`) and the keys
+(:class:`~apimctl.planning.impact_world.KeySource`):
+
+- a plan's entitlements removed or added (a service, an endpoint, methods): the keys on the
+  plan that lose or gain access;
+- a plan's ``rateLimitCeiling``/``qpsLimitCeiling`` lowered or raised: the keys that follow
+  the plan's ceiling, those that keep a higher one of their own (the plan allows key
+  overrides), those the platform will clamp (named by id), those with a lower one or exempt;
+  ``rateLimitPeriod`` changed; exempt flags and key-override flags set or removed;
+- ``maxNumKeysAllowed`` below what members already hold; a plan made inactive;
+- a plan, package, service or endpoint deleted: the keys entitled to it, and what goes with it;
+- an endpoint's route changed (``requestPathAlias``, public domains, supported methods): the
+  keys entitled to it and what their callers get; a service's ``qpsLimitOverall`` lowered.
+
+A platform limit of 0 (or none) is no limit (SUPPLEMENT §11). A key's own ceiling counts
+above its plan's only where the plan allows key overrides; otherwise the platform clamps it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from apimctl import kinds
+from apimctl.kinds.plan import ENTITLEMENT_PATH, SERVICES
+from apimctl.planning.impact_deletes import goes_with
+from apimctl.planning.impact_world import KeySource, PlanFacts, World
+from apimctl.plans.model import Change, Impact, Step
+from apimctl.state.keys import KeyFacts
+
+LIMITS = ("rateLimit", "qpsLimit")
+PERIODS = ("second", "minute", "hour", "day", "week", "month")
+ROUTE_FIELDS = ("requestPathAlias", "publicDomains", "supportedHttpMethods")
+SHOWN_IDS = 10
+
+
+# --- words ------------------------------------------------------------------------------------
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _names(plans: Sequence[PlanFacts]) -> str:
+    names = ", ".join(p.name for p in plans)
+    return f"plan {names}" if len(plans) == 1 else f"plans {names}" if plans else "no plan"
+
+
+def _limit(value: Any) -> float:
+    return float(value) if isinstance(value, int) and value > 0 else math.inf
+
+
+def _they(count: int, one: str, many: str) -> str:
+    """``1 follows``, ``3 follow``: a count and its verb."""
+    return f"{count} {one if count == 1 else many}"
+
+
+def _amount(value: Any, what: str, period: Any) -> str:
+    if _limit(value) == math.inf:
+        return "no limit"
+    return f"{value} calls per {period if what == 'rateLimit' else 'second'}"
+
+
+class Reach:
+    """The keys of some plans, counted: per plan, in all, and their applications."""
+
+    def __init__(self, found: Iterable[tuple[PlanFacts, list[KeyFacts]]], owners: bool) -> None:
+        self.by_plan = [(p, ks) for p, ks in found]
+        self.keys = [k for _, ks in self.by_plan for k in ks]
+        self.owners = owners
+
+    @property
+    def plans(self) -> tuple[tuple[str, int], ...]:
+        return tuple((p.address, len(ks)) for p, ks in self.by_plan)
+
+    @property
+    def applications(self) -> int | None:
+        return len({k.application for k in self.keys if k.application}) if self.owners else None
+
+    def who(self) -> str:
+        apps = self.applications
+        owned = f" ({_n(apps, 'application')})" if apps is not None else ""
+        return f"{_n(len(self.keys), 'key')}{owned} on {_names([p for p, _ in self.by_plan])}"
+
+    def verb(self, one: str, many: str) -> str:
+        """The verb agreeing with the number of keys (``loses``, ``lose``)."""
+        return one if len(self.keys) == 1 else many
+
+    def impact(self, text: str, effect: str, path: str | None) -> Impact:
+        return Impact(text, effect, path, len(self.keys), self.applications, self.plans)
+
+
+def _reach(plans: Sequence[PlanFacts], keys: KeySource, *, owners: bool = True) -> Reach:
+    return Reach(((p, keys.of(p, owners=owners)) for p in plans), keys.owners_known)
+
+
+# --- entry ------------------------------------------------------------------------------------
+
+
+def impacts_of(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
+    """The impact lines of ``step`` (empty when nothing in it governs calls), and what goes
+    with it when it deletes (:func:`apimctl.planning.impact_deletes.goes_with`)."""
+    going = goes_with(step, world)
+    return _governing(step, world, keys) + ((going,) if going is not None else ())
+
+
+def _governing(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
+    if step.action == "create":
+        return ()
+    kind = step.kind
+    if kind == kinds.PLAN.name:
+        plan = world.plan(step)
+        if plan is None:
+            return ()
+        if step.action == "delete":
+            reach = _reach([plan], keys)
+            return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to everything the plan entitles",
+                                 "cuts_off", None),)
+        return tuple(i for c in step.changes for i in _plan_change(plan, step, c, keys))
+    if kind == kinds.PACKAGE.name and step.action == "delete":
+        plans = world.of_package(step.key)
+        reach = _reach(plans, keys)
+        return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to everything the package's plans entitle",
+                             "cuts_off", None),)
+    if kind == kinds.SERVICE.name:
+        return _service(step, world, keys)
+    if kind == kinds.ENDPOINT.name:
+        return _endpoint(step, world, keys)
+    return ()
+
+
+# --- plans ------------------------------------------------------------------------------------
+
+
+def _after(plan: PlanFacts, step: Step, name: str) -> Any:
+    """The plan's field ``name`` once the step is applied."""
+    change = next((c for c in step.changes if c.path == name), None)
+    return change.after if change is not None else plan.doc.get(name)
+
+
+def _plan_change(plan: PlanFacts, step: Step, change: Change, keys: KeySource) -> list[Impact]:
+    path = change.path
+    if path.startswith(SERVICES):
+        return _entitlement(plan, change, keys)
+    for what in LIMITS:
+        if path == f"{what}Ceiling":
+            return _ceiling(plan, step, change, what, keys)
+        if path == f"{what}Exempt":
+            return _exempt(plan, change, what, keys)
+        if path == f"{what}KeyOverrideAllowed":
+            return _override(plan, step, change, what, keys)
+    if path == "rateLimitPeriod":
+        return _period(plan, change, keys)
+    if path == "maxNumKeysAllowed":
+        return _allowance(plan, change, keys)
+    if path == "status" and change.after == "inactive":
+        reach = _reach([plan], keys)
+        return [reach.impact(f"{reach.who()} {reach.verb('stops', 'stop')} working (the plan is made inactive)", "cuts_off", path)]
+    return []
+
+
+def _entitled(value: Any, endpoint: str | None, field: str | None) -> set[tuple[str, str]]:
+    """(endpoint, method or ``*``) pairs the value at an entitlement path grants; a service
+    entitled without endpoints is ``("", "*")``."""
+    if value is None:
+        return set()
+    if field == "methods":
+        return {(str(endpoint), str(m)) for m in value or []}
+    if endpoint is not None:
+        return {(endpoint, "*")}
+    eps = value.get(kinds.ENDPOINT.manifest_key) if isinstance(value, dict) and "name" not in value else value
+    if isinstance(eps, dict):
+        names = set(eps)
+    else:
+        names = {str(e.get("name") if isinstance(e, dict) else e) for e in eps or []}
+    return {(str(e), "*") for e in names} or {("", "*")}
+
+
+def _entitlement(plan: PlanFacts, change: Change, keys: KeySource) -> list[Impact]:
+    match = ENTITLEMENT_PATH.match(change.path)
+    if match is None or match["svc"] is None:
+        return []
+    service, endpoint, field = match["svc"], match["ep"], match["leaf"]
+    reach = _reach([plan], keys)
+    if field == "undefinedMethodsAllowed":
+        where = f"{service}/{endpoint}"
+        if change.after is False:
+            return [reach.impact(f"{reach.who()} may call only the listed methods of {where}",
+                                 "cuts_off", change.path)]
+        return [reach.impact(f"{reach.who()} may call any method of {where}", "grants", change.path)]
+    whole = endpoint is None and (change.before is None or change.after is None)
+    before = _entitled(change.before, endpoint, field)
+    after = _entitled(change.after, endpoint, field)
+    out = []
+    for pairs, verb, effect in ((before - after, "lose", "cuts_off"), (after - before, "gain", "grants")):
+        if pairs:
+            what = service if whole else _what(service, pairs)
+            out.append(reach.impact(f"{reach.who()} {reach.verb(verb + 's', verb)} access to {what}", effect, change.path))
+    return out
+
+
+def _what(service: str, pairs: set[tuple[str, str]]) -> str:
+    """``Ordering/Track order``, ``Ordering/Place order methods create, list``."""
+    methods = sorted(m for _, m in pairs if m != "*")
+    if methods:
+        endpoint = sorted({e for e, m in pairs if m != "*"})[0]
+        return f"{service}/{endpoint} method{'s' if len(methods) > 1 else ''} {', '.join(methods)}"
+    endpoints = sorted(e for e, _ in pairs if e)
+    return ", ".join(f"{service}/{e}" for e in endpoints) or service
+
+
+def _ceiling(plan: PlanFacts, step: Step, change: Change, what: str,
+             keys: KeySource) -> list[Impact]:
+    found = keys.of(plan)
+    period = _after(plan, step, "rateLimitPeriod") or "day"
+    new, old = change.after, change.before
+    lowered = _limit(new) < _limit(old)
+    allowed = _after(plan, step, f"{what}KeyOverrideAllowed") is True
+    follow = higher = lower = exempt = 0
+    clamped: list[str] = []
+    rate = what == "rateLimit"
+    for key in found:
+        own = key.rate_ceiling if rate else key.qps_ceiling
+        if key.rate_exempt if rate else key.qps_exempt:
+            exempt += 1
+        elif own is None:
+            follow += 1
+        elif _limit(own) > _limit(new):
+            if allowed:
+                higher += 1
+            else:
+                clamped.append(key.id)
+        else:
+            lower += 1
+    reach = Reach([(plan, found)], keys.owners_known)
+    parts = [f"{_they(follow, 'follows', 'follow')} the plan's ceiling: "
+             f"{_amount(new, what, period)} (was {_amount(old, what, period)})"]
+    if higher:
+        parts.append(f"{_they(higher, 'keeps', 'keep')} a higher ceiling of {'its' if higher == 1 else 'their'} "
+                     "own (the plan allows key overrides)")
+    if clamped:
+        parts.append(f"{_they(len(clamped), 'has', 'have')} a higher ceiling of "
+                     f"{'its' if len(clamped) == 1 else 'their'} own, which the plan does not allow")
+    if lower:
+        parts.append(f"{_they(lower, 'has', 'have')} a lower ceiling of {'its' if lower == 1 else 'their'} own")
+    if exempt:
+        parts.append(f"{_they(exempt, 'is', 'are')} exempt")
+    plan_exempt = _after(plan, step, f"{what}Exempt") is True
+    if plan_exempt:
+        parts.append("the plan is exempt, so the ceiling does not apply")
+    affected = 0 if plan_exempt else follow + (len(clamped) if lowered else 0)
+    effect = "tightens" if lowered else "loosens"
+    out = [Impact(f"{reach.who()}: {'; '.join(parts)}", effect, change.path, affected,
+                  reach.applications, ((plan.address, affected),))]
+    if clamped and lowered and not plan_exempt:
+        out.append(_clamp(plan, clamped, f"{what}Ceiling", _amount(new, what, period)))
+    return out
+
+
+def _clamp(plan: PlanFacts, ids: list[str], path: str, to: str) -> Impact:
+    shown = ", ".join(ids[:SHOWN_IDS]) + (f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
+    return Impact(f"the platform will clamp {_n(len(ids), 'key')} on plan {plan.name} to {to}: "
+                  f"{shown}", "tightens", path, len(ids), None, ((plan.address, len(ids)),),
+                  tuple(ids))
+
+
+def _exempt(plan: PlanFacts, change: Change, what: str, keys: KeySource) -> list[Impact]:
+    found = keys.of(plan)
+    limited = [k for k in found if not k.exempt(what)]
+    reach = Reach([(plan, found)], keys.owners_known)
+    noun = "rate" if what == "rateLimit" else "QPS"
+    if change.after is True:
+        return [Impact(f"{reach.who()}: {len(limited)} no longer have a {noun} limit",
+                       "loosens", change.path, len(limited), None, ((plan.address, len(limited)),))]
+    return [Impact(f"{reach.who()}: {len(limited)} get a {noun} limit again "
+                   f"({len(found) - len(limited)} exempt of their own)", "tightens", change.path,
+                   len(limited), None, ((plan.address, len(limited)),))]
+
+
+def _override(plan: PlanFacts, step: Step, change: Change, what: str,
+              keys: KeySource) -> list[Impact]:
+    ceiling = _after(plan, step, f"{what}Ceiling")
+    above = [k.id for k in keys.of(plan) if not k.exempt(what) and k.ceiling(what) is not None
+             and _limit(k.ceiling(what)) > _limit(ceiling)]
+    to = _amount(ceiling, what, _after(plan, step, "rateLimitPeriod") or "day")
+    if change.after is True:
+        return [Impact(f"{_n(len(above), 'key')} on plan {plan.name} may use their own higher "
+                       f"ceiling again (the plan's is {to})", "loosens", change.path, len(above),
+                       None, ((plan.address, len(above)),), tuple(above))]
+    return [_clamp(plan, above, change.path, to)] if above else [
+        Impact(f"no key on plan {plan.name} has a higher ceiling of its own than {to}", "informs",
+               change.path, 0, None, ((plan.address, 0),))]
+
+
+def _period(plan: PlanFacts, change: Change, keys: KeySource) -> list[Impact]:
+    found = keys.of(plan)
+    limited = [k for k in found if not k.exempt("rateLimit")]
+    rank = {p: i for i, p in enumerate(PERIODS)}
+    shorter = rank.get(str(change.after), 0) < rank.get(str(change.before), 0)
+    reach = Reach([(plan, found)], keys.owners_known)
+    return [Impact(f"{reach.who()}: {len(limited)} count their calls per {change.after} "
+                   f"(was per {change.before})", "tightens" if shorter else "loosens",
+                   change.path, len(limited), None, ((plan.address, len(limited)),))]
+
+
+def _allowance(plan: PlanFacts, change: Change, keys: KeySource) -> list[Impact]:
+    found = keys.of(plan, owners=True)
+    new = _limit(change.after)
+    held: dict[str, int] = {}
+    for key in found:
+        if key.member:
+            held[key.member] = held.get(key.member, 0) + 1
+    over = {m: n for m, n in held.items() if n > new}
+    extra = sum(over.values())
+    if not keys.owners_known:
+        return []
+    return [Impact(f"{_n(len(over), 'member')} already {'holds' if len(over) == 1 else 'hold'} "
+                   f"more than {change.after} keys on plan "
+                   f"{plan.name} ({_n(extra, 'key')}): they keep them, and get no new one",
+                   "informs", change.path, extra, None, ((plan.address, extra),))]
+
+
+# --- services and endpoints -------------------------------------------------------------------
+
+
+def _service(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
+    if step.action == "delete":
+        reach = _reach(world.entitling(step.key), keys)
+        return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to {step.key}",
+                             "cuts_off", None),)
+    change = next((c for c in step.changes if c.path == "qpsLimitOverall"), None)
+    if change is None:
+        return ()
+    reach = _reach(world.entitling(step.key), keys, owners=False)
+    lowered = _limit(change.after) < _limit(change.before)
+    text = (f"{reach.who()} {reach.verb('shares', 'share')} {_amount(change.after, 'qpsLimit', '')} "
+            f"to {step.key} (was {_amount(change.before, 'qpsLimit', '')})")
+    return (reach.impact(text, "tightens" if lowered else "loosens", change.path),)
+
+
+def _endpoint(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
+    """A deleted endpoint, or one whose route no longer takes some calls (the plans
+    entitling it are looked up only then: a large plan updates many endpoints)."""
+    gone = [] if step.action == "delete" else [
+        t for c in step.changes if c.path in ROUTE_FIELDS for t in _route(c)]
+    if step.action != "delete" and not gone:
+        return ()
+    service, name = kinds.split_first(step.key)
+    reach = _reach(world.entitling(service or "", name), keys)
+    if step.action == "delete":
+        return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to {step.key}",
+                             "cuts_off", None),)
+    paths = ", ".join(c.path for c in step.changes if c.path in ROUTE_FIELDS)
+    return (reach.impact(f"{reach.who()} {reach.verb('calls', 'call')} {step.key}: {'; '.join(gone)}",
+                         "cuts_off", paths),)
+
+
+def _route(change: Change) -> list[str]:
+    """What callers of the old route get, in words (nothing when the route only grows)."""
+    if change.path == "requestPathAlias":
+        return [f"calls to {change.before} no longer reach it (its path becomes {change.after})"]
+    before = [str(v) for v in change.before or []]
+    after = {str(v) for v in change.after or []}
+    removed = [v for v in before if v not in after]
+    if not removed:
+        return []
+    if change.path == "publicDomains":
+        return [f"calls to {', '.join(removed)} no longer reach it"]
+    return [f"{', '.join(m.upper() for m in removed)} calls no longer reach it"]

@@ -1,0 +1,136 @@
+"""What the caller impact needs to know of the live area besides its keys.
+
+:mod:`apimctl.planning.impact_rules` asks this index which live plans entitle a service or
+an endpoint, which plans a package holds, what a plan's limits and flags are, and what goes
+with a deleted service or endpoint. Plans are decoded once (an area holds few of them); the
+services' endpoints and error sets are only counted, by their parent key, when a delete asks.
+Keys come through a :class:`KeySource`: the keys read, or a recorder that notes which plans a
+plan's changes need before anything is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Protocol
+
+from apimctl import kinds
+from apimctl.kinds.plan import SERVICES
+from apimctl.plans.model import Step, address
+from apimctl.state.keys import KeyFacts, KeyRead
+from apimctl.state.live import LiveObject, LiveState
+
+
+class PlanFacts:
+    """A live plan: its address, id, name and package key; its manifest-shaped document and
+    entitlements decoded on first use (a plan of endpoint changes reads none of them)."""
+
+    def __init__(self, obj: LiveObject) -> None:
+        self.obj = obj
+        self.address = address(obj.kind, obj.key)
+        self.id = obj.id
+        self.name = obj.name
+        self.package = obj.parent_key or kinds.split_first(obj.key)[0] or ""
+
+    @cached_property
+    def doc(self) -> dict[str, Any]:
+        return self.obj.doc
+
+    @cached_property
+    def _entitled(self) -> dict[str, frozenset[str]]:
+        out: dict[str, set[str]] = {}
+        for svc in self.doc.get(SERVICES) or []:
+            eps = {str(e.get("name") if isinstance(e, Mapping) else e)
+                   for e in svc.get(kinds.ENDPOINT.manifest_key) or []}
+            out.setdefault(str(svc.get("name")), set()).update(eps)
+        return {k: frozenset(v) for k, v in out.items()}
+
+    def entitled(self) -> dict[str, frozenset[str]]:
+        """Service name -> names of the endpoints the plan entitles in it."""
+        return self._entitled
+
+    def entitles(self, service: str, endpoint: str | None = None) -> bool:
+        eps = self._entitled.get(service)
+        return eps is not None and (endpoint is None or endpoint in eps)
+
+
+class KeySource(Protocol):
+    """Keys by plan: ``owners`` asks for keys whose application and member are known."""
+
+    @property
+    def owners_known(self) -> bool: ...
+
+    def of(self, plan: PlanFacts, *, owners: bool = False) -> list[KeyFacts]: ...
+
+
+@dataclass
+class Recorder:
+    """A :class:`KeySource` that has no keys and records what was asked of it."""
+
+    plan_ids: set[str] = field(default_factory=set)
+    owners: bool = False
+
+    @property
+    def owners_known(self) -> bool:
+        return False
+
+    def of(self, plan: PlanFacts, *, owners: bool = False) -> list[KeyFacts]:
+        self.plan_ids.add(plan.id)
+        self.owners = self.owners or owners
+        return []
+
+
+@dataclass
+class Known:
+    """A :class:`KeySource` over the keys read."""
+
+    read: KeyRead
+
+    @property
+    def owners_known(self) -> bool:
+        return self.read.applications
+
+    def of(self, plan: PlanFacts, *, owners: bool = False) -> list[KeyFacts]:
+        return self.read.of(plan.id)
+
+
+def _by_address(plan: PlanFacts) -> str:
+    return plan.address
+
+
+class World:
+    """The live facts the impact rules read, indexed once."""
+
+    def __init__(self, live: LiveState) -> None:
+        self.live = live
+        self.plans: dict[str, PlanFacts] = {}
+        for obj in live.of(kinds.PLAN.name):
+            facts = PlanFacts(obj)
+            self.plans[facts.address] = facts
+        self._docs: dict[str, dict[str, Any]] = {}
+
+    def plan(self, step: Step) -> PlanFacts | None:
+        return self.plans.get(step.address)
+
+    def all_plan_ids(self) -> set[str]:
+        return {p.id for p in self.plans.values()}
+
+    def of_package(self, key: str) -> list[PlanFacts]:
+        return sorted((p for p in self.plans.values() if p.package == key), key=_by_address)
+
+    def entitling(self, service: str, endpoint: str | None = None) -> list[PlanFacts]:
+        return sorted((p for p in self.plans.values() if p.entitles(service, endpoint)),
+                      key=_by_address)
+
+    def doc(self, kind: str, key: str) -> dict[str, Any]:
+        """The live document of one object (empty when the area does not hold it)."""
+        addr = address(kind, key)
+        if addr not in self._docs:
+            found = next((o for o in self.live.of(kind) if o.key == key), None)
+            self._docs[addr] = found.doc if found is not None else {}
+        return self._docs[addr]
+
+    def children(self, kind: str, parent_key: str) -> list[str]:
+        """Names of the live objects of ``kind`` under the parent ``parent_key``."""
+        return [o.name for o in self.live.of(kind) if o.parent_key == parent_key]
