@@ -232,6 +232,35 @@ def xor(value: Any, options: Mapping[str, Any], label: str, ctx: Context) -> lis
 _DATETIME = {"type": "string", "minLength": 1}
 
 
+# --- the platform's own -----------------------------------------------------------------------
+
+
+def shared_routes(value: Any, _: Any, label: str, ctx: Context) -> list[Result]:
+    """Endpoints of a manifest document (the value) sharing a path on a public domain with
+    other HTTP methods: valid where routes are unique by method too (SUPPLEMENT §10.10.1), but
+    refused by areas that keep (domain, path) unique (§4), and easy to misroute."""
+    claimed: dict[tuple[str, str], list[JsonPath]] = {}
+    for si, service in enumerate(_items(value, "services")):
+        for ei, endpoint in enumerate(_items(service, "endpoints")):
+            alias = endpoint.get("requestPathAlias")
+            if not isinstance(alias, str):
+                continue
+            for host in {str(h).lower() for h in endpoint.get("publicDomains") or [] if isinstance(h, str)}:
+                claimed.setdefault((host, alias), []).append(
+                    ("services", si, "endpoints", ei, "requestPathAlias"))
+    out: list[Result] = []
+    for (host, alias), paths in sorted(claimed.items()):
+        for path in paths if len(paths) > 1 else ():
+            out.append((path, f"{host}{alias} is shared by {len(paths)} endpoints (with other "
+                              "HTTP methods); an area keeping (domain, path) unique refuses it"))
+    return out
+
+
+def _items(value: Any, key: str) -> list[dict[str, Any]]:
+    items = value.get(key) if isinstance(value, Mapping) else None
+    return [i if isinstance(i, dict) else {} for i in items] if isinstance(items, list) else []
+
+
 def _options(properties: dict[str, Any], *, required: list[str] | None = None,
              any_of: list[str] | None = None) -> dict[str, Any]:
     schema_: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
@@ -272,4 +301,6 @@ FUNCTIONS: Mapping[str, Function] = MappingProxyType({f.name: f for f in (
                        "maxDuration": {"type": "string"}, "minDuration": {"type": "string"}},
                       required=["start", "end"]),
              prepare_interval),
+    Function("sharedRoutes", shared_routes, "no two endpoints of the document share a path on a "
+                                            "public domain (with other HTTP methods)"),
 )})

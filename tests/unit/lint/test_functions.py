@@ -12,7 +12,7 @@ from apimctl.lint.functions import ABSENT, FUNCTIONS, OptionError, human, parse_
 from .lintkit import check
 
 TESTED = {"truthy", "falsy", "defined", "undefined", "pattern", "enumeration", "length", "schema",
-          "alphabetical", "xor", "datetime", "interval"}
+          "alphabetical", "xor", "datetime", "interval", "sharedRoutes"}
 
 
 def test_every_registered_function_is_tested_here() -> None:
@@ -173,3 +173,17 @@ def test_durations() -> None:
     assert parse_duration("P1W2DT30M") == timedelta(days=9, minutes=30)
     assert parse_duration("P") is None and parse_duration("PT") is None and parse_duration("12h") is None
     assert human(timedelta(days=1, seconds=61)) == "1 day 1 minute 1 second"
+
+
+def test_shared_routes() -> None:
+    doc = {"services": [
+        {"endpoints": [{"requestPathAlias": "/a", "publicDomains": ["API.example.com"]},
+                       {"requestPathAlias": "/b", "publicDomains": ["api.example.com"]}]},
+        {"endpoints": [{"requestPathAlias": "/a", "publicDomains": ["api.example.com", "x.example.com"]},
+                       "not an endpoint", {"publicDomains": ["api.example.com"]}]},
+    ]}
+    found = check("sharedRoutes", doc)
+    assert [path for path, _ in found] == [("services", 0, "endpoints", 0, "requestPathAlias"),
+                                           ("services", 1, "endpoints", 0, "requestPathAlias")]
+    assert "api.example.com/a is shared by 2 endpoints" in found[0][1]
+    assert check("sharedRoutes", {"services": "nothing"}) == [] == check("sharedRoutes", [])

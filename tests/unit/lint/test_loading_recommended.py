@@ -96,7 +96,27 @@ def test_every_recommended_rule_has_a_case() -> None:
     on = {r.name for r in load_rulesets([RECOMMENDED]).candidates()}
     # the rules on OpenAPI documents (lint --openapi-spec) have theirs in tests/unit/openapi/test_lint.py
     openapi = {"apimctl-openapi-operation-id", "apimctl-openapi-path-covered"}
-    assert on == {c[0] for c in CASES} | openapi
+    # a finding on two endpoints at once: its own test below
+    assert on == {c[0] for c in CASES} | openapi | {"apimctl-shared-route"}
+
+
+def test_endpoints_sharing_a_path_with_other_methods_are_a_warning(tmp_path: Path) -> None:
+    """Valid input (SUPPLEMENT §10.10.1: validate accepts it), but worth a warning."""
+    def share(d: Doc) -> None:
+        d["services"][0]["endpoints"].append({**endpoint(d), "name": "Submit",
+                                              "supportedHttpMethods": ["post"]})
+
+    found = by_rule(lint_doc(tmp_path, share), "apimctl-shared-route")
+    assert {(f.address, f.severity) for f in found} == {
+        ("endpoint:Weather/Forecast", "warn"),
+        ("endpoint:Weather/Submit", "warn")}, found
+    assert "shared by 2 endpoints" in found[0].message
+
+    def apart(d: Doc) -> None:
+        share(d)
+        d["services"][0]["endpoints"][-1]["requestPathAlias"] = "/v2/submit"
+
+    assert by_rule(lint_doc(tmp_path, apart), "apimctl-shared-route") == []
 
 
 def test_the_weather_example_itself(tmp_path: Path) -> None:

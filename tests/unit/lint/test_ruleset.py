@@ -19,7 +19,7 @@ EXPECTED_RECOMMENDED = {
     "apimctl-public-service-error-set", "apimctl-backend-timeouts", "apimctl-backend-redirects",
     "apimctl-backend-https", "apimctl-no-missing-api-key", "apimctl-maintenance-in-future",
     "apimctl-maintenance-max-duration",
-    "apimctl-openapi-operation-id", "apimctl-openapi-path-covered",
+    "apimctl-openapi-operation-id", "apimctl-openapi-path-covered", "apimctl-shared-route",
 }
 OFF_BY_DEFAULT = {"apimctl-service-description", "apimctl-path-alias-lowercase"}
 

@@ -193,7 +193,7 @@ def test_default_is_the_recommended_ruleset(tmp_path: Path) -> None:
     write(tmp_path, "m.yaml", WEATHER)
     report = lint(tmp_path, "m.yaml")
     assert report.findings == []
-    assert len(report.rules) == 12
+    assert len(report.rules) == 13
 
 
 def test_overlay_values_are_located_in_the_overlay(tmp_path: Path) -> None:
