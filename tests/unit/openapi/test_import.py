@@ -228,5 +228,5 @@ def test_import_options_have_their_own_variables(tmp_path: Path, monkeypatch: py
 
 
 def test_an_option_the_manifest_schema_refuses_is_an_error() -> None:
-    with pytest.raises(OpenApiError, match=r"publicDomains\[0\]: 'a.example.com:8443' does not match"):
-        import_openapi(str(DOCS / "petstore-3.1.yaml"), ImportOptions(public_domains=("a.example.com:8443",)))
+    with pytest.raises(OpenApiError, match=r"publicDomains\[0\]: 'a.example.com:80:80' does not match"):
+        import_openapi(str(DOCS / "petstore-3.1.yaml"), ImportOptions(public_domains=("a.example.com:80:80",)))

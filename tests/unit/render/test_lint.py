@@ -117,7 +117,7 @@ def test_sarif_of_a_real_run_and_of_a_live_area(tmp_path: Path) -> None:
     log = json.loads(render(lint(tmp_path, "m.yaml"), "sarif"))
     assert sarif_errors(log) == []
     assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["apimctl-endpoint-ssl-required"]
-    assert len(log["runs"][0]["tool"]["driver"]["rules"]) == 12
+    assert len(log["runs"][0]["tool"]["driver"]["rules"]) == 13
     live = json.loads(render(LIVE, "sarif"))
     assert sarif_errors(live) == []
     assert live["runs"][0]["results"][0]["locations"] == [{"logicalLocations": [
