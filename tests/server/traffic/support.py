@@ -127,9 +127,9 @@ def endpoints(dialect: str) -> list[dict[str, Any]]:
 
 ERROR_SETS = [
     {"name": "JSON errors", "type": "application/json", "errorMessages": [
-        {"id": "ERR_403_DEVELOPER_OVER_QPS", "code": 429, "status": "Too Many Requests",
+        {"id": "ERR_403_DEVELOPER_OVER_QPS", "status": "Too Many Requests",
          "detailHeader": "Slow down", "responseBody": '{"error":"slow down"}'},
-        {"id": "ERR_403_NOT_AUTHORIZED", "code": 401, "status": "Unauthorized",
+        {"id": "ERR_403_NOT_AUTHORIZED", "status": "Unauthorized",
          "detailHeader": "No key", "responseBody": '{"error":"key please"}'}]},
     {"name": "JSONP errors", "type": "application/json", "jsonp": True, "jsonpType": "cb"},
 ]
@@ -173,9 +173,9 @@ def _plans(service: dict[str, Any], limited: dict[str, Any]) -> list[dict[str, A
         {"name": "Gold", "qpsLimitCeiling": 3, "rateLimitCeiling": 5, "rateLimitPeriod": "minute",
          "services": gold_services},
         {"name": "Flex", "qpsLimitCeiling": 1, "qpsLimitKeyOverrideAllowed": True, "rateLimitCeiling": 0,
-         "services": [{"id": service["id"]}]},
+         "services": [{"id": service["id"], "endpoints": eps}]},
         {"name": "Free", "qpsLimitCeiling": 1, "qpsLimitExempt": True, "rateLimitCeiling": 1,
-         "rateLimitExempt": True, "services": [{"id": service["id"]}]},
+         "rateLimitExempt": True, "services": [{"id": service["id"], "endpoints": eps}]},
     ]
 
 
