@@ -168,7 +168,7 @@ def _plans(service: dict[str, Any], limited: dict[str, Any]) -> list[dict[str, A
     methods_ep = next(e for e in service["endpoints"] if e["name"] == "Methods")
     daily = next(m for m in methods_ep["methods"] if m["name"] == "daily")
     gold_services = [{"id": service["id"], "endpoints": [*eps, {"id": methods_ep["id"], "methods": [{"id": daily["id"]}]}]},
-                     {"id": limited["id"]}]
+                     {"id": limited["id"], "endpoints": [{"id": e["id"]} for e in limited["endpoints"]]}]
     return [
         {"name": "Gold", "qpsLimitCeiling": 3, "rateLimitCeiling": 5, "rateLimitPeriod": "minute",
          "services": gold_services},
@@ -193,6 +193,7 @@ def _populate(api: Any, dialect: str) -> tuple[dict[str, Any], dict[str, str]]:
         {"name": "Busy", "requestPathAlias": "/v2/busy", "supportedHttpMethods": ["get"],
          "publicDomains": [{"address": HOST}], "systemDomains": [{"address": BACKEND}],
          "trafficManagerDomain": HOST, "outboundTransportProtocol": "http"}]}))
+    limited = _one(api("GET", f"/services/{limited['id']}", params={"fields": "id,endpoints"}))
     package = _one(api("POST", "/packages", json={"name": "Partners", "plans": _plans(service, limited)}))
     package = _one(api("GET", f"/packages/{package['id']}", params={"fields": "id,plans"}))
     plans = {p["name"]: p["id"] for p in package["plans"]}

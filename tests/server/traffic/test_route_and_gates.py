@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from apimctl.server.traffic.area import Area as LiveArea
 from apimctl.server.traffic.model import Final
 from apimctl.server.traffic.route import route
 
 from .support import HOST, T0, Area, echo
-
-import pytest
 
 
 def test_unknown_host_and_path_answer_596(area: Area) -> None:

@@ -164,7 +164,11 @@ async def _send(client: httpx.AsyncClient, request: httpx.Request, endpoint: dic
     response = await client.send(request, stream=True)
     try:
         raw = passthrough and response.headers.get("content-encoding", "").lower() == "gzip"
-        body = b"".join([c async for c in (response.aiter_raw() if raw else response.aiter_bytes())])
+        stream = response.stream
+        if raw and isinstance(stream, httpx.AsyncByteStream):  # the bytes as they came
+            body = b"".join([chunk async for chunk in stream])
+        else:
+            body = await response.aread()
     finally:
         await response.aclose()
     return response, body
