@@ -209,7 +209,11 @@ async def forward(client: httpx.AsyncClient, call: Call, route: Route, found: Ke
         raise Refused("forward", "ERR_502_BAD_GATEWAY", f"{url}: {type(exc).__name__}: {exc}") from None
     elapsed = (time.perf_counter() - started) * 1000
     via = f" after {hops} redirect{'s' * (hops != 1)}" if hops else ""
-    trace.add("forward", f"forwarded to {method} {url}{via}")
+    shown = url
+    for secret, label in ((found.value, "(key)"), (str(endpoint.get("systemDomainCredentialKey") or ""), "(system-domain key)")):
+        if len(secret) >= 4:
+            shown = shown.replace(secret, label)
+    trace.add("forward", f"forwarded to {method} {shown}{via}")
     out = [(n, v) for n, v in response.headers.multi_items() if n.lower() not in HOP_BY_HOP
            and not (n.lower() == "content-encoding" and not (passthrough and v.lower() == "gzip"))]
     for item in endpoint.get("returnedHeaders") or []:
