@@ -43,7 +43,7 @@ def cli() -> None:
 # command is first asked for
 cli.commands = LazyCommands({name: f"apimctl.cli.{name}" for name in (
     "validate", "lint", "render", "plan", "apply", "drift", "export", "serve", "schema",
-    "unlock", "completion", "call")})
+    "unlock", "completion", "call", "test")})
 
 
 def main() -> None:

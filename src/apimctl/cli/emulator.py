@@ -56,3 +56,31 @@ def open_emulator(db_path: str, area: str, *, clock: Callable[[], float] | None 
     server = app.state.server
     return Emulator(httpx.ASGITransport(app=app), httpx.ASGITransport(app=traffic), token, traffic.manager,
                     server.traffic_log, server.store.close)
+
+
+def key_placer(areas: Callable[[], list[Any]]) -> Callable[..., tuple[str, list[tuple[str, str]], bytes]]:
+    """``place_key(method, url, headers, body, key)`` for call tests: the key put where the
+    endpoint serving the call reads keys, in the areas ``areas()`` answers."""
+    from apimctl.server.traffic.caller import with_key
+    from apimctl.server.traffic.model import Call
+
+    def place(method: str, url: str, headers: list[tuple[str, str]], body: bytes,
+              key: str) -> tuple[str, list[tuple[str, str]], bytes]:
+        parsed = httpx.URL(url)
+        host = parsed.netloc.decode("ascii")
+        call = Call(method, parsed.scheme, host, parsed.path or "/", list(parsed.params.multi_items()),
+                    [("Host", host), *headers], body, 0.0)
+        placed = with_key(areas(), call, key)
+        query: list[tuple[str, str | int | float | bool | None]] = list(placed.query)
+        out = parsed.copy_with(path=placed.path, params=httpx.QueryParams(query))
+        return str(out), placed.headers[1:], placed.body
+
+    return place
+
+
+def remote_areas(services: list[dict[str, Any]]) -> list[Any]:
+    """The services of a running server (read through its management API) as the traffic
+    manager's areas, for :func:`key_placer`."""
+    from apimctl.server.traffic.area import Area
+
+    return [Area("remote", services=services)]
