@@ -153,6 +153,15 @@ def backend_request(call: Call, route: Route, found: KeyFound, message_id: str,
     return call.method, url, headers, _body(call, found.spot, action, value)
 
 
+def masked(url: str, found: KeyFound, endpoint: dict[str, Any]) -> str:
+    """``url`` as decisions show it: the caller's key and the system-domain key masked."""
+    for secret, label in ((found.value, "(key)"), (str(endpoint.get("systemDomainCredentialKey") or ""),
+                                                   "(system-domain key)")):
+        if len(secret) >= 4:
+            url = url.replace(secret, label)
+    return url
+
+
 def _timeouts(endpoint: dict[str, Any]) -> httpx.Timeout:
     connect = endpoint.get("connectionTimeoutForSystemDomainRequest") or 2
     read = endpoint.get("connectionTimeoutForSystemDomainResponse") or 5
@@ -181,6 +190,7 @@ async def forward(client: httpx.AsyncClient, call: Call, route: Route, found: Ke
     redirects = endpoint.get("numberOfHttpRedirectsToFollow") or 0
     passthrough = endpoint.get("gzipPassthroughSupportEnabled") is True
     timeout = _timeouts(endpoint)
+    shown = masked(url, found, endpoint)
     started = time.perf_counter()
     hops = 0
     try:
@@ -201,18 +211,14 @@ async def forward(client: httpx.AsyncClient, call: Call, route: Route, found: Ke
             request = client.build_request(method if same else "GET", target, headers=follow,
                                            content=body if same else None, timeout=timeout)
     except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-        raise Refused("forward", "ERR_502_BAD_GATEWAY", f"no connection to {url}: {type(exc).__name__}") from None
+        raise Refused("forward", "ERR_502_BAD_GATEWAY", f"no connection to {shown}: {type(exc).__name__}") from None
     except httpx.TimeoutException:
         raise Refused("forward", "ERR_504_GATEWAY_TIMEOUT",
-                      f"no answer from {url} within {timeout.read:g} s") from None
+                      f"no answer from {shown} within {timeout.read:g} s") from None
     except httpx.HTTPError as exc:
-        raise Refused("forward", "ERR_502_BAD_GATEWAY", f"{url}: {type(exc).__name__}: {exc}") from None
+        raise Refused("forward", "ERR_502_BAD_GATEWAY", f"{shown}: {type(exc).__name__}") from None
     elapsed = (time.perf_counter() - started) * 1000
     via = f" after {hops} redirect{'s' * (hops != 1)}" if hops else ""
-    shown = url
-    for secret, label in ((found.value, "(key)"), (str(endpoint.get("systemDomainCredentialKey") or ""), "(system-domain key)")):
-        if len(secret) >= 4:
-            shown = shown.replace(secret, label)
     trace.add("forward", f"forwarded to {method} {shown}{via}")
     out = [(n, v) for n, v in response.headers.multi_items() if n.lower() not in HOP_BY_HOP
            and not (n.lower() == "content-encoding" and not (passthrough and v.lower() == "gzip"))]
