@@ -16,10 +16,11 @@ import json
 import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import jsonpath_rfc9535
@@ -29,6 +30,7 @@ from apimctl.calltests.model import TestFile
 from apimctl.calltests.timing import VirtualClock, parse_instant
 
 PlaceKey = Callable[[str, str, list[tuple[str, str]], bytes, str], tuple[str, list[tuple[str, str]], bytes]]
+Send = Callable[[str, str, list[tuple[str, str]], bytes], Awaitable[httpx.Response]]
 
 
 @dataclass
@@ -41,6 +43,7 @@ class Target:
     last_call: Callable[[], dict[str, Any] | None] | None = None
     reset: Callable[[], None] | None = None
     cleanup: bool = False  # delete the consumers afterwards (a real area)
+    send: Send | None = None  # hands a call to an in-process traffic manager, instead of ``traffic``
 
 
 @dataclass
@@ -119,23 +122,25 @@ def _body(value: Any) -> tuple[bytes, list[tuple[str, str]]]:
 
 
 async def _send(target: Target, call: dict[str, Any], keys: dict[str, str]) -> httpx.Response:
-    url = httpx.URL(call["url"])
     headers = [(str(k), _text(v)) for k, v in (call.get("headers") or {}).items()]
     body, extra = _body(call.get("body"))
     headers += [h for h in extra if not any(n.lower() == h[0].lower() for n, _ in headers)]
     if "origin" in call:
         headers.append(("Origin", call["origin"]))
-    full = str(url)
+    full = str(call["url"])
+    method = call.get("method", "GET").upper()
     if "key" in call:
         value = keys[call["key"]]
         if target.place_key is not None:
-            full, headers, body = target.place_key(call.get("method", "GET").upper(), full, headers, body, value)
+            full, headers, body = target.place_key(method, full, headers, body, value)
         else:
             full = str(httpx.URL(full).copy_merge_params({"api_key": value}))
-    final = httpx.URL(full)
-    headers += [("Host", final.netloc.decode("ascii")), ("X-Forwarded-Proto", final.scheme)]
-    path = final.raw_path.decode("ascii")
-    return await target.traffic.request(call.get("method", "GET").upper(), path, headers=headers, content=body)
+    parts = urlsplit(full)
+    headers += [("Host", parts.netloc), ("X-Forwarded-Proto", parts.scheme)]
+    if target.send is not None:
+        return await target.send(method, full, headers, body)
+    target_path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return await target.traffic.request(method, target_path, headers=headers, content=body)
 
 
 def _text(value: Any) -> str:

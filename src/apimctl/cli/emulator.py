@@ -16,6 +16,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 import httpx
 
@@ -33,8 +34,19 @@ class Emulator:
 
     def last_call(self) -> dict[str, Any] | None:
         """The log entry of the last call (its decisions and the deciding step)."""
-        entries: list[dict[str, Any]] = self.log.entries()
-        return entries[-1] if entries else None
+        entry: dict[str, Any] | None = self.log.last()
+        return entry
+
+    async def send(self, method: str, url: str, headers: list[tuple[str, str]], body: bytes) -> httpx.Response:
+        """A call handed to the traffic manager directly (no HTTP in between): ``url`` names
+        the public host and path, ``headers`` carry ``Host`` and ``X-Forwarded-Proto``."""
+        from apimctl.server.traffic.model import Call
+
+        parts = urlsplit(url)
+        call = Call(method, parts.scheme, parts.netloc, unquote(parts.path) or "/",
+                    parse_qsl(parts.query, keep_blank_values=True), headers, body, self.manager.clock())
+        answer, _ = await self.manager.handle(call)
+        return httpx.Response(answer.status, headers=answer.headers, content=answer.body)
 
 
 def open_emulator(db_path: str, area: str, *, clock: Callable[[], float] | None = None,
@@ -66,14 +78,12 @@ def key_placer(areas: Callable[[], list[Any]]) -> Callable[..., tuple[str, list[
 
     def place(method: str, url: str, headers: list[tuple[str, str]], body: bytes,
               key: str) -> tuple[str, list[tuple[str, str]], bytes]:
-        parsed = httpx.URL(url)
-        host = parsed.netloc.decode("ascii")
-        call = Call(method, parsed.scheme, host, parsed.path or "/", list(parsed.params.multi_items()),
-                    [("Host", host), *headers], body, 0.0)
+        parts = urlsplit(url)
+        call = Call(method, parts.scheme, parts.netloc, unquote(parts.path) or "/",
+                    parse_qsl(parts.query, keep_blank_values=True), [("Host", parts.netloc), *headers], body, 0.0)
         placed = with_key(areas(), call, key)
-        query: list[tuple[str, str | int | float | bool | None]] = list(placed.query)
-        out = parsed.copy_with(path=placed.path, params=httpx.QueryParams(query))
-        return str(out), placed.headers[1:], placed.body
+        out = parts._replace(path=quote(placed.path), query=urlencode(placed.query))
+        return urlunsplit(out), placed.headers[1:], placed.body
 
     return place
 

@@ -121,7 +121,8 @@ async def _embedded(files: Sequence[Any], manifests: Sequence[str], dialect: str
                     httpx.AsyncClient(transport=emulator.traffic, base_url="http://traffic") as traffic:
                 target = Target(api, traffic, clock=clock, backends=backends,
                                 place_key=key_placer(emulator.manager.reader.areas),
-                                last_call=emulator.last_call, reset=emulator.manager.limits.reset)
+                                last_call=emulator.last_call, reset=emulator.manager.limits.reset,
+                                send=emulator.send)
                 return await _run(target, files)
         finally:
             await emulator.manager.aclose()

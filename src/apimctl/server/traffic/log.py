@@ -37,6 +37,10 @@ class CallLog:
             self._calls.append(entry)
         return entry
 
+    def last(self) -> dict[str, Any] | None:
+        with self._lock:
+            return self._calls[-1] if self._calls else None
+
     def entries(self, message_id: str | None = None) -> list[dict[str, Any]]:
         with self._lock:
             return [e for e in self._calls if message_id is None or e["id"] == message_id]
