@@ -5,7 +5,10 @@ JSONP error answers."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
+import pytest
 
 from apimctl.server.traffic.forward import backend_request, header_name
 from apimctl.server.traffic.key import KeyFound
@@ -87,3 +90,15 @@ def test_a_system_domain_with_a_port_is_called_on_that_port() -> None:
     route = Route(None, {"id": "s"}, endpoint, "/api", "/x")  # type: ignore[arg-type]
     method, url, _, _ = backend_request(call, route, KeyFound("", None, None, None), "m", "X-Svc-Host")
     assert (method, httpx.URL(url).port, url) == ("GET", 8123, "https://127.0.0.1:8123/v1/x?a=1")
+
+
+def test_a_failure_of_the_emulator_is_a_plain_500(area: Area, monkeypatch: pytest.MonkeyPatch) -> None:
+    manager = area.traffic.app.manager  # type: ignore[attr-defined]
+
+    def broken() -> list[Any]:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(manager.reader, "areas", broken)
+    response = area.call("GET", "/v2/forecast")
+    assert (response.status_code, response.text) == (500, "internal error of the traffic emulator")
+    assert "boom" not in response.text

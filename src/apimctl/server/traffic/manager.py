@@ -11,6 +11,7 @@ the back-end client (stub back ends).
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from apimctl.server.traffic.route import route
 from apimctl.server.traffic.transport import check_transport
 
 Clock = Callable[[], float]
+log = logging.getLogger("apimctl.server.traffic")
 
 
 class TrafficManager:
@@ -66,6 +68,11 @@ class TrafficManager:
             answer = render(refused, trace.service, trace.endpoint, call, self.dialect)
             if refused.step != "cors" and trace.endpoint is not None and not cors.is_preflight(call):
                 answer.headers += cors.actual_headers(call, trace.endpoint, Trace(""))
+        except Exception:  # a bug of the emulator: a plain 500, never a stack trace
+            log.exception("traffic manager failure on %s %s%s", call.method, call.host, call.path)
+            trace.add("error", "internal error of the emulator (see the server log)")
+            trace.deciding = "error"
+            answer = Answer(500, [("Content-Type", "text/plain")], b"internal error of the traffic emulator")
         self.log.record(call, trace, answer)
         return answer, trace
 

@@ -9,6 +9,7 @@ the error catalog (§5). :class:`Answer` is what goes back to the caller.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from starlette.datastructures import Headers, QueryParams
@@ -27,11 +28,11 @@ class Call:
     body: bytes
     time: float  # seconds since the epoch (the traffic manager's clock)
 
-    @property
+    @cached_property
     def header_map(self) -> Headers:
         return Headers(raw=[(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in self.headers])
 
-    @property
+    @cached_property
     def params(self) -> QueryParams:
         return QueryParams(self.query)
 
