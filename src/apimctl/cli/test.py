@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 import httpx
+from click.core import ParameterSource
 
 from apimctl.calltests.model import load
 from apimctl.calltests.report import FORMATS, headline, render
@@ -43,12 +44,17 @@ DIALECTS = ("spec", "mashery")
               help="Write the report to this file (the summary line still goes to stderr).")
 @click.option("--dialect", type=click.Choice(DIALECTS), default="spec", show_default=True,
               help="Dialect of the embedded area (SUPPLEMENT §10).")
-@click.option("--url", default=None, help="Management API of a running server, instead of the embedded area.")
+@click.option("--url", default=None,
+              help="Management API of a running server, instead of the embedded area (with --traffic-url; "
+                   "APIMCTL_URL alone does not switch the run away from the embedded area).")
 @click.option("--token", default=None, help="Bearer token of --url.")
 @click.option("--traffic-url", default=None, help="Traffic listener of that server (apimctl serve --traffic-port).")
-def command(paths: tuple[str, ...], manifests: tuple[str, ...], fmt: str, output: str | None, dialect: str,
-            url: str | None, token: str | None, traffic_url: str | None) -> int:
+@click.pass_context
+def command(ctx: click.Context, /, paths: tuple[str, ...], manifests: tuple[str, ...], fmt: str,
+            output: str | None, dialect: str, url: str | None, token: str | None, traffic_url: str | None) -> int:
     """Check what callers of the endpoints see: status, headers, bodies of declared calls."""
+    if url and not traffic_url and ctx.get_parameter_source("url") == ParameterSource.ENVIRONMENT:
+        url = None  # APIMCTL_URL names the area plan and apply work on, not a traffic emulator
     if not paths:
         raise click.UsageError("give at least one PATH (a *.test.yaml file or a directory)")
     if bool(url) != bool(traffic_url):
