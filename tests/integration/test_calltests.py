@@ -266,3 +266,14 @@ def test_call_prints_each_decision_and_never_the_key(tmp_path: Path, monkeypatch
     assert json.loads(out)["decidedBy"] == "key"
     with pytest.raises(click.BadParameter, match="expected http"):
         invoke("call", "GET", "not a url")
+
+
+def test_plan_appends_the_call_checks(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(files)
+    monkeypatch.delenv("CI", raising=False)
+    code, out, _ = invoke("plan", str(files / "m"), "--format", "markdown", "--tests", str(files / "t"))
+    assert code == 1  # a call check failed
+    plan, _, checks = out.partition("### Call checks: ")
+    assert "Shop" in plan
+    assert checks.startswith("3 passed, 1 failed: this expectation fails")
+    assert "| this expectation fails | `" in checks

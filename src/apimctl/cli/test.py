@@ -87,14 +87,24 @@ async def _run(target: Target, files: Sequence[Any]) -> list[CallResult]:
     return results
 
 
-async def _apply(emulator: Any, manifests: Sequence[str]) -> None:
+def call_checks(paths: Sequence[str], manifests: Sequence[str], overlays: Sequence[str] = (),
+                dialect: str = "spec") -> list[CallResult]:
+    """The results of the call tests under ``paths`` on a throw-away embedded area with
+    ``manifests`` (and ``overlays``) applied: ``plan --tests``. Bad test files raise."""
+    loaded = load(paths)
+    if loaded.problems:
+        raise ApimctlError("the call tests are not valid:\n" + render_problems(loaded.problems, "text").rstrip())
+    return asyncio.run(_embedded(loaded.files, manifests, dialect, overlays))
+
+
+async def _apply(emulator: Any, manifests: Sequence[str], overlays: Sequence[str] = ()) -> None:
     from apimctl.api.client import ApiClient
     from apimctl.applying.run import ApplyOptions, apply_plan
     from apimctl.manifests import load_manifests
     from apimctl.planning import make_plan
 
     try:
-        manifest = load_manifests(list(manifests), env=dict(os.environ))
+        manifest = load_manifests(list(manifests), list(overlays), env=dict(os.environ))
     except ManifestError as exc:
         shown = render_problems(exc.problems, "text")
         raise ApimctlError(f"the manifests are not valid:\n{shown.rstrip()}") from None
@@ -108,7 +118,8 @@ async def _apply(emulator: Any, manifests: Sequence[str]) -> None:
                            "the area did not converge)"]))
 
 
-async def _embedded(files: Sequence[Any], manifests: Sequence[str], dialect: str) -> list[CallResult]:
+async def _embedded(files: Sequence[Any], manifests: Sequence[str], dialect: str,
+                    overlays: Sequence[str] = ()) -> list[CallResult]:
     from apimctl.calltests.backends import BackendTransport
     from apimctl.calltests.timing import VirtualClock
     from apimctl.cli.emulator import key_placer, open_emulator
@@ -120,7 +131,7 @@ async def _embedded(files: Sequence[Any], manifests: Sequence[str], dialect: str
                                  dialect=dialect)
         try:
             if manifests:
-                await _apply(emulator, manifests)
+                await _apply(emulator, manifests, overlays)
             auth = {"Authorization": f"Bearer {emulator.token}"}
             async with httpx.AsyncClient(transport=emulator.management, base_url="http://embedded/v3/rest",
                                          headers=auth) as api, \
