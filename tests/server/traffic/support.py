@@ -117,6 +117,8 @@ def endpoints(dialect: str) -> list[dict[str, Any]]:
         {"name": "Maintained", "requestPathAlias": "/v2/maintained", "supportedHttpMethods": ["get"]},
         {"name": "Jsonp", "requestPathAlias": "/v2/jsonp", "supportedHttpMethods": ["get"],
          "jsonpCallbackParameter": "callback", "errorSet": {"name": "JSONP errors"}},
+        {"name": "OAuth", "requestPathAlias": "/v2/oauth", "supportedHttpMethods": ["get"],
+         "requestAuthenticationType": "oauth"},
         {"name": "Limited Headers", "requestPathAlias": "/v2/counted", "supportedHttpMethods": ["get"],
          **({"rateLimitHeadersEnabled": True} if dialect == "mashery" else {})},
     ]
