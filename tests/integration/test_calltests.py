@@ -86,21 +86,65 @@ services:
         outboundTransportProtocol: http
         connectionTimeoutForSystemDomainResponse: 2
         errorSet: Plain
+      - name: Catalog
+        requestPathAlias: /catalog
+        trafficManagerDomain: shop.example.com
+        publicDomains: [shop.example.com]
+        systemDomains: [catalog.example.net]
+        supportedHttpMethods: [get]
+        outboundTransportProtocol: http
+        outboundRequestTargetPath: /v3/items
+        outboundRequestTargetQueryParameters: source=tm
+        headersToExcludeFromIncomingCall: [X-Internal]
+        allowMissingApiKey: true
+        cors: {allDomainsEnabled: false, domainsAllowed: ["https://www.shop.example.com"], maxAge: 30}
+scheduledMaintenanceEvents:
+  - name: Reindex
+    startDateTime: "2030-06-01T01:00:00Z"
+    endDateTime: "2030-06-01T02:00:00Z"
+    endpoints: [{service: Shop, endpoint: Catalog}]
 packages:
   - name: Retail
     plans:
       - name: Basic
         qpsLimitCeiling: 2
         rateLimitCeiling: 0
-        services: [{name: Shop, endpoints: [Orders]}]
+        services: [{name: Shop, endpoints: [Orders, Catalog]}]
 """
 
 TESTS = """
 consumers:
   - {name: ann, package: Retail, plan: Basic}
+  - {name: noapikey, package: Retail, plan: Basic, apikey: noapikey}
 backends:
   - {address: orders.example.net, echo: true}
+  - {address: catalog.example.net, echo: true}
 calls:
+  - name: the catalog is forwarded to its target path and query, without excluded headers
+    url: http://shop.example.com/catalog/shoes?size=9
+    headers: {X-Internal: secret, X-Public: ok}
+    origin: https://www.shop.example.com
+    expect:
+      status: 200
+      headers: {Access-Control-Allow-Origin: https://www.shop.example.com}
+      body:
+        json: {$.path: /v3/items/shoes, $.query: size=9&source=tm, "$.headers['x-public']": ok}
+        contains: x-public
+        notContains: x-internal
+  - name: this check of the excluded header can fail
+    url: http://shop.example.com/catalog
+    headers: {X-Internal: secret}
+    expect: {body: {notContains: '"path"'}}
+  - name: a pre-flight from another site is refused
+    method: OPTIONS
+    url: http://shop.example.com/catalog
+    origin: https://evil.example.org
+    headers: {Access-Control-Request-Method: GET}
+    expect: {status: 403, decidedBy: cors, headers: {Access-Control-Allow-Origin: {absent: true}}}
+  - name: during the reindex the catalog answers 503
+    url: http://shop.example.com/catalog
+    at: "2030-06-01T01:30:00Z"
+    expect: {status: 503, decidedBy: maintenance}
   - name: the key goes in a header and is dropped on the way
     url: http://shop.example.com/orders/7?x=1
     key: ann
@@ -159,23 +203,27 @@ def test_a_run_with_failures_and_its_reports(files: Path, dialect: str) -> None:
     code, out, _ = invoke(*base)
     lines = out.splitlines()
     assert code == 1
-    assert lines[0].startswith(f"PASS {files / 't' / 'a.test.yaml'}:7: the key goes in a header")
-    assert lines[1].startswith(f"PASS {files / 't' / 'a.test.yaml'}:")
-    assert lines[2].startswith(f"PASS {files / 't' / 'b.test.yaml'}:7: a back end slower")
-    assert lines[3].startswith(f"FAIL {files / 't' / 'b.test.yaml'}:11: this expectation fails -> 504")
-    assert "status: expected 200, got 504" in lines[4]
+    a, b = files / "t" / "a.test.yaml", files / "t" / "b.test.yaml"
+    assert [line.split(":")[0] for line in lines if not line.startswith(" ")][:-1] == [
+        f"PASS {a}", f"FAIL {a}", f"PASS {a}", f"PASS {a}", f"PASS {a}", f"PASS {a}", f"PASS {b}", f"FAIL {b}"]
+    assert lines[1] == f"FAIL {a}:20: this check of the excluded header can fail -> 200"
+    assert lines[2].startswith("     body: expected not to contain '\"path\"', got '{")
+    assert lines[6].startswith(f"PASS {a}:34: the key goes in a header")
+    assert lines[9] == f"FAIL {b}:11: this expectation fails -> 504"
+    assert "status: expected 200, got 504" in lines[10]
     assert lines[-2].startswith("     decided by forward: refused: no answer from")
-    assert lines[-1] == "Call checks: 3 passed, 1 failed: this expectation fails"
+    assert lines[-1] == "Call checks: 6 passed, 2 failed: this check of the excluded header can fail; this expectation fails"
     if dialect == "spec":
         _, junit, _ = invoke(*base, "--format", "junit")
         suites = ElementTree.fromstring(junit)
-        assert (suites.get("tests"), suites.get("failures")) == ("4", "1")
-        assert len(suites.findall(".//failure")) == 1
+        assert (suites.get("tests"), suites.get("failures")) == ("8", "2")
+        assert len(suites.findall(".//failure")) == 2
     else:
         report = files / "report.md"
         _, out, err = invoke(*base, "--format", "markdown", "--output", str(report))
-        assert (out, err) == ("", "Call checks: 3 passed, 1 failed: this expectation fails\n")
-        assert report.read_text().startswith("### Call checks: 3 passed, 1 failed")
+        assert (out, err) == ("", "Call checks: 6 passed, 2 failed: this check of the excluded header can fail; "
+                                  "this expectation fails\n")
+        assert report.read_text().startswith("### Call checks: 6 passed, 2 failed")
         assert "| this expectation fails |" in report.read_text()
 
 
@@ -201,6 +249,7 @@ def test_against_a_running_server(tmp_path: Path) -> None:
 
     app = create_app(ServerConfig(db_path=str(tmp_path / "s.db"), tokens={"tok-1": "a"}, auto_approve_domains=True))
     (tmp_path / "m.yaml").write_text(MANIFEST.replace("orders.example.net", "localhost").replace(
+        "catalog.example.net", "localhost").replace(
         "domains: [example.com, example.net]", "domains: [example.com, localhost]"))
     (tmp_path / "r.test.yaml").write_text(
         "consumers: [{name: cy, package: Retail, plan: Basic}]\ncalls:\n"
@@ -275,5 +324,5 @@ def test_plan_appends_the_call_checks(files: Path, monkeypatch: pytest.MonkeyPat
     assert code == 1  # a call check failed
     plan, _, checks = out.partition("### Call checks: ")
     assert "Shop" in plan
-    assert checks.startswith("3 passed, 1 failed: this expectation fails")
+    assert checks.startswith("6 passed, 2 failed: this check of the excluded header can fail; this expectation fails")
     assert "| this expectation fails | `" in checks

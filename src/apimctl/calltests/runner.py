@@ -197,6 +197,10 @@ def _body_checks(rules: dict[str, Any], text: str) -> list[str]:
     for piece in [contains] if isinstance(contains, str) else contains or []:
         if piece not in text:
             failures.append(f"body: expected to contain {piece!r}, got {shown!r}")
+    absent = rules.get("notContains")
+    for piece in [absent] if isinstance(absent, str) else absent or []:
+        if piece in text:
+            failures.append(f"body: expected not to contain {piece!r}, got {shown!r}")
     for query, expected in (rules.get("json") or {}).items():
         node = jsonpath_rfc9535.find_one(query, parsed)
         if node is None:
