@@ -54,7 +54,7 @@ def invoke(*args: str) -> tuple[int, str, str]:
     return int(result.return_value or 0), result.stdout, result.stderr
 
 
-@pytest.mark.parametrize("example", ["weather", "maintenance-window"])
+@pytest.mark.parametrize("example", ["weather", "maintenance-window", "public-api"])
 def test_the_examples_call_tests_pass(example: str) -> None:
     folder = EXAMPLES / example
     code, out, err = invoke("test", str(folder / "tests"), "--manifests", str(folder), "--format", "json")

@@ -38,6 +38,8 @@ DIALECTS = ("spec", "mashery")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--manifests", "manifests", multiple=True, type=click.Path(exists=True),
               help="Manifests applied to the embedded area before the calls (repeatable).")
+@click.option("--overlay", "overlays", multiple=True, type=click.Path(exists=True, file_okay=False),
+              help="Overlay directories merged over the --manifests, as for plan and apply (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text; json; junit (JUnit XML for CI); markdown (a pull-request comment section).")
 @click.option("--output", "output", type=click.Path(dir_okay=False), default=None,
@@ -50,7 +52,8 @@ DIALECTS = ("spec", "mashery")
 @click.option("--token", default=None, help="Bearer token of --url.")
 @click.option("--traffic-url", default=None, help="Traffic listener of that server (apimctl serve --traffic-port).")
 @click.pass_context
-def command(ctx: click.Context, /, paths: tuple[str, ...], manifests: tuple[str, ...], fmt: str,
+def command(ctx: click.Context, /, paths: tuple[str, ...], manifests: tuple[str, ...], overlays: tuple[str, ...],
+            fmt: str,
             output: str | None, dialect: str, url: str | None, token: str | None, traffic_url: str | None) -> int:
     """Check what callers of the endpoints see: status, headers, bodies of declared calls."""
     if url and not traffic_url and ctx.get_parameter_source("url") == ParameterSource.ENVIRONMENT:
@@ -59,6 +62,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], manifests: tuple[str,
         raise click.UsageError("give at least one PATH (a *.test.yaml file or a directory)")
     if bool(url) != bool(traffic_url):
         raise click.UsageError("--url and --traffic-url go together (a running apimctl serve --traffic-port)")
+    if overlays and not manifests:
+        raise click.UsageError("--overlay needs --manifests (the base the overlays are merged over)")
     if url and manifests:
         raise click.UsageError("--manifests are applied to the embedded area only; apply them to --url with apimctl apply")
     loaded = load(paths)
@@ -69,7 +74,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], manifests: tuple[str,
     if url:
         results = asyncio.run(_remote(loaded.files, url, token or "", str(traffic_url)))
     else:
-        results = asyncio.run(_embedded(loaded.files, manifests, dialect))
+        results = asyncio.run(_embedded(loaded.files, manifests, dialect, overlays))
     report = render(results, fmt)
     if output:
         Path(output).write_text(report, encoding="utf-8")
