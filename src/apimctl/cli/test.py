@@ -31,7 +31,7 @@ from apimctl.errors import ApimctlError, ManifestError
 from apimctl.render.problems import render as render_problems
 
 AREA = "calltests"
-DIALECTS = ("spec", "mashery")
+DIALECTS = ("auto", "spec", "mashery")  # auto: spec, as the embedded server is (APIMCTL_DIALECT is shared)
 
 
 @click.command("test")
@@ -44,8 +44,8 @@ DIALECTS = ("spec", "mashery")
               help="text; json; junit (JUnit XML for CI); markdown (a pull-request comment section).")
 @click.option("--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file (the summary line still goes to stderr).")
-@click.option("--dialect", type=click.Choice(DIALECTS), default="spec", show_default=True,
-              help="Dialect of the embedded area (SUPPLEMENT §10).")
+@click.option("--dialect", type=click.Choice(DIALECTS), default="auto", show_default=True,
+              help="Dialect of the embedded area (SUPPLEMENT §10); auto: spec, as the embedded server.")
 @click.option("--url", default=None,
               help="Management API of a running server, instead of the embedded area (with --traffic-url; "
                    "APIMCTL_URL alone does not switch the run away from the embedded area).")
@@ -74,7 +74,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], manifests: tuple[str,
     if url:
         results = asyncio.run(_remote(loaded.files, url, token or "", str(traffic_url)))
     else:
-        results = asyncio.run(_embedded(loaded.files, manifests, dialect, overlays))
+        results = asyncio.run(_embedded(loaded.files, manifests, "spec" if dialect == "auto" else dialect, overlays))
     report = render(results, fmt)
     if output:
         Path(output).write_text(report, encoding="utf-8")
