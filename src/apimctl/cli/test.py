@@ -62,6 +62,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], manifests: tuple[str,
         raise click.UsageError("give at least one PATH (a *.test.yaml file or a directory)")
     if bool(url) != bool(traffic_url):
         raise click.UsageError("--url and --traffic-url go together (a running apimctl serve --traffic-port)")
+    if overlays and not manifests and ctx.get_parameter_source("overlays") == ParameterSource.ENVIRONMENT:
+        overlays = ()  # APIMCTL_OVERLAY is plan's and apply's; without --manifests it has no base here
     if overlays and not manifests:
         raise click.UsageError("--overlay needs --manifests (the base the overlays are merged over)")
     if url and manifests:

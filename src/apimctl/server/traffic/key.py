@@ -114,6 +114,9 @@ def find_key(call: Call, area: Area, endpoint: dict[str, Any], trace: Trace) -> 
     value, spot = next(((v, s) for v, s in found if v in area.keys), found[0])
     label = spot.describe() if spot else f"the reserved key {NO_KEY}"
     key = area.keys.get(value)
+    if key is None and spot is None:
+        raise Refused("key", "ERR_403_DEVELOPER_INACTIVE",
+                      f"no key in the call, and the area has no key {NO_KEY} (allowMissingApiKey needs one)")
     if key is None:
         raise Refused("key", "ERR_403_DEVELOPER_INACTIVE", f"key in {label} unknown to the area")
     reason = _inactive(area, key)
