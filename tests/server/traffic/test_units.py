@@ -85,3 +85,15 @@ def test_a_key_is_placed_where_the_endpoint_reads_it() -> None:
     endpoint.update(apiKeyValueLocations=["request-body"], apiKeyValueLocationKey="key")
     placed = with_key([area], _call("/v1", headers=[("Content-Type", "application/json")], body=b'{"a": 1}'), "k")
     assert placed.body == b'{"a": 1, "key": "k"}'
+
+
+def test_allow_missing_key_needs_the_noapikey_key() -> None:
+    from apimctl.server.traffic.key import find_key
+    from apimctl.server.traffic.model import Refused, Trace
+
+    endpoint = {"allowMissingApiKey": True, "apiKeyValueLocations": ["request-parameters"],
+                "apiKeyValueLocationKey": "api_key"}
+    with pytest.raises(Refused) as refused:
+        find_key(_call("/v1"), Area("a"), endpoint, Trace(""))
+    assert refused.value.message_id == "ERR_403_DEVELOPER_INACTIVE"
+    assert "the area has no key noapikey" in refused.value.reason
