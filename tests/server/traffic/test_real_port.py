@@ -49,7 +49,7 @@ def test_a_call_through_real_sockets(tmp_path: Path, dialect: str) -> None:
                 assert httpx.post(f"{api}/v3/rest/domains", json={"domain": domain}, headers=auth).status_code == 200
             prefix = "svc" if dialect == "spec" else "mashery"
             endpoint = {"name": "E", "requestPathAlias": "/v1", "trafficManagerDomain": "api.example.com",
-                        "publicDomains": [{"address": "api.example.com"}], "supportedHttpMethods": ["get"],
+                        "publicDomains": [{"address": "api.example.com"}], "supportedHttpMethods": ["get", "head"],
                         "outboundTransportProtocol": "http", "allowMissingApiKey": True,
                         "forwardedHeaders": [f"{prefix}-host"], "systemDomains": [{"address": f"127.0.0.1:{port}"}]}
             created = httpx.post(f"{api}/v3/rest/services", json={"name": "S", "endpoints": [endpoint]}, headers=auth)
@@ -72,4 +72,7 @@ def test_a_call_through_real_sockets(tmp_path: Path, dialect: str) -> None:
             answer = httpx.get(f"{traffic}/v1/x?q=1", headers={"Host": "api.example.com"})
             assert answer.status_code == 200, answer.text
             assert answer.json() == {"path": "/v1/x", "query": "q=1", "host": "api.example.com"}
+            head = httpx.head(f"{traffic}/v1/x?q=1", headers={"Host": "api.example.com"})
+            assert (head.status_code, head.content) == (200, b"")
+            assert head.headers["content-length"] == answer.headers["content-length"]
     management_app.state.server.store.close()

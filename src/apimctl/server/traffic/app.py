@@ -44,7 +44,7 @@ class TrafficApp:
         async for chunk in request.stream():
             body += chunk
             if len(body) > self.max_body_bytes:
-                await Response(b"<h1>Request Entity Too Large</h1>", 413)(scope, receive, send)
+                await Response(b"<h1>Request Entity Too Large</h1>", 413, media_type="text/html")(scope, receive, send)
                 return
         call = Call(
             method=request.method, scheme=str(scope.get("scheme") or "http"),
@@ -54,12 +54,13 @@ class TrafficApp:
             body=body, time=self.manager.clock(),
         )
         answer, _ = await self.manager.handle(call)
-        response = Response(answer.body, status_code=answer.status)
-        del response.headers["content-length"]
-        for name, value in answer.headers:
-            response.headers.append(name, value)
-        response.headers["content-length"] = str(len(answer.body))
-        await response(scope, receive, send)
+        head = call.method == "HEAD"
+        headers = [(n.lower().encode("latin-1"), v.encode("latin-1", "replace")) for n, v in answer.headers
+                   if n.lower() != "content-length" or head]
+        if not (head and any(n == b"content-length" for n, _ in headers)):  # HEAD: the back end's length
+            headers.append((b"content-length", str(len(answer.body)).encode()))
+        await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if head else answer.body})
 
 
 def create_traffic_app(management: Any, *, clock: Clock | None = None,

@@ -220,7 +220,8 @@ async def forward(client: httpx.AsyncClient, call: Call, route: Route, found: Ke
     elapsed = (time.perf_counter() - started) * 1000
     via = f" after {hops} redirect{'s' * (hops != 1)}" if hops else ""
     trace.add("forward", f"forwarded to {method} {shown}{via}")
-    out = [(n, v) for n, v in response.headers.multi_items() if n.lower() not in HOP_BY_HOP
+    out = [(n, v) for n, v in response.headers.multi_items()
+           if (n.lower() not in HOP_BY_HOP or (method == "HEAD" and n.lower() == "content-length"))
            and not (n.lower() == "content-encoding" and not (passthrough and v.lower() == "gzip"))]
     for item in endpoint.get("returnedHeaders") or []:
         suffix = str(item).split("-", 1)[1] if "-" in str(item) else str(item)
