@@ -23,7 +23,8 @@ def test_the_examples_test_files_are_valid_and_not_manifests() -> None:
     assert loaded.problems == []
     assert len(loaded.files) == len(folders)
     for folder in folders:
-        problems = validate_paths([str(folder.parent)], env={"FORECAST_BACKEND_SECRET": "x"})
+        env = {"FORECAST_BACKEND_SECRET": "x", "PAYMENTS_BACKEND_KEY_SECRET": "x"}
+        problems = validate_paths([str(folder.parent)], env=env)
         assert [p for p in problems if p.severity == "error"] == [], folder
 
 
