@@ -54,11 +54,11 @@ def invoke(*args: str) -> tuple[int, str, str]:
     return int(result.return_value or 0), result.stdout, result.stderr
 
 
-@pytest.mark.parametrize("example", ["weather", "maintenance-window", "public-api", "multi-team"])
+@pytest.mark.parametrize("example", ["weather", "maintenance-window", "public-api", "multi-team", "environments/base"])
 def test_the_examples_call_tests_pass(example: str, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = EXAMPLES / example
-    env = folder / "example.env"  # placeholder values of the secrets the manifests reference
-    for line in env.read_text().splitlines() if env.exists() else []:
+    envs = [f for f in (folder / "example.env", folder.parent / "example.env") if f.exists()]
+    for line in envs[0].read_text().splitlines() if envs else []:  # the placeholder secrets
         if "=" in line and not line.startswith("#"):
             monkeypatch.setenv(*line.split("=", 1))
     code, out, err = invoke("test", str(folder / "tests"), "--manifests", str(folder), "--format", "json")
