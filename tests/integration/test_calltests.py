@@ -251,7 +251,8 @@ def test_against_a_running_server(tmp_path: Path) -> None:
     from apimctl.server import ServerConfig, create_app
     from apimctl.server.traffic import create_traffic_app
 
-    app = create_app(ServerConfig(db_path=str(tmp_path / "s.db"), tokens={"tok-1": "a"}, auto_approve_domains=True))
+    app = create_app(ServerConfig(db_path=str(tmp_path / "s.db"), tokens={"tok-1": "a"}, auto_approve_domains=True,
+                                  operator_token="op-1"))
     (tmp_path / "m.yaml").write_text(MANIFEST.replace("orders.example.net", "localhost").replace(
         "catalog.example.net", "localhost").replace(
         "domains: [example.com, example.net]", "domains: [example.com, localhost]"))
@@ -276,6 +277,12 @@ def test_against_a_running_server(tmp_path: Path) -> None:
         assert (code, report["passed"]) == (0, 2), out
         members = httpx.get(f"{api}/v3/rest/members", headers={"Authorization": "Bearer tok-1"}).json()
         assert members == []  # the consumer was deleted afterwards
+        code, out, _ = invoke("call", "GET", "http://shop.example.com/orders", "--key", "not-a-key",
+                              "--traffic-url", traffic, "--url", api, "--token", "tok-1", "--operator-token", "op-1")
+        assert out.splitlines()[:5] == [
+            "route: Shop/Orders", "transport: http", "maintenance: none scheduled now",
+            "key: refused: key in header X-Key unknown to the area (ERR_403_DEVELOPER_INACTIVE)",
+            "answer: 403 (decided by key)"]
     app.state.server.store.close()
 
 

@@ -72,15 +72,32 @@ def parse_time(value: str | None) -> float | None:
 @click.option("--backend", "backends", multiple=True, metavar="ADDRESS=URL",
               help="Send calls to the system domain ADDRESS to URL instead (repeatable).")
 @click.option("--db", default=EMBEDDED_DB, show_default=True, help="Database of the emulated area.")
+@click.option("--traffic-url", default=None,
+              help="The traffic listener of a running apimctl serve --traffic-port, instead of the embedded area.")
+@click.option("--url", "api_url", default=None,
+              help="With --traffic-url: that server's management API (to place --key where the endpoint reads it).")
+@click.option("--token", default=None, help="Bearer token of --url.")
+@click.option("--operator-token", default=None,
+              help="With --traffic-url and --url: read the call's decisions from /operator/traffic.")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 @click.option("-i", "--include", is_flag=True, help="Show the answer's headers.")
 def command(method: str, url: str, headers: tuple[str, ...], data: str | None, key: str | None,
             origin: str | None, at: str | None, backends: tuple[str, ...], db: str, fmt: str,
-            include: bool) -> int:
+            include: bool, traffic_url: str | None, api_url: str | None, token: str | None,
+            operator_token: str | None) -> int:
     """Make one call against the traffic emulator and show why it got its answer."""
     parsed = httpx.URL(url)
     if parsed.scheme not in ("http", "https") or not parsed.host:
         raise click.BadParameter(f"expected http(s)://HOST/PATH, got {url!r}", param_hint="URL")
+    if traffic_url:
+        if at or backends:
+            raise click.UsageError("--at and --backend need the embedded area (a running server keeps its own clock "
+                                   "and back ends)")
+        result = asyncio.run(_remote(traffic_url, api_url, token, operator_token, method.upper(), parsed,
+                                     parse_headers(headers) + ([("Origin", origin)] if origin else []),
+                                     (data or "").encode(), key))
+        click.echo(render(result, fmt, include), nl=False)
+        return EXIT_OK
     if not os.path.isfile(db):
         raise ApimctlError(f"{db}: no such database (apply manifests to the embedded area first, or give --db)")
     header_list = parse_headers(headers) + ([("Origin", origin)] if origin else [])
@@ -117,6 +134,46 @@ async def _call(db: str, method: str, url: httpx.URL, headers: list[tuple[str, s
         emulator.close()
     return {"status": answer.status, "headers": answer.headers, "body": answer.body.decode("utf-8", "replace"),
             "decidedBy": trace.deciding, "steps": [{"step": d.step, "decision": d.text} for d in trace.decisions]}
+
+
+async def _remote(traffic_url: str, api_url: str | None, token: str | None, operator_token: str | None,
+                  method: str, url: httpx.URL, headers: list[tuple[str, str]], body: bytes,
+                  key: str | None) -> dict[str, Any]:
+    """The call sent to a running traffic listener; its decisions from ``/operator/traffic``
+    (the latest call of that method, host and path) when the operator token is given."""
+    from apimctl.cli.emulator import key_placer, remote_areas
+    from apimctl.cli.target import api_base
+
+    base = api_base(api_url) if api_url else None
+    full = str(url)
+    auth = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx.AsyncClient(timeout=60) as client:
+        if key is not None:
+            services: list[dict[str, Any]] = []
+            if base:
+                listed = await client.get(f"{base}/services", params={"fields": "id,name,endpoints.*", "limit": "1000"},
+                                          headers=auth)
+                if listed.status_code >= 300:
+                    raise ApimctlError(f"reading the services of {base}: {listed.status_code} {listed.text[:200]}")
+                services = listed.json()
+            full, headers, body = key_placer(lambda: remote_areas(services))(method, full, headers, body, key)
+        target = httpx.URL(full)
+        sent = [*headers, ("Host", target.netloc.decode("ascii")), ("X-Forwarded-Proto", target.scheme)]
+        path = target.raw_path.decode("ascii")
+        try:
+            answer = await client.request(method, traffic_url.rstrip("/") + path, headers=sent, content=body)
+        except httpx.HTTPError as exc:
+            raise ApimctlError(f"cannot reach the traffic listener {traffic_url}: {exc}") from None
+        entry: dict[str, Any] = {}
+        if base and operator_token:
+            origin = httpx.URL(base).copy_with(path="/operator/traffic", query=None)
+            log = await client.get(str(origin), headers={"Authorization": f"Bearer {operator_token}"})
+            if log.status_code == 200:
+                entry = next((e for e in reversed(log.json()) if e["method"] == method and e["path"] == target.path
+                              and e["host"] == target.netloc.decode("ascii")), {})
+    steps = entry.get("steps") or [{"step": "decisions", "decision": "not read (give --url and --operator-token)"}]
+    return {"status": answer.status_code, "headers": list(answer.headers.multi_items()), "body": answer.text,
+            "decidedBy": entry.get("decidedBy", "unknown"), "steps": steps}
 
 
 def render(result: dict[str, Any], fmt: str, include: bool) -> str:
