@@ -76,3 +76,11 @@ def test_a_plan_that_does_not_entitle_the_endpoint_refuses(area: Area) -> None:
         response = area.call("GET", f"{path}{'&' if '?' in path else '?'}api_key={area.keys['free']}")
         assert response.status_code == 403, path
         assert response.headers[area.error_header] == "ERR_403_NOT_AUTHORIZED"
+
+
+def test_the_call_log_never_shows_a_key_in_the_path(area: Area) -> None:
+    key = area.keys["free"]
+    echo(area.call("GET", f"/v2/path/{key}/items"))
+    log = area.management.get("/operator/traffic", headers={"Authorization": "Bearer traffic-operator"})
+    assert log.json()[-1]["path"] == "/v2/path/(key)/items"
+    assert key not in log.text

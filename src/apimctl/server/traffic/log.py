@@ -29,7 +29,7 @@ class CallLog:
     def record(self, call: Call, trace: Trace, answer: Answer) -> dict[str, Any]:
         entry = {
             "id": trace.message_id, "time": iso(call.time), "method": call.method, "host": call.host,
-            "path": call.path, "status": answer.status, "decidedBy": trace.deciding,
+            "path": trace.masked(call.path), "status": answer.status, "decidedBy": trace.deciding,
             "service": (trace.service or {}).get("name"), "endpoint": (trace.endpoint or {}).get("name"),
             "steps": [{"step": d.step, "decision": d.text} for d in trace.decisions],
         }

@@ -88,6 +88,8 @@ class TrafficManager:
         if preflight:
             cors.preflight(call, endpoint, trace)
         found = find_key(call, found_route.area, endpoint, trace)
+        if len(found.value) >= 4:
+            trace.secrets.append(found.value)
         check_entitlement(call, found, service, endpoint, found_route.rest, trace)
         usage = self.limits.check(found_route.area.name, service, endpoint, found, call.time, trace)
         origin_headers += cors.actual_headers(call, endpoint, trace)

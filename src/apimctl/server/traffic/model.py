@@ -62,6 +62,12 @@ class Trace:
     deciding: str = ""  # the step that answered (the refusing one, or return)
     service: dict[str, Any] | None = None
     endpoint: dict[str, Any] | None = None
+    secrets: list[str] = field(default_factory=list)  # never shown: the key of the call
+
+    def masked(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "(key)")
+        return text
 
     def add(self, step: str, text: str) -> None:
         self.decisions.append(Decision(step, text))
