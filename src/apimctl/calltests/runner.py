@@ -28,6 +28,7 @@ import jsonpath_rfc9535
 from apimctl.calltests.backends import BackendTransport, stubs_of
 from apimctl.calltests.model import TestFile
 from apimctl.calltests.timing import VirtualClock, parse_instant
+from apimctl.kinds import PACKAGE, PLAN
 
 PlaceKey = Callable[[str, str, list[tuple[str, str]], bytes, str], tuple[str, list[tuple[str, str]], bytes]]
 Send = Callable[[str, str, list[tuple[str, str]], bytes], Awaitable[httpx.Response]]
@@ -71,11 +72,15 @@ def _one(response: httpx.Response, what: str) -> dict[str, Any]:
     return body[0] if isinstance(body, list) else body  # type: ignore[no-any-return]
 
 
+# a consumer names its plan by package and plan, as a package key's body does
+PACKAGE_FIELD, PLAN_FIELD, PLANS = PACKAGE.name, PLAN.name, PLAN.manifest_key
+
+
 async def _plans(target: Target) -> dict[tuple[str, str], tuple[str, str]]:
-    packages = await target.management.get("/packages", params={"fields": "id,name,plans", "limit": "1000"})
+    packages = await target.management.get(PACKAGE.path, params={"fields": f"id,name,{PLANS}", "limit": "1000"})
     if packages.status_code >= 300:
         raise ConsumerError(f"reading the packages: {packages.status_code} {packages.text[:300]}")
-    return {(p["name"], plan["name"]): (p["id"], plan["id"]) for p in packages.json() for plan in p.get("plans") or []}
+    return {(p["name"], plan["name"]): (p["id"], plan["id"]) for p in packages.json() for plan in p.get(PLANS) or []}
 
 
 async def create_consumers(target: Target, consumers: list[dict[str, Any]]) -> tuple[dict[str, str], list[str]]:
@@ -87,10 +92,10 @@ async def create_consumers(target: Target, consumers: list[dict[str, Any]]) -> t
     members: list[str] = []
     api = target.management
     for consumer in consumers:
-        found = plans.get((consumer["package"], consumer["plan"]))
+        found = plans.get((consumer[PACKAGE_FIELD], consumer[PLAN_FIELD]))
         if found is None:
-            raise ConsumerError(f"consumer {consumer['name']!r}: no plan {consumer['plan']!r} in package "
-                                f"{consumer['package']!r} in the area")
+            raise ConsumerError(f"consumer {consumer['name']!r}: no plan {consumer[PLAN_FIELD]!r} in package "
+                                f"{consumer[PACKAGE_FIELD]!r} in the area")
         username = re.sub(r"[^A-Za-z0-9_.-]", "-", consumer["name"])[:40] + "-" + secrets.token_hex(4)
         member = _one(await api.post("/members", json={
             "username": username, "email": f"{username}@example.com", "displayName": consumer["name"],
@@ -99,7 +104,7 @@ async def create_consumers(target: Target, consumers: list[dict[str, Any]]) -> t
         app = _one(await api.post(f"/members/{member['id']}/applications",
                                   json={"name": f"{consumer['name']} application", "username": username}),
                    f"consumer {consumer['name']!r}: application")
-        body: dict[str, Any] = {"package": {"id": found[0]}, "plan": {"id": found[1]}}
+        body: dict[str, Any] = {PACKAGE_FIELD: {"id": found[0]}, PLAN_FIELD: {"id": found[1]}}
         body |= {k: consumer[k] for k in ("apikey", "status", "qpsLimitCeiling", "qpsLimitExempt",
                                           "rateLimitCeiling", "rateLimitExempt") if k in consumer}
         key = _one(await api.post(f"/applications/{app['id']}/packageKeys", json=body),
