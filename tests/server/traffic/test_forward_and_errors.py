@@ -44,6 +44,7 @@ def test_redirects_are_followed_up_to_the_endpoints_number(area: Area) -> None:
     seen = echo(followed)
     assert seen["path"] == "/hop/0"
     assert seen["headers"]["cookie"] == "s=1"
+    assert area.backend.last.extensions["timeout"]["read"] == 5.0  # the endpoint's timeouts on every hop
     too_many = area.call("GET", f"/v2/hops/3?api_key={area.keys['free']}", follow_redirects=False)
     assert too_many.status_code == 302
     assert too_many.headers["location"] == "/hop/0"

@@ -46,7 +46,7 @@ def header_name(value: str) -> str:
     return "X-" + "-".join("ID" if p == "id" else p.capitalize() for p in value.split("-"))
 
 
-def _swap(spot: Spot | None, found: KeyFound, endpoint: dict[str, Any]) -> tuple[str | None, str]:
+def _swap(spot: Spot | None, endpoint: dict[str, Any]) -> tuple[str | None, str]:
     """What to do with the key: ("drop", "") or ("swap", new value) or (None, "")."""
     if spot is None:
         return None, ""
@@ -145,7 +145,7 @@ def backend_request(call: Call, route: Route, found: KeyFound, message_id: str,
         raise Refused("forward", "ERR_502_BAD_GATEWAY", "the endpoint has no system domain")
     protocol = str(endpoint.get("outboundTransportProtocol") or "https")
     scheme = scheme_of(call) if protocol == "use-inbound" else protocol
-    action, value = _swap(found.spot, found, endpoint)
+    action, value = _swap(found.spot, endpoint)
     path = _path(call, route, found.spot, action, value)
     query = _query(call, endpoint, found.spot, action, value)
     url = f"{scheme}://{domains[0]}{path}" + (f"?{query}" if query else "")
@@ -168,8 +168,7 @@ def _timeouts(endpoint: dict[str, Any]) -> httpx.Timeout:
     return httpx.Timeout(float(read), connect=float(connect), pool=float(connect))
 
 
-async def _send(client: httpx.AsyncClient, request: httpx.Request, endpoint: dict[str, Any],
-                passthrough: bool) -> tuple[httpx.Response, bytes]:
+async def _send(client: httpx.AsyncClient, request: httpx.Request, passthrough: bool) -> tuple[httpx.Response, bytes]:
     response = await client.send(request, stream=True)
     try:
         raw = passthrough and response.headers.get("content-encoding", "").lower() == "gzip"
@@ -183,33 +182,37 @@ async def _send(client: httpx.AsyncClient, request: httpx.Request, endpoint: dic
     return response, body
 
 
-async def forward(client: httpx.AsyncClient, call: Call, route: Route, found: KeyFound, message_id: str,
-                  host_header: str, trace: Trace) -> Answer:
-    endpoint = route.endpoint
-    method, url, headers, body = backend_request(call, route, found, message_id, host_header)
+def _next_hop(client: httpx.AsyncClient, request: httpx.Request, response: httpx.Response,
+              headers: list[tuple[str, str]], body: bytes, endpoint: dict[str, Any],
+              timeout: httpx.Timeout) -> httpx.Request:
+    """The request that follows a redirect: the same method and body on 307/308, else a GET;
+    the back end's cookies only with ``cookiesDuringHttpRedirectsEnabled``."""
+    target = request.url.join(response.headers["location"])
+    follow = [(n, v) for n, v in headers if n.lower() != "cookie"]
+    if endpoint.get("cookiesDuringHttpRedirectsEnabled") is True:
+        cookies = "; ".join(c.split(";", 1)[0] for c in response.headers.get_list("set-cookie"))
+        if cookies:
+            follow.append(("Cookie", cookies))
+    same = response.status_code in (307, 308)
+    return client.build_request(request.method if same else "GET", target, headers=follow,
+                                content=body if same else None, timeout=timeout)
+
+
+async def _exchange(client: httpx.AsyncClient, method: str, url: str, headers: list[tuple[str, str]], body: bytes,
+                    endpoint: dict[str, Any], shown: str) -> tuple[httpx.Response, bytes, int]:
+    """The back end's answer after the redirects the endpoint follows, its body, the hops;
+    a refused or slow back end is :class:`Refused` (502, 504)."""
     redirects = endpoint.get("numberOfHttpRedirectsToFollow") or 0
     passthrough = endpoint.get("gzipPassthroughSupportEnabled") is True
     timeout = _timeouts(endpoint)
-    shown = masked(url, found, endpoint)
-    started = time.perf_counter()
     hops = 0
     try:
         request = client.build_request(method, url, headers=headers, content=body, timeout=timeout)
-        while True:
-            response, content = await _send(client, request, endpoint, passthrough)
-            location = response.headers.get("location")
-            if not (response.is_redirect and location and hops < redirects):
-                break
+        response, content = await _send(client, request, passthrough)
+        while response.is_redirect and response.headers.get("location") and hops < redirects:
             hops += 1
-            target = request.url.join(location)
-            follow = [(n, v) for n, v in headers if n.lower() != "cookie"]
-            if endpoint.get("cookiesDuringHttpRedirectsEnabled") is True:
-                cookies = "; ".join(c.split(";", 1)[0] for c in response.headers.get_list("set-cookie"))
-                if cookies:
-                    follow.append(("Cookie", cookies))
-            same = response.status_code in (307, 308)
-            request = client.build_request(method if same else "GET", target, headers=follow,
-                                           content=body if same else None, timeout=timeout)
+            request = _next_hop(client, request, response, headers, body, endpoint, timeout)
+            response, content = await _send(client, request, passthrough)
     except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
         raise Refused("forward", "ERR_502_BAD_GATEWAY", f"no connection to {shown}: {type(exc).__name__}") from None
     except httpx.TimeoutException:
@@ -217,9 +220,14 @@ async def forward(client: httpx.AsyncClient, call: Call, route: Route, found: Ke
                       f"no answer from {shown} within {timeout.read:g} s") from None
     except httpx.HTTPError as exc:
         raise Refused("forward", "ERR_502_BAD_GATEWAY", f"{shown}: {type(exc).__name__}") from None
-    elapsed = (time.perf_counter() - started) * 1000
-    via = f" after {hops} redirect{'s' * (hops != 1)}" if hops else ""
-    trace.add("forward", f"forwarded to {method} {shown}{via}")
+    return response, content, hops
+
+
+def returned_headers(response: httpx.Response, endpoint: dict[str, Any], method: str,
+                     message_id: str) -> list[tuple[str, str]]:
+    """The back end's headers the caller gets (hop-by-hop ones and a decoded encoding left
+    out; a HEAD answer keeps its length), and the endpoint's ``returnedHeaders``."""
+    passthrough = endpoint.get("gzipPassthroughSupportEnabled") is True
     out = [(n, v) for n, v in response.headers.multi_items()
            if (n.lower() not in HOP_BY_HOP or (method == "HEAD" and n.lower() == "content-length"))
            and not (n.lower() == "content-encoding" and not (passthrough and v.lower() == "gzip"))]
@@ -228,5 +236,18 @@ async def forward(client: httpx.AsyncClient, call: Call, route: Route, found: Ke
         value = {"message-id": message_id, "responder": RESPONDER}.get(suffix)
         if value:
             out.append((header_name(str(item)), value))
+    return out
+
+
+async def forward(client: httpx.AsyncClient, call: Call, route: Route, found: KeyFound, message_id: str,
+                  host_header: str, trace: Trace) -> Answer:
+    endpoint = route.endpoint
+    method, url, headers, body = backend_request(call, route, found, message_id, host_header)
+    shown = masked(url, found, endpoint)
+    started = time.perf_counter()
+    response, content, hops = await _exchange(client, method, url, headers, body, endpoint, shown)
+    elapsed = (time.perf_counter() - started) * 1000
+    via = f" after {hops} redirect{'s' * (hops != 1)}" if hops else ""
+    trace.add("forward", f"forwarded to {method} {shown}{via}")
     trace.add("return", f"{response.status_code} in {elapsed:.0f} ms")
-    return Answer(response.status_code, out, content)
+    return Answer(response.status_code, returned_headers(response, endpoint, method, message_id), content)
