@@ -12,6 +12,7 @@ many times at the same instant and the expectations apply to the last answer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import secrets
@@ -83,13 +84,13 @@ async def _plans(target: Target) -> dict[tuple[str, str], tuple[str, str]]:
     return {(p["name"], plan["name"]): (p["id"], plan["id"]) for p in packages.json() for plan in p.get(PLANS) or []}
 
 
-async def create_consumers(target: Target, consumers: list[dict[str, Any]]) -> tuple[dict[str, str], list[str]]:
-    """name -> key value of each consumer, and the ids of the members created."""
+async def create_consumers(target: Target, consumers: list[dict[str, Any]], members: list[str]) -> dict[str, str]:
+    """name -> key value of each consumer; the ids of the members created go to ``members``
+    (also those of a run that fails half-way, so that they can be deleted)."""
     if not consumers:
-        return {}, []
+        return {}
     plans = await _plans(target)
     keys: dict[str, str] = {}
-    members: list[str] = []
     api = target.management
     for consumer in consumers:
         found = plans.get((consumer[PACKAGE_FIELD], consumer[PLAN_FIELD]))
@@ -110,7 +111,7 @@ async def create_consumers(target: Target, consumers: list[dict[str, Any]]) -> t
         key = _one(await api.post(f"/applications/{app['id']}/packageKeys", json=body),
                    f"consumer {consumer['name']!r}: key")
         keys[consumer["name"]] = str(key["apikey"])
-    return keys, members
+    return keys
 
 
 def default_start() -> float:
@@ -231,9 +232,13 @@ async def _run_call(target: Target, test_file: TestFile, index: int, call: dict[
             await asyncio.sleep(float(call["after"]))
     started = time.perf_counter()
     response: httpx.Response | None = None
-    for _ in range(int(call.get("repeat", 1))):
-        response = await _send(target, call, keys)
-        result.calls += 1
+    try:
+        for _ in range(int(call.get("repeat", 1))):
+            response = await _send(target, call, keys)
+            result.calls += 1
+    except httpx.HTTPError as exc:
+        result.failures.append(f"the traffic listener did not answer: {type(exc).__name__}: {exc}")
+        return result
     result.seconds = time.perf_counter() - started
     assert response is not None
     entry = target.last_call() if target.last_call else None
@@ -263,12 +268,14 @@ async def run_file(target: Target, test_file: TestFile) -> list[CallResult]:
                 for c in doc["calls"]]
     members: list[str] = []
     try:
-        keys, members = await create_consumers(target, doc.get("consumers") or [])
+        keys = await create_consumers(target, doc.get("consumers") or [], members)
         return [await _run_call(target, test_file, i, call, keys) for i, call in enumerate(doc["calls"])]
-    except ConsumerError as exc:
-        return [CallResult(test_file.path, test_file.position("calls", i).line, c["name"], False, [str(exc)])
+    except (ConsumerError, httpx.HTTPError) as exc:
+        why = str(exc) if isinstance(exc, ConsumerError) else f"the management API did not answer: {type(exc).__name__}"
+        return [CallResult(test_file.path, test_file.position("calls", i).line, c["name"], False, [why])
                 for i, c in enumerate(doc["calls"])]
     finally:
         if target.cleanup:
             for member in members:
-                await target.management.delete(f"/members/{member}")
+                with contextlib.suppress(httpx.HTTPError):
+                    await target.management.delete(f"/members/{member}")

@@ -160,7 +160,10 @@ async def _remote(files: Sequence[Any], url: str, token: str, traffic_url: str) 
     base = api_base(url)
     async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30) as api, \
             httpx.AsyncClient(base_url=traffic_url.rstrip("/"), timeout=60) as traffic:
-        listed = await api.get("/services", params={"fields": "id,name,endpoints.*", "limit": "1000"})
+        try:
+            listed = await api.get("/services", params={"fields": "id,name,endpoints.*", "limit": "1000"})
+        except httpx.HTTPError as exc:
+            raise ApimctlError(f"cannot reach the management API {base}: {type(exc).__name__}") from None
         if listed.status_code >= 300:
             raise ApimctlError(f"reading the services of {base}: {listed.status_code} {listed.text[:200]}")
         services = listed.json()
