@@ -43,7 +43,7 @@ def cli() -> None:
 # command is first asked for
 cli.commands = LazyCommands({name: f"apimctl.cli.{name}" for name in (
     "validate", "lint", "render", "plan", "apply", "drift", "export", "serve", "schema",
-    "unlock", "completion")})
+    "unlock", "completion", "call", "test")})
 cli.commands.modules["import"] = "apimctl.cli.imports"  # `import` is a keyword: another module name
 
 

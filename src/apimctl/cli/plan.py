@@ -18,6 +18,7 @@ import click
 
 from apimctl.cli.common import (
     EXIT_CHANGES,
+    EXIT_ERROR,
     EXIT_OK,
     color_wanted,
     connection_options,
@@ -54,6 +55,9 @@ from apimctl.plans.model import Plan
 @click.option("--repair-duplicates", is_flag=True, envvar=envvar("repair_duplicates"),
               help="Plan deletes of the extra live copies of objects and nested items that "
                    "share one identity (keeping the one pinned by id:, else the oldest).")
+@click.option("--tests", "tests", multiple=True, type=click.Path(exists=True), metavar="PATH",
+              help="Also run these call tests (apimctl test) on a throw-away area with the manifests "
+                   "applied, and append their results; a failed check exits 1. Repeatable.")
 @rotation_options
 @impact_option
 @click.option("--no-color", is_flag=True, envvar=envvar("no_color"),
@@ -65,7 +69,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
             out_file: str | None, fmt: str, detailed_exitcode: bool, targets: tuple[str, ...],
             prune: bool, max_deletes: int | None, ignores: tuple[str, ...], no_color: bool,
             repair_duplicates: bool = False, rotate_secrets: bool = False,
-            rotate: tuple[str, ...] = (), impact: str = "auto", **_connection: Any) -> int:
+            rotate: tuple[str, ...] = (), impact: str = "auto", tests: tuple[str, ...] = (),
+            **_connection: Any) -> int:
     """Show what apply would change to make the area match the manifests in PATH...
 
     Reads the live configuration and writes nothing. Without --url it plans against the
@@ -85,7 +90,25 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     if out_file:
         _say(f"Saved the plan to {out_file}; apply it with: apimctl apply --plan {out_file}")
     click.echo(render(made, fmt, color=color_wanted(no_color), saved=out_file), nl=False)
+    if tests and not _call_checks(tests, paths, overlays, fmt):
+        return EXIT_ERROR
     return EXIT_CHANGES if detailed_exitcode and made.has_changes else EXIT_OK
+
+
+def _call_checks(tests: tuple[str, ...], paths: tuple[str, ...], overlays: tuple[str, ...], fmt: str) -> bool:
+    """Run the call tests; their Markdown section follows a Markdown plan, their text report a
+    text plan (a JSON plan stays alone on stdout). True when every check passed."""
+    from apimctl.calltests.report import headline, markdown, text
+    from apimctl.cli.test import call_checks
+
+    results = call_checks(tests, paths, overlays)
+    if fmt == "markdown":
+        click.echo("\n" + markdown(results), nl=False)
+    elif fmt == "text":
+        click.echo("\n" + text(results), nl=False)
+    else:
+        _say(headline(results))
+    return all(r.passed for r in results)
 
 
 def render(plan: Plan, fmt: str, *, color: bool, saved: str | None = None) -> str:

@@ -6,6 +6,7 @@ nothing else happens here.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 import sqlite3
@@ -111,11 +112,14 @@ def build_config(db: str, tokens: tuple[str, ...], clients: tuple[str, ...], use
 @click.option("--nested-wildcards/--no-nested-wildcards", default=None,
               help="Whether `X.*` in `fields` returns every field of X; without, only a top-level "
                    "`fields=*` is a wildcard, as on real areas (SUPPLEMENT §10.10.8). Default: the dialect's.")
+@click.option("--traffic-port", type=click.IntRange(0, 65535), default=None,
+              help="Also run the traffic manager (what callers of the endpoints see, SUPPLEMENT §11) on this port.")
+@click.option("--traffic-host", default="127.0.0.1", show_default=True, help="Address of the traffic listener.")
 def command(host: str, port: int, db: str, tokens: tuple[str, ...], clients: tuple[str, ...],
             users: tuple[str, ...], auto_approve_domains: bool, object_responses: bool,
             operator_token: str | None, qps: float | None, daily_quota: int | None,
             fault_rate: float, fault_seed: int | None, events_config: str | None, dialect: str,
-            nested_wildcards: bool | None) -> None:
+            nested_wildcards: bool | None, traffic_port: int | None, traffic_host: str) -> None:
     """Run the reference server (management API under /v3/rest)."""
     _check_db(db)
     config, dev = build_config(
@@ -126,14 +130,23 @@ def command(host: str, port: int, db: str, tokens: tuple[str, ...], clients: tup
         nested_wildcards=nested_wildcards,
     )
     sock = _bind(host, port)
+    traffic_sock = _bind(traffic_host, traffic_port) if traffic_port is not None else None
     app = _app(config)
     port = sock.getsockname()[1]
     shown = "" if dialect == "spec" else f", dialect {dialect}"
     click.echo(f"apimctl reference server on http://{host}:{port}/v3/rest (database {db}{shown})", err=True)
+    listeners = [(app, host, port, sock)]
+    if traffic_sock is not None:
+        from apimctl.server.traffic import create_traffic_app
+
+        traffic_port = traffic_sock.getsockname()[1]
+        listeners.append((create_traffic_app(app), traffic_host, traffic_port, traffic_sock))
+        click.echo(f"traffic manager on http://{traffic_host}:{traffic_port} (calls routed by Host and path; "
+                   "recent calls: GET /operator/traffic with the operator token)", err=True)
     if dev:
         click.echo(f"No --token or --user given: accepting the development token "
                    f"'Authorization: Bearer {DEV_TOKEN}' for area '{DEV_AREA}'.", err=True)
-    _run(app, host, port, sock)
+    _run(listeners)
 
 
 def _app(config: ServerConfig) -> Any:
@@ -145,14 +158,31 @@ def _app(config: ServerConfig) -> Any:
         raise ApimctlError(f"cannot open the database {config.db_path}: {exc}") from None
 
 
-def _run(app: Any, host: str, port: int, sock: socket.socket) -> None:
-    """Serve until interrupted; a server that cannot start is an error (exit 1), not uvicorn's exit 3."""
+def _run(listeners: list[tuple[Any, str, int, socket.socket]]) -> None:
+    """Serve until interrupted (the management API, and the traffic manager when asked for,
+    in one event loop); a server that cannot start is an error (exit 1), not uvicorn's exit 3."""
     import uvicorn
 
     from apimctl.server import UVICORN_OPTIONS
 
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", **UVICORN_OPTIONS))
+    servers = [uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", **UVICORN_OPTIONS))
+               for app, host, port, _ in listeners]
     with contextlib.suppress(SystemExit):  # uvicorn exits with 3 when it cannot start
-        server.run(sockets=[sock])
-    if not server.started:
-        raise ApimctlError(f"cannot listen on {host}:{port} (see the message above)")
+        if len(servers) == 1:
+            servers[0].run(sockets=[listeners[0][3]])
+        else:
+            asyncio.run(_serve_all(servers, [sock for *_, sock in listeners]))
+    for server, (_, host, port, _) in zip(servers, listeners, strict=True):
+        if not server.started:
+            raise ApimctlError(f"cannot listen on {host}:{port} (see the message above)")
+
+
+async def _serve_all(servers: list[Any], sockets: list[socket.socket]) -> None:
+    """Run several uvicorn servers together; when one stops (a signal), all stop."""
+    tasks = [asyncio.create_task(server.serve(sockets=[sock])) for server, sock in zip(servers, sockets, strict=True)]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for server in servers:
+            server.should_exit = True
+        await asyncio.gather(*tasks, return_exceptions=True)

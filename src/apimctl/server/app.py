@@ -39,6 +39,7 @@ from apimctl.server.fields import MISSING
 from apimctl.server.messages import ApiRequest, ApiResponse, dumps
 from apimctl.server.store import Store
 from apimctl.server.streaming import parts_response
+from apimctl.server.traffic.log import CallLog, traffic_log_endpoint
 from apimctl.server.tree import _PARAM_NAMES, ROOTS, Node
 from apimctl.server.uri_limit import UriLimit
 
@@ -94,6 +95,7 @@ class ServerApp:
         self.auth = Authenticator(config, self.store)
         self.events = EventDispatcher(config.events_config)
         self.engine = Engine(config, self.store, self.events)
+        self.traffic_log = CallLog()  # the traffic listener's recent calls (GET /operator/traffic)
 
     async def read_body(self, request: Request) -> Any:
         limit = self.config.max_body_bytes
@@ -210,6 +212,7 @@ class ServerApp:
             Route(f"{API}/domains/system/hostnames", self.api, methods=ALL_METHODS),
         ]
         routes.append(Route("/operator/events", self.guarded(event_log_endpoint(self.events)), methods=["GET"]))
+        routes.append(Route("/operator/traffic", self.guarded(traffic_log_endpoint(self.traffic_log)), methods=["GET"]))
         routes += [Route(API + t, self.api, methods=ALL_METHODS) for t in _templates(ROOTS[self.config.dialect], "")]
         routes.append(Route("/{path:path}", self.not_found, methods=ALL_METHODS))
         return routes

@@ -12,7 +12,7 @@ import pytest
 from apimctl.cli import cli
 from apimctl.cli.common import Lines, Number
 
-REQUIRED_ARGS = {"completion": ["bash"]}
+REQUIRED_ARGS = {"completion": ["bash"], "call": ["GET", "https://api.example.com/"]}
 
 
 def options() -> list[tuple[str, click.Option]]:

@@ -1,0 +1,17 @@
+"""The traffic manager of the reference server: what a caller of an endpoint sees
+(SUPPLEMENT §11).
+
+Modules, one per step: ``route``, ``transport``, ``maintenance``, ``key``, ``entitlement``,
+``limits``, ``cors``, ``forward`` (forward and return); ``errors`` renders refusals through
+the endpoint's error set; ``manager`` runs the steps in order; ``area`` reads the live
+configuration from the server's store; ``log`` keeps the recent calls
+(``GET /operator/traffic``); ``app`` is the ASGI application of the traffic listener
+(:func:`create_traffic_app`). Nothing here is emulated beyond what §11 names: response
+caching, custom adapters and processors are not emulated, OAuth is kept to token presence.
+"""
+
+from __future__ import annotations
+
+from apimctl.server.traffic.app import TrafficApp, create_traffic_app
+
+__all__ = ["TrafficApp", "create_traffic_app"]

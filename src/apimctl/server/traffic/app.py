@@ -1,0 +1,76 @@
+"""The traffic listener: an ASGI application handing every request to the traffic manager.
+
+:func:`create_traffic_app` builds it beside a management app made by
+:func:`apimctl.server.create_app` and shares its store, dialect and call log, so an apply
+through the management API is visible to the next call. ``apimctl serve --traffic-port``
+runs it on a second socket; ``apimctl test`` and ``apimctl call`` run it in-process (with a
+virtual clock and stub back ends).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from apimctl.server.traffic.manager import Clock, TrafficManager
+from apimctl.server.traffic.model import Call
+
+
+class TrafficApp:
+    """ASGI: request -> :class:`Call` -> :class:`TrafficManager` -> response."""
+
+    def __init__(self, manager: TrafficManager, max_body_bytes: int) -> None:
+        self.manager = manager
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await self.manager.aclose()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        request = Request(scope, receive)
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > self.max_body_bytes:
+                await Response(b"<h1>Request Entity Too Large</h1>", 413, media_type="text/html")(scope, receive, send)
+                return
+        call = Call(
+            method=request.method, scheme=str(scope.get("scheme") or "http"),
+            host=request.headers.get("host", ""), path=str(scope.get("path") or "/"),
+            query=list(request.query_params.multi_items()),
+            headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers", [])],
+            body=body, time=self.manager.clock(),
+        )
+        answer, _ = await self.manager.handle(call)
+        head = call.method == "HEAD"
+        headers = [(n.lower().encode("latin-1"), v.encode("latin-1", "replace")) for n, v in answer.headers
+                   if n.lower() != "content-length" or head]
+        if not (head and any(n == b"content-length" for n, _ in headers)):  # HEAD: the back end's length
+            headers.append((b"content-length", str(len(answer.body)).encode()))
+        await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if head else answer.body})
+
+
+def create_traffic_app(management: Any, *, clock: Clock | None = None,
+                       transport: httpx.AsyncBaseTransport | None = None) -> TrafficApp:
+    """The traffic listener's app beside ``management`` (an app of
+    :func:`apimctl.server.create_app`); ``clock``: seconds since the epoch (default: real
+    time); ``transport``: of the back-end client (default: the network)."""
+    server = management.state.server
+    options: dict[str, Any] = {"transport": transport}
+    if clock is not None:
+        options["clock"] = clock
+    manager = TrafficManager(server.store, server.dialect, server.traffic_log, **options)
+    return TrafficApp(manager, server.config.max_body_bytes)

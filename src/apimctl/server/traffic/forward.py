@@ -1,0 +1,253 @@
+"""Steps 8 and 9, forward and return: the call to the back end and its answer (SUPPLEMENT
+§11.8-9).
+
+The call goes to the endpoint's first system domain (an address may carry a port, §10.10.2)
+over ``outboundTransportProtocol`` (``use-inbound``: the call's own scheme), with
+``outboundRequestTargetPath`` in place of the alias and
+``outboundRequestTargetQueryParameters`` appended. The key is dropped where it was found
+when ``dropApiKeyFromIncomingCall``, else replaced by ``systemDomainCredentialKey`` when
+``useSystemDomainCredentials``; ``systemDomainAuthentication`` of type ``httpBasic`` sends
+its user and password. ``headersToExcludeFromIncomingCall`` are removed and
+``forwardedHeaders`` added (enum value ``svc-message-id`` -> header ``X-Svc-Message-ID``,
+``mashery-host`` -> ``X-Mashery-Host``); ``hostPassthroughIncludedInBackendCallHeader``
+sends the original host in the dialect's host header. Redirects are followed up to
+``numberOfHttpRedirectsToFollow`` (cookies carried only with
+``cookiesDuringHttpRedirectsEnabled``). Gzip: ``forceGzipOfBackendCall`` asks the back end
+for gzip; with ``gzipPassthroughSupportEnabled`` the caller's ``Accept-Encoding`` goes to
+the back end and a gzip answer comes back as it is, otherwise the answer is decoded. No
+connection within ``connectionTimeoutForSystemDomainRequest`` seconds (or a refused one):
+``ERR_502_BAD_GATEWAY``; no answer within ``connectionTimeoutForSystemDomainResponse``:
+``ERR_504_GATEWAY_TIMEOUT``. The answer gets ``returnedHeaders``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+import httpx
+
+from apimctl.server.traffic.key import KeyFound, Spot
+from apimctl.server.traffic.model import Answer, Call, Refused, Trace
+from apimctl.server.traffic.route import Route
+from apimctl.server.traffic.transport import scheme_of
+
+HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
+                        "trailer", "transfer-encoding", "upgrade", "host", "content-length"})
+RESPONDER = "apimctl-traffic-emulator"
+
+
+def header_name(value: str) -> str:
+    """The header of a forwarded/returned header enum value: ``svc-message-id`` ->
+    ``X-Svc-Message-ID``."""
+    return "X-" + "-".join("ID" if p == "id" else p.capitalize() for p in value.split("-"))
+
+
+def _swap(spot: Spot | None, endpoint: dict[str, Any]) -> tuple[str | None, str]:
+    """What to do with the key: ("drop", "") or ("swap", new value) or (None, "")."""
+    if spot is None:
+        return None, ""
+    if endpoint.get("dropApiKeyFromIncomingCall") is True:
+        return "drop", ""
+    if endpoint.get("useSystemDomainCredentials") is True and endpoint.get("systemDomainCredentialKey"):
+        return "swap", str(endpoint["systemDomainCredentialKey"])
+    return None, ""
+
+
+def _path(call: Call, route: Route, spot: Spot | None, action: str | None, value: str) -> str:
+    segments = call.path.split("/")  # segments[0] is "" (the path starts with "/")
+    if spot is not None and spot.place == "path" and action:
+        position = int(spot.name)
+        if action == "drop":
+            del segments[position]
+        else:
+            segments[position] = value
+    path = "/".join(segments)
+    alias = "/" + route.alias.strip("/") if route.alias.strip("/") else ""
+    rest = path[len(alias):] if path.startswith(alias) else route.rest
+    target = str(route.endpoint.get("outboundRequestTargetPath") or "") or alias
+    full = ("/" + target.strip("/") if target.strip("/") else "") + rest
+    return full or "/"
+
+
+def _query(call: Call, endpoint: dict[str, Any], spot: Spot | None, action: str | None, value: str) -> str:
+    pairs: list[tuple[str, str]] = []
+    for name, val in call.query:
+        if spot is not None and spot.place == "query" and name == spot.name and action:
+            if action == "drop":
+                continue
+            val = value
+        pairs.append((name, val))
+    extra = str(endpoint.get("outboundRequestTargetQueryParameters") or "").lstrip("?&")
+    pairs += parse_qsl(extra, keep_blank_values=True)
+    return urlencode(pairs)
+
+
+def _body(call: Call, spot: Spot | None, action: str | None, value: str) -> bytes:
+    if spot is None or spot.place not in ("form", "json") or not action:
+        return call.body
+    if spot.place == "form":
+        pairs = parse_qsl(call.body.decode("latin-1"), keep_blank_values=True)
+        pairs = [(k, value if k == spot.name else v) for k, v in pairs if not (k == spot.name and action == "drop")]
+        return urlencode(pairs).encode()
+    doc = json.loads(call.body)
+    if action == "drop":
+        doc.pop(spot.name, None)
+    else:
+        doc[spot.name] = value
+    return json.dumps(doc).encode()
+
+
+def _headers(call: Call, route: Route, found: KeyFound, action: str | None, value: str,
+             message_id: str, host_header: str) -> list[tuple[str, str]]:
+    endpoint = route.endpoint
+    excluded = {str(h).strip().lower() for h in endpoint.get("headersToExcludeFromIncomingCall") or [] if h}
+    spot = found.spot
+    out: list[tuple[str, str]] = []
+    for name, val in call.headers:
+        low = name.lower()
+        if low in HOP_BY_HOP or low in excluded:
+            continue
+        if low == "accept-encoding" and endpoint.get("gzipPassthroughSupportEnabled") is not True:
+            continue
+        if spot is not None and spot.place == "header" and low == spot.name.lower() and action:
+            if action == "drop":
+                continue
+            val = value
+        out.append((name, val))
+    if endpoint.get("forceGzipOfBackendCall") is True and not any(n.lower() == "accept-encoding" for n, _ in out):
+        out.append(("Accept-Encoding", "gzip"))
+    elif not any(n.lower() == "accept-encoding" for n, _ in out):
+        out.append(("Accept-Encoding", "identity"))
+    values = {"host": call.host, "message-id": message_id, "service-id": str(route.service.get("id"))}
+    for item in endpoint.get("forwardedHeaders") or []:
+        suffix = str(item).split("-", 1)[1] if "-" in str(item) else str(item)
+        if suffix in values:
+            out.append((header_name(str(item)), values[suffix]))
+    if endpoint.get("hostPassthroughIncludedInBackendCallHeader") is True:
+        out.append((host_header, call.host))
+    auth = endpoint.get("systemDomainAuthentication")
+    if isinstance(auth, dict) and auth.get("type") == "httpBasic" and auth.get("username"):
+        token = base64.b64encode(f"{auth['username']}:{auth.get('password') or ''}".encode()).decode()
+        out = [(n, v) for n, v in out if n.lower() != "authorization"] + [("Authorization", f"Basic {token}")]
+    return out
+
+
+def backend_request(call: Call, route: Route, found: KeyFound, message_id: str,
+                    host_header: str) -> tuple[str, str, list[tuple[str, str]], bytes]:
+    """(method, URL, headers, body) of the call to the back end."""
+    endpoint = route.endpoint
+    domains = [d.get("address") for d in endpoint.get("systemDomains") or [] if isinstance(d, dict)]
+    if not domains or not domains[0]:
+        raise Refused("forward", "ERR_502_BAD_GATEWAY", "the endpoint has no system domain")
+    protocol = str(endpoint.get("outboundTransportProtocol") or "https")
+    scheme = scheme_of(call) if protocol == "use-inbound" else protocol
+    action, value = _swap(found.spot, endpoint)
+    path = _path(call, route, found.spot, action, value)
+    query = _query(call, endpoint, found.spot, action, value)
+    url = f"{scheme}://{domains[0]}{path}" + (f"?{query}" if query else "")
+    headers = _headers(call, route, found, action, value, message_id, host_header)
+    return call.method, url, headers, _body(call, found.spot, action, value)
+
+
+def masked(url: str, found: KeyFound, endpoint: dict[str, Any]) -> str:
+    """``url`` as decisions show it: the caller's key and the system-domain key masked."""
+    for secret, label in ((found.value, "(key)"), (str(endpoint.get("systemDomainCredentialKey") or ""),
+                                                   "(system-domain key)")):
+        if len(secret) >= 4:
+            url = url.replace(secret, label)
+    return url
+
+
+def _timeouts(endpoint: dict[str, Any]) -> httpx.Timeout:
+    connect = endpoint.get("connectionTimeoutForSystemDomainRequest") or 2
+    read = endpoint.get("connectionTimeoutForSystemDomainResponse") or 5
+    return httpx.Timeout(float(read), connect=float(connect), pool=float(connect))
+
+
+async def _send(client: httpx.AsyncClient, request: httpx.Request, passthrough: bool) -> tuple[httpx.Response, bytes]:
+    response = await client.send(request, stream=True)
+    try:
+        raw = passthrough and response.headers.get("content-encoding", "").lower() == "gzip"
+        stream = response.stream
+        if raw and isinstance(stream, httpx.AsyncByteStream):  # the bytes as they came
+            body = b"".join([chunk async for chunk in stream])
+        else:
+            body = await response.aread()
+    finally:
+        await response.aclose()
+    return response, body
+
+
+def _next_hop(client: httpx.AsyncClient, request: httpx.Request, response: httpx.Response,
+              headers: list[tuple[str, str]], body: bytes, endpoint: dict[str, Any],
+              timeout: httpx.Timeout) -> httpx.Request:
+    """The request that follows a redirect: the same method and body on 307/308, else a GET;
+    the back end's cookies only with ``cookiesDuringHttpRedirectsEnabled``."""
+    target = request.url.join(response.headers["location"])
+    follow = [(n, v) for n, v in headers if n.lower() != "cookie"]
+    if endpoint.get("cookiesDuringHttpRedirectsEnabled") is True:
+        cookies = "; ".join(c.split(";", 1)[0] for c in response.headers.get_list("set-cookie"))
+        if cookies:
+            follow.append(("Cookie", cookies))
+    same = response.status_code in (307, 308)
+    return client.build_request(request.method if same else "GET", target, headers=follow,
+                                content=body if same else None, timeout=timeout)
+
+
+async def _exchange(client: httpx.AsyncClient, method: str, url: str, headers: list[tuple[str, str]], body: bytes,
+                    endpoint: dict[str, Any], shown: str) -> tuple[httpx.Response, bytes, int]:
+    """The back end's answer after the redirects the endpoint follows, its body, the hops;
+    a refused or slow back end is :class:`Refused` (502, 504)."""
+    redirects = endpoint.get("numberOfHttpRedirectsToFollow") or 0
+    passthrough = endpoint.get("gzipPassthroughSupportEnabled") is True
+    timeout = _timeouts(endpoint)
+    hops = 0
+    try:
+        request = client.build_request(method, url, headers=headers, content=body, timeout=timeout)
+        response, content = await _send(client, request, passthrough)
+        while response.is_redirect and response.headers.get("location") and hops < redirects:
+            hops += 1
+            request = _next_hop(client, request, response, headers, body, endpoint, timeout)
+            response, content = await _send(client, request, passthrough)
+    except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+        raise Refused("forward", "ERR_502_BAD_GATEWAY", f"no connection to {shown}: {type(exc).__name__}") from None
+    except httpx.TimeoutException:
+        raise Refused("forward", "ERR_504_GATEWAY_TIMEOUT",
+                      f"no answer from {shown} within {timeout.read:g} s") from None
+    except httpx.HTTPError as exc:
+        raise Refused("forward", "ERR_502_BAD_GATEWAY", f"{shown}: {type(exc).__name__}") from None
+    return response, content, hops
+
+
+def returned_headers(response: httpx.Response, endpoint: dict[str, Any], method: str,
+                     message_id: str) -> list[tuple[str, str]]:
+    """The back end's headers the caller gets (hop-by-hop ones and a decoded encoding left
+    out; a HEAD answer keeps its length), and the endpoint's ``returnedHeaders``."""
+    passthrough = endpoint.get("gzipPassthroughSupportEnabled") is True
+    out = [(n, v) for n, v in response.headers.multi_items()
+           if (n.lower() not in HOP_BY_HOP or (method == "HEAD" and n.lower() == "content-length"))
+           and not (n.lower() == "content-encoding" and not (passthrough and v.lower() == "gzip"))]
+    for item in endpoint.get("returnedHeaders") or []:
+        suffix = str(item).split("-", 1)[1] if "-" in str(item) else str(item)
+        value = {"message-id": message_id, "responder": RESPONDER}.get(suffix)
+        if value:
+            out.append((header_name(str(item)), value))
+    return out
+
+
+async def forward(client: httpx.AsyncClient, call: Call, route: Route, found: KeyFound, message_id: str,
+                  host_header: str, trace: Trace) -> Answer:
+    endpoint = route.endpoint
+    method, url, headers, body = backend_request(call, route, found, message_id, host_header)
+    shown = masked(url, found, endpoint)
+    started = time.perf_counter()
+    response, content, hops = await _exchange(client, method, url, headers, body, endpoint, shown)
+    elapsed = (time.perf_counter() - started) * 1000
+    via = f" after {hops} redirect{'s' * (hops != 1)}" if hops else ""
+    trace.add("forward", f"forwarded to {method} {shown}{via}")
+    trace.add("return", f"{response.status_code} in {elapsed:.0f} ms")
+    return Answer(response.status_code, returned_headers(response, endpoint, method, message_id), content)

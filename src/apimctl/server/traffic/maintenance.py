@@ -1,0 +1,43 @@
+"""Step 3, maintenance: a scheduled maintenance event whose window contains the call's time
+and whose endpoints include this one answers ``ERR_503_SERVICE_UNAVAILABLE`` (SUPPLEMENT
+§11.3). The window is ``[startDateTime, endDateTime)``; a time without a zone is UTC."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from apimctl.server.traffic.model import Refused, Trace
+
+
+def instant(value: Any) -> float | None:
+    """Seconds since the epoch of an ISO 8601 date-time (``Z``, ``+0000`` or none: UTC)."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip().replace("Z", "+00:00")
+    if len(text) > 5 and text[-5] in "+-" and text[-3] != ":" and "T" in text:
+        text = text[:-2] + ":" + text[-2:]
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def check_maintenance(events: list[dict[str, Any]], endpoint: dict[str, Any], now: float,
+                      trace: Trace) -> None:
+    for event in events:
+        if not any(ref.get("id") == endpoint.get("id") for ref in event.get("endpoints") or []):
+            continue
+        start, end = instant(event.get("startDateTime")), instant(event.get("endDateTime"))
+        if start is not None and end is not None and start <= now < end:
+            raise Refused("maintenance", "ERR_503_SERVICE_UNAVAILABLE",
+                          f"inside maintenance window {event.get('name')!r} "
+                          f"({event.get('startDateTime')} to {event.get('endDateTime')})")
+    trace.add("maintenance", "none scheduled now")

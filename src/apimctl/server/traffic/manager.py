@@ -1,0 +1,99 @@
+"""The traffic manager: one call through the steps of SUPPLEMENT §11, in order.
+
+route -> transport -> maintenance -> (CORS pre-flight) -> key -> entitlement -> limits ->
+CORS headers -> forward -> return. The first step that refuses the call answers with a
+message of the error catalog rendered through the endpoint's error set
+(:mod:`~apimctl.server.traffic.errors`); route answers 596 and 405 itself and a pre-flight
+is answered by the CORS step. Every call is recorded with its decisions in the call log.
+The clock is injected (``apimctl test`` runs on a virtual one), and so is the transport of
+the back-end client (stub back ends).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+
+import httpx
+
+from apimctl.server.dialects import Dialect
+from apimctl.server.store import Store
+from apimctl.server.traffic import cors
+from apimctl.server.traffic.area import AreaReader
+from apimctl.server.traffic.entitlement import check_entitlement
+from apimctl.server.traffic.errors import render
+from apimctl.server.traffic.forward import forward
+from apimctl.server.traffic.key import find_key
+from apimctl.server.traffic.limits import Limits
+from apimctl.server.traffic.log import CallLog
+from apimctl.server.traffic.maintenance import check_maintenance
+from apimctl.server.traffic.model import Answer, Call, Final, Refused, Trace
+from apimctl.server.traffic.route import route
+from apimctl.server.traffic.transport import check_transport
+
+Clock = Callable[[], float]
+log = logging.getLogger("apimctl.server.traffic")
+
+
+class TrafficManager:
+    """Handles calls against the live configuration of the store's areas."""
+
+    def __init__(self, store: Store, dialect: Dialect, log: CallLog, *, clock: Clock = time.time,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.dialect = dialect
+        self.reader = AreaReader(store)
+        self.limits = Limits()
+        self.log = log
+        self.clock = clock
+        self.client = httpx.AsyncClient(transport=transport, follow_redirects=False, trust_env=False)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    async def handle(self, call: Call) -> tuple[Answer, Trace]:
+        trace = Trace(uuid.uuid4().hex)
+        origin_headers: list[tuple[str, str]] = []
+        try:
+            answer = await self._steps(call, trace, origin_headers)
+            trace.deciding = "return"
+        except Final as final:
+            if not trace.decisions or trace.decisions[-1].step != final.step:
+                trace.add(final.step, final.reason)
+            trace.deciding, answer = final.step, final.answer
+        except Refused as refused:
+            trace.add(refused.step, f"refused: {refused.reason} ({refused.message_id})")
+            trace.deciding = refused.step
+            answer = render(refused, trace.service, trace.endpoint, call, self.dialect)
+            if refused.step != "cors" and trace.endpoint is not None and not cors.is_preflight(call):
+                answer.headers += cors.actual_headers(call, trace.endpoint, Trace(""))
+        except Exception:  # a bug of the emulator: a plain 500, never a stack trace
+            log.exception("traffic manager failure on %s %s%s", call.method, call.host, call.path)
+            trace.add("error", "internal error of the emulator (see the server log)")
+            trace.deciding = "error"
+            answer = Answer(500, [("Content-Type", "text/plain")], b"internal error of the traffic emulator")
+        self.log.record(call, trace, answer)
+        return answer, trace
+
+    async def _steps(self, call: Call, trace: Trace, origin_headers: list[tuple[str, str]]) -> Answer:
+        preflight = cors.is_preflight(call)
+        method = str(call.header("access-control-request-method")) if preflight else call.method
+        found_route = route(self.reader.areas(), method, call.host, call.path)
+        service, endpoint = found_route.service, found_route.endpoint
+        trace.service, trace.endpoint = service, endpoint
+        trace.add("route", f"{service.get('name')}/{endpoint.get('name')}")
+        check_transport(call, endpoint, trace)
+        check_maintenance(found_route.area.events, endpoint, call.time, trace)
+        if preflight:
+            cors.preflight(call, endpoint, trace)
+        found = find_key(call, found_route.area, endpoint, trace)
+        if len(found.value) >= 4:
+            trace.secrets.append(found.value)
+        check_entitlement(call, found, service, endpoint, found_route.rest, trace)
+        usage = self.limits.check(found_route.area.name, service, endpoint, found, call.time, trace)
+        origin_headers += cors.actual_headers(call, endpoint, trace)
+        answer = await forward(self.client, call, found_route, found, trace.message_id,
+                               self.dialect.host_header, trace)
+        answer.headers += usage.headers + origin_headers
+        return answer

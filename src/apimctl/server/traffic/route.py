@@ -1,0 +1,79 @@
+"""Step 1, route: the call's host and path select an endpoint (SUPPLEMENT §11.1).
+
+The endpoint whose public domain equals the host (the port is ignored unless the domain
+names one) and whose ``requestPathAlias`` is the longest prefix of the path on a segment
+boundary, among the endpoints that support the call's method (several endpoints may share a
+path, §10.10.1). No endpoint at all: 596 Service Not Found; a path that only endpoints of
+other methods serve: 405 with ``Allow``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from apimctl.server.traffic.area import Area
+from apimctl.server.traffic.model import Answer, Final
+
+
+@dataclass
+class Route:
+    area: Area
+    service: dict[str, Any]
+    endpoint: dict[str, Any]
+    alias: str
+    rest: str  # the path after the alias ("" or "/...")
+
+
+def _host_matches(domain: str, host: str) -> bool:
+    domain, host = domain.strip().lower(), host.strip().lower()
+    if ":" in domain:
+        return domain == host
+    return domain == host.rsplit(":", 1)[0] if not host.startswith("[") else domain == host
+
+
+def _alias_matches(alias: str, path: str) -> str | None:
+    """The rest of ``path`` after ``alias`` when the alias is a prefix on a segment boundary."""
+    alias = "/" + alias.strip("/") if alias.strip("/") else ""
+    if path == alias or alias == "":
+        return path[len(alias):]
+    if path.startswith(alias + "/"):
+        return path[len(alias):]
+    return None
+
+
+def candidates(areas: list[Area], host: str, path: str) -> list[Route]:
+    """Every endpoint whose domain and alias match, longest alias first."""
+    out: list[Route] = []
+    for area in areas:
+        for service in area.services:
+            for ep in service.get("endpoints") or []:
+                domains = [d.get("address", "") for d in ep.get("publicDomains") or [] if isinstance(d, dict)]
+                if not any(_host_matches(d, host) for d in domains):
+                    continue
+                rest = _alias_matches(str(ep.get("requestPathAlias") or ""), path)
+                if rest is not None:
+                    out.append(Route(area, service, ep, str(ep.get("requestPathAlias") or ""), rest))
+    out.sort(key=lambda r: -len(r.alias.strip("/")))
+    return out
+
+
+def methods_of(endpoint: dict[str, Any]) -> set[str]:
+    return {str(m).upper() for m in endpoint.get("supportedHttpMethods") or []}
+
+
+def route(areas: list[Area], method: str, host: str, path: str) -> Route:
+    """The endpoint that serves the call, or :class:`Final` (596, 405)."""
+    found = candidates(areas, host, path)
+    for candidate in found:
+        if method.upper() in methods_of(candidate.endpoint):
+            return candidate
+    if not found:
+        raise Final("route", f"no endpoint for {host}{path}: 596 Service Not Found",
+                    Answer(596, [("Content-Type", "text/html")], b"<h1>Service Not Found</h1>"))
+    longest = len(found[0].alias.strip("/"))
+    allow = sorted(set().union(*(methods_of(r.endpoint) for r in found
+                                 if len(r.alias.strip("/")) == longest)))
+    raise Final("route", f"{method} not supported on {host}{path} (allowed: {', '.join(allow)}): 405",
+                Answer(405, [("Allow", ", ".join(allow)), ("Content-Type", "text/html")],
+                       b"<h1>Method Not Allowed</h1>"))

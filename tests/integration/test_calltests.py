@@ -1,0 +1,339 @@
+"""``apimctl test`` and ``apimctl call`` end to end, in-process: the examples' call tests pass,
+failures and bad input exit 1 with the place (file:line[:col]), every report format, both
+dialects of the embedded area, a run against a running server (``--url``/``--traffic-url``),
+and ``call``'s step-by-step decisions without the key in the output."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+import click
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from apimctl.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+
+@contextmanager
+def serve_in_thread(app: Any) -> Iterator[str]:
+    """``app`` under uvicorn on 127.0.0.1 (a free port) in a thread; yields its base URL."""
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.started
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), standalone_mode=False, catch_exceptions=False)
+    return int(result.return_value or 0), result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("example", ["weather", "maintenance-window", "public-api", "multi-team", "environments/base"])
+def test_the_examples_call_tests_pass(example: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = EXAMPLES / example
+    envs = [f for f in (folder / "example.env", folder.parent / "example.env") if f.exists()]
+    for line in envs[0].read_text().splitlines() if envs else []:  # the placeholder secrets
+        if "=" in line and not line.startswith("#"):
+            monkeypatch.setenv(*line.split("=", 1))
+    code, out, err = invoke("test", str(folder / "tests"), "--manifests", str(folder), "--format", "json")
+    report = json.loads(out)
+    assert (code, report["failed"]) == (0, 0), out
+    assert report["passed"] == len(report["results"]) >= 4
+    assert err.startswith("Call checks: ")
+
+
+MANIFEST = """
+domains: [example.com, example.net]
+services:
+  - name: Shop
+    errorSets:
+      - name: Plain
+        type: text/plain
+        errorMessages:
+          - {id: ERR_403_DEVELOPER_OVER_QPS, detailHeader: Too fast, responseBody: slow down}
+    endpoints:
+      - name: Orders
+        requestPathAlias: /orders
+        trafficManagerDomain: shop.example.com
+        publicDomains: [shop.example.com]
+        systemDomains: [orders.example.net]
+        supportedHttpMethods: [get, post]
+        apiKeyValueLocations: [request-header]
+        apiKeyValueLocationKey: X-Key
+        dropApiKeyFromIncomingCall: true
+        outboundTransportProtocol: http
+        connectionTimeoutForSystemDomainResponse: 2
+        errorSet: Plain
+      - name: Catalog
+        requestPathAlias: /catalog
+        trafficManagerDomain: shop.example.com
+        publicDomains: [shop.example.com]
+        systemDomains: [catalog.example.net]
+        supportedHttpMethods: [get]
+        outboundTransportProtocol: http
+        outboundRequestTargetPath: /v3/items
+        outboundRequestTargetQueryParameters: source=tm
+        headersToExcludeFromIncomingCall: [X-Internal]
+        allowMissingApiKey: true
+        cors: {allDomainsEnabled: false, domainsAllowed: ["https://www.shop.example.com"], maxAge: 30}
+scheduledMaintenanceEvents:
+  - name: Reindex
+    startDateTime: "2030-06-01T01:00:00Z"
+    endDateTime: "2030-06-01T02:00:00Z"
+    endpoints: [{service: Shop, endpoint: Catalog}]
+packages:
+  - name: Retail
+    plans:
+      - name: Basic
+        qpsLimitCeiling: 2
+        rateLimitCeiling: 0
+        services: [{name: Shop, endpoints: [Orders, Catalog]}]
+"""
+
+TESTS = """
+consumers:
+  - {name: ann, package: Retail, plan: Basic}
+  - {name: noapikey, package: Retail, plan: Basic, apikey: noapikey}
+backends:
+  - {address: orders.example.net, echo: true}
+  - {address: catalog.example.net, echo: true}
+calls:
+  - name: the catalog is forwarded to its target path and query, without excluded headers
+    url: http://shop.example.com/catalog/shoes?size=9
+    headers: {X-Internal: secret, X-Public: ok}
+    origin: https://www.shop.example.com
+    expect:
+      status: 200
+      headers: {Access-Control-Allow-Origin: https://www.shop.example.com}
+      body:
+        json: {$.path: /v3/items/shoes, $.query: size=9&source=tm, "$.headers['x-public']": ok}
+        contains: x-public
+        notContains: x-internal
+  - name: this check of the excluded header can fail
+    url: http://shop.example.com/catalog
+    headers: {X-Internal: secret}
+    expect: {body: {notContains: '"path"'}}
+  - name: a pre-flight from another site is refused
+    method: OPTIONS
+    url: http://shop.example.com/catalog
+    origin: https://evil.example.org
+    headers: {Access-Control-Request-Method: GET}
+    expect: {status: 403, decidedBy: cors, headers: {Access-Control-Allow-Origin: {absent: true}}}
+  - name: during the reindex the catalog answers 503
+    url: http://shop.example.com/catalog
+    at: "2030-06-01T01:30:00Z"
+    expect: {status: 503, decidedBy: maintenance}
+  - name: the key goes in a header and is dropped on the way
+    url: http://shop.example.com/orders/7?x=1
+    key: ann
+    expect:
+      status: 200
+      decidedBy: return
+      body:
+        json: {$.path: /orders/7, $.query: x=1}
+        contains: '"method": "GET"'
+      headers:
+        Content-Type: {matches: ^application/json}
+        X-Key: {absent: true}
+  - name: two a second
+    url: http://shop.example.com/orders
+    key: ann
+    after: 1
+    repeat: 3
+    expect:
+      status: 403
+      decidedBy: limits
+      headers: {X-Error-Detail-Header: Too fast, Retry-After: {present: true}}
+      body: {equals: slow down}
+"""
+
+SLOW = """
+consumers:
+  - {name: bob, package: Retail, plan: Basic}
+backends:
+  - {address: orders.example.net, delay: 2, body: {late: true}}
+calls:
+  - name: a back end slower than the endpoint's timeout
+    url: http://shop.example.com/orders
+    key: bob
+    expect: {status: 504, decidedBy: forward}
+  - name: this expectation fails
+    url: http://shop.example.com/orders
+    key: bob
+    after: 1
+    expect: {status: 200, body: {json: {$.late: true}}}
+"""
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Iterator[Path]:
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "shop.yaml").write_text(MANIFEST)
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "a.test.yaml").write_text(TESTS)
+    (tmp_path / "t" / "b.test.yaml").write_text(SLOW)
+    yield tmp_path
+
+
+@pytest.mark.parametrize("dialect", ["spec", "mashery"])
+def test_a_run_with_failures_and_its_reports(files: Path, dialect: str) -> None:
+    base = ["test", str(files / "t"), "--manifests", str(files / "m"), "--dialect", dialect]
+    code, out, _ = invoke(*base)
+    lines = out.splitlines()
+    assert code == 1
+    a, b = files / "t" / "a.test.yaml", files / "t" / "b.test.yaml"
+    assert [line.split(":")[0] for line in lines if not line.startswith(" ")][:-1] == [
+        f"PASS {a}", f"FAIL {a}", f"PASS {a}", f"PASS {a}", f"PASS {a}", f"PASS {a}", f"PASS {b}", f"FAIL {b}"]
+    assert lines[1] == f"FAIL {a}:20: this check of the excluded header can fail -> 200"
+    assert lines[2].startswith("     body: expected not to contain '\"path\"', got '{")
+    assert lines[6].startswith(f"PASS {a}:34: the key goes in a header")
+    assert lines[9] == f"FAIL {b}:11: this expectation fails -> 504"
+    assert "status: expected 200, got 504" in lines[10]
+    assert lines[-2].startswith("     decided by forward: refused: no answer from")
+    assert lines[-1] == "Call checks: 6 passed, 2 failed: this check of the excluded header can fail; this expectation fails"
+    if dialect == "spec":
+        _, junit, _ = invoke(*base, "--format", "junit")
+        suites = ElementTree.fromstring(junit)
+        assert (suites.get("tests"), suites.get("failures")) == ("8", "2")
+        assert len(suites.findall(".//failure")) == 2
+    else:
+        report = files / "report.md"
+        _, out, err = invoke(*base, "--format", "markdown", "--output", str(report))
+        assert (out, err) == ("", "Call checks: 6 passed, 2 failed: this check of the excluded header can fail; "
+                                  "this expectation fails\n")
+        assert report.read_text().startswith("### Call checks: 6 passed, 2 failed")
+        assert "| this expectation fails |" in report.read_text()
+
+
+def test_bad_test_files_are_reported_with_their_place(tmp_path: Path) -> None:
+    (tmp_path / "bad.test.yaml").write_text(
+        "calls:\n  - name: x\n    url: ftp://nope\n    key: nobody\n    expect: {status: two}\n")
+    (tmp_path / "worse.test.yaml").write_text(
+        "calls:\n  - name: y\n    url: http://a.example.com/\n    key: ghost\n    expect:\n"
+        "      headers: {X: {matches: '('}}\n")
+    code, out, err = invoke("test", str(tmp_path))
+    assert (code, out) == (1, "")
+    assert f"{tmp_path / 'bad.test.yaml'}:3:10: calls[0].url: 'ftp://nope' does not match" in err
+    assert f"{tmp_path / 'bad.test.yaml'}:5:22: calls[0].expect.status: 'two' is not valid" in err
+    assert f"{tmp_path / 'worse.test.yaml'}:4:10: calls[0].key: no consumer 'ghost' in this file" in err
+    assert "calls[0].expect.headers.X: not a regular expression" in err
+    code, _, err = invoke("test", str(tmp_path / "missing.test.yaml"))
+    assert code == 1 and "no such file or directory" in err
+
+
+def test_against_a_running_server(tmp_path: Path) -> None:
+    from apimctl.server import ServerConfig, create_app
+    from apimctl.server.traffic import create_traffic_app
+
+    app = create_app(ServerConfig(db_path=str(tmp_path / "s.db"), tokens={"tok-1": "a"}, auto_approve_domains=True,
+                                  operator_token="op-1"))
+    (tmp_path / "m.yaml").write_text(MANIFEST.replace("orders.example.net", "localhost").replace(
+        "catalog.example.net", "localhost").replace(
+        "domains: [example.com, example.net]", "domains: [example.com, localhost]"))
+    (tmp_path / "r.test.yaml").write_text(
+        "consumers: [{name: cy, package: Retail, plan: Basic}]\ncalls:\n"
+        "  - {name: keyless, url: 'http://shop.example.com/orders', expect: {status: 403,"
+        " headers: {X-Svc-Error-Code: ERR_403_NOT_AUTHORIZED}}}\n"
+        "  - {name: keyed, url: 'http://shop.example.com/orders', key: cy, expect: {status: [502, 404, 200]}}\n")
+    with serve_in_thread(app) as api, serve_in_thread(create_traffic_app(app)) as traffic:
+        env = {"APIMCTL_URL": api, "APIMCTL_TOKEN": "tok-1"}
+        old = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            code, out, err = invoke("apply", str(tmp_path / "m.yaml"), "--auto-approve", "--qps", "0", "--no-lock")
+            assert code == 0, out + err
+        finally:
+            for k, v in old.items():
+                os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+        code, out, _ = invoke("test", str(tmp_path / "r.test.yaml"), "--url", api, "--token", "tok-1",
+                              "--traffic-url", traffic, "--format", "json")
+        report: dict[str, Any] = json.loads(out)
+        assert (code, report["passed"]) == (0, 2), out
+        members = httpx.get(f"{api}/v3/rest/members", headers={"Authorization": "Bearer tok-1"}).json()
+        assert members == []  # the consumer was deleted afterwards
+        code, out, _ = invoke("call", "GET", "http://shop.example.com/orders", "--key", "not-a-key",
+                              "--traffic-url", traffic, "--url", api, "--token", "tok-1", "--operator-token", "op-1")
+        assert out.splitlines()[:5] == [
+            "route: Shop/Orders", "transport: http", "maintenance: none scheduled now",
+            "key: refused: key in header X-Key unknown to the area (ERR_403_DEVELOPER_INACTIVE)",
+            "answer: 403 (decided by key)"]
+    app.state.server.store.close()
+
+
+def test_call_prints_each_decision_and_never_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from apimctl.cli.emulator import open_emulator
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CI", raising=False)
+    code, out, err = invoke("apply", str(EXAMPLES / "weather"), "--auto-approve")
+    assert code == 0, out + err
+    emulator = open_emulator(".apimctl/local.db", "local")
+
+    async def consumer() -> None:
+        async with httpx.AsyncClient(transport=emulator.management, base_url="http://e/v3/rest",
+                                     headers={"Authorization": f"Bearer {emulator.token}"}) as api:
+            packages = (await api.get("/packages", params={"fields": "id,plans"})).json()
+            member = (await api.post("/members", json={"username": "dee", "email": "d@example.com",
+                                                        "displayName": "D", "externalId": "d",
+                                                        "passwdNew": "pw-dee-123456"})).json()[0]
+            app = (await api.post(f"/members/{member['id']}/applications",
+                                  json={"name": "A", "username": "dee"})).json()[0]
+            await api.post(f"/applications/{app['id']}/packageKeys", json={
+                "apikey": "dee-secret-key-value", "package": {"id": packages[0]["id"]},
+                "plan": {"id": packages[0]["plans"][0]["id"]}})
+
+    asyncio.run(consumer())
+    emulator.close()
+    code, out, _ = invoke("call", "GET", "https://api.example.com/v2/forecast?city=x", "--key", "dee",
+                          "--backend", "backend.example.net=http://127.0.0.1:9")
+    assert code == 0
+    assert out.splitlines()[:6] == [
+        "route: Weather/Forecast", "transport: https", "maintenance: none scheduled now",
+        "key: found in query api_key, plan Gold", "entitlement: ok",
+        "limits: 1 of 10 per second; 1 of 100000 per day"]
+    assert "forward: refused: no connection to https://backend.example.net/v2/forecast" in out
+    assert "answer: 502 (decided by forward)" in out
+    assert "dee-secret-key-value" not in out
+    code, out, _ = invoke("call", "GET", "https://api.example.com/v2/forecast", "--format", "json")
+    assert json.loads(out)["decidedBy"] == "key"
+    with pytest.raises(click.BadParameter, match="expected http"):
+        invoke("call", "GET", "not a url")
+
+
+def test_plan_appends_the_call_checks(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(files)
+    monkeypatch.delenv("CI", raising=False)
+    code, out, _ = invoke("plan", str(files / "m"), "--format", "markdown", "--tests", str(files / "t"))
+    assert code == 1  # a call check failed
+    plan, _, checks = out.partition("### Call checks: ")
+    assert "Shop" in plan
+    assert checks.startswith("6 passed, 2 failed: this check of the excluded header can fail; this expectation fails")
+    assert "| this expectation fails | `" in checks

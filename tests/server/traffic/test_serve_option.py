@@ -1,0 +1,35 @@
+"""``apimctl serve --traffic-port``: the traffic listener beside the management API, in one
+process; both stop together."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+
+def test_serve_opens_the_traffic_listener(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "apimctl", "serve", "--port", "0", "--traffic-port", "0", "--db",
+         str(tmp_path / "s.db"), "--operator-token", "op"], stderr=subprocess.PIPE, text=True)
+    try:
+        lines: list[str] = []
+        deadline = time.monotonic() + 30
+        while not any(line.startswith("traffic manager on ") for line in lines):
+            assert process.stderr is not None and time.monotonic() < deadline
+            lines.append(process.stderr.readline())
+        api = re.search(r"(http://127\.0\.0\.1:\d+)/v3/rest", "".join(lines))
+        traffic = re.search(r"traffic manager on (http://127\.0\.0\.1:\d+)", "".join(lines))
+        assert api and traffic
+        answer = httpx.get(f"{traffic.group(1)}/v1/x", headers={"Host": "api.example.com"})
+        assert answer.status_code == 596
+        calls = httpx.get(f"{api.group(1)}/operator/traffic", headers={"Authorization": "Bearer op"}).json()
+        assert [(c["path"], c["decidedBy"]) for c in calls] == [("/v1/x", "route")]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=15)
