@@ -190,7 +190,7 @@ def _populate(api: Any, dialect: str) -> tuple[dict[str, Any], dict[str, str]]:
         if "errorSet" in ep:
             ep = {**ep, "errorSet": {"id": sets[ep["errorSet"]["name"]]}}
         _one(api("POST", f"/services/{service['id']}/endpoints", json=ep))
-    service = _one(api("GET", f"/services/{service['id']}", params={"fields": "id,name,endpoints.*"}))
+    service = _one(api("GET", f"/services/{service['id']}", params={"fields": "id,name,endpoints.id,endpoints.name,endpoints.methods.id,endpoints.methods.name"}))
     limited = _one(api("POST", "/services", json={"name": "Limited", "qpsLimitOverall": 2, "endpoints": [
         {"name": "Busy", "requestPathAlias": "/v2/busy", "supportedHttpMethods": ["get"],
          "publicDomains": [{"address": HOST}], "systemDomains": [{"address": BACKEND}],
