@@ -29,6 +29,17 @@ def _no_target_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_fa
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "xdg-config"))
 
 
+@pytest.fixture(autouse=True)
+def _secrets_forgotten() -> object:
+    """Every test starts with an empty scrubber (``apimctl.sensitive`` lives as long as the
+    process: one command, but many tests)."""
+    from apimctl import sensitive
+
+    sensitive.forget()
+    yield
+    sensitive.forget()
+
+
 @pytest.fixture
 def worker_answers(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     """The worker process allowed (``apimctl.workers``), whatever the environment says, and

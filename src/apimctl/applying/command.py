@@ -50,6 +50,7 @@ from contextlib import (
 from dataclasses import dataclass
 from typing import Any
 
+from apimctl import sensitive
 from apimctl.applying import reading
 from apimctl.applying.bodies import (
     SECRET_PATHS,
@@ -313,6 +314,7 @@ def check_secrets(plan: Plan, env: Mapping[str, str] | None) -> None:
             value = path_value(resolved, path)
             if isinstance(value, str) and value:
                 plan.secret_values.setdefault(f"{step.address}#{path}", value)
+    sensitive.register(*plan.secret_values.values())  # never shown, in any line
     if problems:
         raise PlanError("\n".join(problems) + "\nnothing was written")
 

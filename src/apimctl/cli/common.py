@@ -15,8 +15,8 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 from click.core import ParameterSource
 
+from apimctl import sensitive
 from apimctl.errors import ApimctlError
-from apimctl.render.style import encodings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,24 +39,25 @@ def connection_credentials(argv: Sequence[str] | None = None,
         flag, sep, value = arg.partition("=")
         if flag in flags:
             given[flags[flag]].add(value if sep else (argv[i + 1] if i + 1 < len(argv) else ""))
-    found = {value for name in CREDENTIAL_OPTIONS for value in given[name] if value}
+    found = {value for name in (*CREDENTIAL_OPTIONS, "api_key") for value in given[name] if value}
     for key in (k for k in given["api_key"] if k):  # the token exchange's HTTP Basic: KEY:SECRET
         found |= {f"{key}:{secret}" for secret in given["api_secret"] if secret}
     return {value for value in found if len(value) >= _MIN_CREDENTIAL}
 
 
 def scrub_credentials(text: str, credentials: set[str]) -> str:
-    """``text`` with every encoding of every credential replaced by ``(sensitive)``."""
-    forms = sorted({f for c in credentials for f in encodings(c) if len(f) >= _MIN_CREDENTIAL},
-                   key=len, reverse=True)
-    for form in forms:
-        text = text.replace(form, CREDENTIAL_MASK)
-    return text
+    """``text`` with every encoding of every credential, and of every value registered with
+    :mod:`apimctl.sensitive`, replaced by ``(sensitive)``."""
+    sensitive.register(*credentials)
+    return sensitive.scrub(text)
 
 
 def run_guarded(group: click.Group) -> int:
-    """Run the click group; map every failure to an exit code, never a traceback."""
+    """Run the click group; map every failure to an exit code, never a traceback. The
+    credentials on the command line and in ``APIMCTL_*`` are registered with the scrubber
+    first (a profile's are registered when it is read: :mod:`apimctl.cli.target`)."""
     verbose = "-v" in sys.argv or "--verbose" in sys.argv
+    sensitive.register_credentials(*connection_credentials())
     try:
         rv = group.main(standalone_mode=False)
     except click.exceptions.Abort:
