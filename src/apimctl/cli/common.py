@@ -194,7 +194,8 @@ def connection_options(func: F) -> F:
         click.option("--area", envvar=envvar("area"), help="Area (scope) for the token exchange."),
         click.option("--qps", type=Number(zero=True), default=2.0, show_default=True, envvar=envvar("qps"), help="Client-side rate limit, calls per second (0: no limit). Off against the embedded server unless given."),
         click.option("--parallelism", type=click.IntRange(1, 64), default=8, metavar="N", show_default=True, envvar=envvar("parallelism"), help="Concurrent calls at most."),
-        click.option("--timeout", type=Number(zero=False), default=30.0, show_default=True, envvar=envvar("timeout"), help="Seconds before a call times out."),
+        click.option("--timeout", type=Number(zero=False), default=30.0, show_default=True, envvar=envvar("timeout"), help="Seconds one call may take in all (connecting, sending, reading the whole reply; the token exchange too); a call that takes longer is retried, and counts towards giving up on the server."),
+        click.option("--deadline", type=Number(zero=True), default=0.0, metavar="SECONDS", envvar=envvar("deadline"), help="Seconds the whole command may take (0: no limit); then it stops as on SIGTERM and fails."),
         click.option("-v", "--verbose", is_flag=True, envvar=envvar("verbose"), help="Log every call (never secrets)."),
         click.option("--dialect", type=click.Choice(["spec", "mashery", "auto"]), default="auto", show_default=True, envvar=envvar("dialect"), help="The target's dialect (spec/SUPPLEMENT.md section 10); auto: detected (the embedded server is spec)."),
     ]
