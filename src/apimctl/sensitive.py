@@ -25,6 +25,10 @@ from typing import Final
 from urllib.parse import quote, quote_plus
 
 MASK: Final = "(sensitive)"
+SECRET_FIELD_NAMES: Final[frozenset[str]] = frozenset(
+    {"systemDomainCredentialSecret", "password", "passwdNew", "secret", "apiSecret"}
+)
+"""Field names that are secret wherever they appear (plan renderers, ``render``)."""
 MIN_SCRUB_LENGTH: Final = 4
 """Values at least this long are also scrubbed where they appear inside other text."""
 MIN_LINE_LENGTH: Final = 8
@@ -87,6 +91,16 @@ def leaks(text: str) -> bool:
     """Whether ``text`` is, or holds, a registered value."""
     pattern = _pattern
     return text in _forms or (pattern is not None and pattern.search(text) is not None)
+
+
+def masks(value: object) -> bool:
+    """Whether ``value`` (a field's value) is, or holds, a registered value: a string, or a
+    number written as an unquoted ``${VAR}``."""
+    if isinstance(value, str):
+        return leaks(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value) in _values
+    return False
 
 
 def forget() -> None:

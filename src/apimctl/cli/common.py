@@ -150,8 +150,37 @@ def envvar(name: str) -> str:
     return "APIMCTL_" + name.upper().replace("-", "_")
 
 
+def _public_env(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    from apimctl.manifests import environment  # here: importing the manifests takes time
+
+    environment.configure(public=value)
+    return value
+
+
+def _symlinks(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    from apimctl.manifests import environment
+
+    environment.configure(allow_symlinks_outside=value)
+    return value
+
+
 def manifest_options(func: F) -> F:
-    """PATH... and --overlay, for the commands that read manifests."""
+    """PATH..., --overlay, and what the manifests may read (--public-env,
+    --allow-symlinks-outside), for the commands that read manifests. Those two are given by
+    the pipeline (command line, ``APIMCTL_PUBLIC_ENV``), never by a file of the repository."""
+    func = click.option(
+        "--allow-symlinks-outside", is_flag=True, expose_value=False, callback=_symlinks,
+        envvar=envvar("allow_symlinks_outside"),
+        help="Read manifest files through symbolic links that leave their folder (refused by "
+             "default: a pull request could point one at any file of the runner).")(func)
+    func = click.option(
+        "--public-env", "public_env", multiple=True, metavar="PATTERN", expose_value=False,
+        callback=_public_env, envvar=envvar("public_env"), type=LINES,
+        help="Environment variables (glob, e.g. 'QPS_*') whose values manifests may show in "
+             "fields that are not secret; others are masked in every output. Names on the "
+             "deny-list (*TOKEN*, *SECRET*, *PASSWORD*, *KEY*, GITHUB_*, AWS_*, APIMCTL_*) stay "
+             "refused outside secret fields. Repeatable; APIMCTL_PUBLIC_ENV: one per line or "
+             "comma-separated.")(func)
     func = click.option(
         "--overlay",
         "overlays",

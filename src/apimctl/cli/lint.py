@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import click
 
-from apimctl import lint
+from apimctl import lint, sensitive
 from apimctl.cli.common import EXIT_ERROR, EXIT_OK, F, connection_options, envvar, manifest_options
 from apimctl.cli.running import deadline_of, run_command
 from apimctl.cli.target import connection_settings, open_client, target_label
@@ -108,7 +108,7 @@ def lint_gate(ctx: click.Context, paths: Sequence[str], overlays: Sequence[str])
     for warning in report.warnings:
         _say(f"Warning: {warning}")
     for finding in report.findings:
-        _say(str(finding))
+        _say(sensitive.scrub(str(finding)))
     verdict = summary(report, threshold)
     if report.failures(threshold):
         raise ApimctlError(f"lint: {verdict} Refusing to {ctx.info_name or 'continue'}.")

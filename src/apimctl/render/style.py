@@ -36,9 +36,7 @@ from apimctl.sensitive import encodings, hex_like
 
 SYMBOLS: Final[dict[str, str]] = {"create": "+", "update": "~", "delete": "-"}
 
-SECRET_FIELD_NAMES: Final[frozenset[str]] = frozenset(
-    {"systemDomainCredentialSecret", "password", "passwdNew", "secret", "apiSecret"}
-)
+SECRET_FIELD_NAMES: Final = sensitive.SECRET_FIELD_NAMES
 """Field names that are secret wherever they appear, whatever the planner marked."""
 
 MIN_SCRUB_LENGTH: Final = sensitive.MIN_SCRUB_LENGTH
