@@ -31,13 +31,16 @@ def _no_target_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_fa
 
 @pytest.fixture(autouse=True)
 def _secrets_forgotten() -> object:
-    """Every test starts with an empty scrubber (``apimctl.sensitive`` lives as long as the
-    process: one command, but many tests)."""
+    """Every test starts with an empty scrubber and the default manifest policy (both live as
+    long as the process or thread: one command, but many tests)."""
     from apimctl import sensitive
+    from apimctl.manifests import environment
 
     sensitive.forget()
+    environment.reset()
     yield
     sensitive.forget()
+    environment.reset()
 
 
 @pytest.fixture

@@ -167,14 +167,16 @@ def _symlinks(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
 def manifest_options(func: F) -> F:
     """PATH..., --overlay, and what the manifests may read (--public-env,
     --allow-symlinks-outside), for the commands that read manifests. Those two are given by
-    the pipeline (command line, ``APIMCTL_PUBLIC_ENV``), never by a file of the repository."""
+    the pipeline (command line, ``APIMCTL_PUBLIC_ENV``), never by a file of the repository;
+    their callbacks set the policy (:mod:`apimctl.manifests.environment`), the commands take
+    them in ``**_``."""
     func = click.option(
-        "--allow-symlinks-outside", is_flag=True, expose_value=False, callback=_symlinks,
+        "--allow-symlinks-outside", is_flag=True, callback=_symlinks,
         envvar=envvar("allow_symlinks_outside"),
         help="Read manifest files through symbolic links that leave their folder (refused by "
              "default: a pull request could point one at any file of the runner).")(func)
     func = click.option(
-        "--public-env", "public_env", multiple=True, metavar="PATTERN", expose_value=False,
+        "--public-env", "public_env", multiple=True, metavar="PATTERN",
         callback=_public_env, envvar=envvar("public_env"), type=LINES,
         help="Environment variables (glob, e.g. 'QPS_*') whose values manifests may show in "
              "fields that are not secret; others are masked in every output. Names on the "

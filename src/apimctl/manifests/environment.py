@@ -74,6 +74,11 @@ def configure(*, public: Iterable[str] | None = None, allow_symlinks_outside: bo
     _POLICY.set(current)
 
 
+def reset() -> None:
+    """Back to the default policy (tests that run several commands in one thread)."""
+    _POLICY.set(None)
+
+
 def denied(name: str) -> bool:
     """Whether ``name`` is on the deny-list (matched without regard to case)."""
     upper = name.upper()
