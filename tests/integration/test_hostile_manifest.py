@@ -15,9 +15,8 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 import httpx
+import pytest
 
 from apimctl import sensitive
 
