@@ -11,7 +11,8 @@ Interrupts, like Terraform: Ctrl-C at the question cancels at once (nothing writ
 lease taken). During the run, the first Ctrl-C or SIGTERM (how CI cancels a job) starts no
 new step, lets the running calls finish (up to :data:`~apimctl.applying.schedule.GRACE`
 seconds), releases the lease and prints the summary; a second one exits at once.
-The exit code is the result's: 0 done, 3 partial, 1 nothing written, refused or cancelled,
+``--deadline`` stops the run the same way when it passes (before the execution: an error,
+nothing written). The exit code is the result's: 0 done, 3 partial, 1 nothing written, refused or cancelled,
 130 interrupted.
 """
 
