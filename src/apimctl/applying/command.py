@@ -78,6 +78,7 @@ from apimctl.state.live import LiveObject, LiveState
 from apimctl.state.normalise import canonical_datetime
 
 Connect = Callable[[], AbstractAsyncContextManager[Client]]
+RELEASE_WITHIN = 10.0  # seconds releasing the lease may take at most (a hung server)
 Confirm = Callable[[Plan], bool]
 Display = Callable[[Plan], AbstractContextManager[ProgressCallback]]
 
@@ -211,7 +212,12 @@ async def _leased(client: Client, request: ApplyRequest, notice: Notice) -> Asyn
         await lease.acquire()
         yield lease
     finally:
-        await lease.release()
+        try:  # bounded: a hung server (or an interrupted run) must not hold the exit
+            async with asyncio.timeout(RELEASE_WITHIN):
+                await lease.release()
+        except TimeoutError:
+            notice(f"could not release the apply lease within {RELEASE_WITHIN:g} s; it expires by "
+                   "itself, or break it with `apimctl unlock`")
 
 
 async def _recheck(source: Plan | Manifest, client: Client, request: ApplyRequest, plan: Plan,
