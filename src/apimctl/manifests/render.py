@@ -71,6 +71,7 @@ def render_manifests(paths: Sequence[str], overlays: Sequence[str] = (),
     manifest = load_manifests(paths, overlays, source)
     doc = copy.deepcopy(manifest.doc)
     for path in list(secret_paths(doc)):
+        sensitive.register(_get(doc, path))  # the same value elsewhere is masked too, as in plan
         _set(doc, path, manifest.secret_refs.get(path, MASK))
     doc = _masked(doc)
     mocked = sorted(source.mocked) if isinstance(source, MockEnv) else []
@@ -87,6 +88,13 @@ def _masked(value: Any, name: str = "") -> Any:
     if name in sensitive.SECRET_FIELD_NAMES and isinstance(value, str) and value and not value.startswith("${"):
         return MASK
     return MASK if sensitive.masks(value) else value
+
+
+def _get(doc: dict[str, Any], path: JsonPath) -> str | None:
+    holder: Any = doc
+    for part in path:
+        holder = holder[part]
+    return holder if isinstance(holder, str) else None
 
 
 def _set(doc: dict[str, Any], path: JsonPath, value: str) -> None:

@@ -121,3 +121,24 @@ def test_a_symlink_out_of_the_folder_is_refused(tmp_path: Path) -> None:
     assert "symbolic link that leaves its folder" in named[0]
     environment.configure(allow_symlinks_outside=True)
     assert validate([str(folder)]).valid
+
+
+def test_render_masks_what_plan_masks(manifests: Callable[..., str]) -> None:
+    """A secret field's value wherever it appears again, a field secret by its name, and an
+    environment value read into a field that is not secret."""
+    from apimctl.manifests.render import MASK, render_manifests
+
+    text = SERVICE.format(description="copy: ${BACKEND_COPY}", qps="${QPS}", alias="/s1",
+                          secret="${BACKEND_SECRET}")
+    text = text.replace("        systemDomainCredentialSecret:", "        systemDomainAuthentication:\n"
+                        "          type: httpBasic\n          username: svc\n          password: literal-pw-1\n"
+                        "        systemDomainCredentialSecret:")
+    environment.configure(public=["BACKEND_COPY"])  # shown... unless it equals a secret
+    env = {**ENV, "BACKEND_COPY": ENV["BACKEND_SECRET"]}
+    rendered = render_manifests([manifests(text)], env=env)
+    service = rendered.doc["services"][0]
+    endpoint = service["endpoints"][0]
+    assert endpoint["systemDomainCredentialSecret"] == "${BACKEND_SECRET}"
+    assert endpoint["systemDomainAuthentication"]["password"] == MASK
+    assert service["description"] == MASK and service["qpsLimitOverall"] == MASK
+    assert "backend-secret-value" not in str(rendered.doc) and "literal-pw-1" not in str(rendered.doc)
