@@ -70,8 +70,9 @@ def render_manifests(paths: Sequence[str], overlays: Sequence[str] = (),
     source: Mapping[str, str] = MockEnv(base) if mock_env else base
     manifest = load_manifests(paths, overlays, source)
     doc = copy.deepcopy(manifest.doc)
-    for path in list(secret_paths(doc)):
-        sensitive.register(_get(doc, path))  # the same value elsewhere is masked too, as in plan
+    secret_at = list(secret_paths(doc))
+    sensitive.register(*(_get(doc, path) for path in secret_at))  # a copy elsewhere is masked too
+    for path in secret_at:
         _set(doc, path, manifest.secret_refs.get(path, MASK))
     doc = _masked(doc)
     mocked = sorted(source.mocked) if isinstance(source, MockEnv) else []
