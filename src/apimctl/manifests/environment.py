@@ -89,13 +89,14 @@ Report = Callable[[JsonPath, str], None]
 
 
 def check_environment(refs: Mapping[JsonPath, str], secret: set[JsonPath], env: Mapping[str, str],
-                      error: Report) -> None:
+                      error: Report) -> tuple[str, ...]:
     """Apply the rules to every value written with ``${...}`` (``refs``: path -> the text as
-    written; ``secret``: the paths of secret fields); problems go to ``error``."""
+    written; ``secret``: the paths of secret fields); problems go to ``error``. The names of
+    the variables whose values are masked (registered), sorted."""
     rules = policy()
     credentials = sensitive.credentials()
     mocked = getattr(env, "mocked", ())  # render --mock-env: placeholders, not values
-    masked: list[str] = []
+    masked: dict[str, str] = {}
     for path, raw in refs.items():
         for name, default in references(raw):
             value = env.get(name)
@@ -110,8 +111,9 @@ def check_environment(refs: Mapping[JsonPath, str], secret: set[JsonPath], env: 
                 error(path, f"${{{name}}} may not be read outside a secret field: its name is on "
                             f"the deny-list ({', '.join(DENIED)}), whatever --public-env declares")
             elif not rules.is_public(name):
-                masked.append(value)
-    sensitive.register(*masked)
+                masked[name] = value
+    sensitive.register(*masked.values())
+    return tuple(sorted(masked))
 
 
 def outside_folder(link: str, folder: str) -> bool:
