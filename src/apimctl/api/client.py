@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import mmap
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -82,10 +81,9 @@ __all__ = [
 
 Params = req.Params
 Page = req.Page
-Buffer = memoryview  # a list reply's body, read apart (see ``_body``)
+Buffer = memoryview  # a list reply's body, read apart (see ``requests.body``)
 
 MAX_PAGE = 1000  # the platform's largest `limit`
-MAPPED_BODY = 1 << 20  # list bodies from this size on are read into a memory map
 PAGES_AHEAD = 1  # pages :meth:`ApiClient.pages` requests beyond the one being read
 DEADLINE_MARGIN = 1.0  # seconds httpx's own timeouts wait beyond a call's total deadline
 _READS = frozenset({"GET", "HEAD"})
@@ -367,7 +365,7 @@ class ApiClient:
                 if lazy:
                     try:
                         if 200 <= response.status_code < 300:
-                            content = await _body(response)
+                            content = await req.body(response)
                         else:
                             await response.aread()
                     finally:
@@ -511,26 +509,6 @@ class ApiClient:
 
 
 # -- helpers: queries, replies, errors ------------------------------------------------------
-
-
-async def _body(response: httpx.Response) -> Buffer:
-    """A streamed response's body in one buffer. A large one (``Content-Length`` told) goes
-    into a memory map of its own, handed back to the system as soon as nothing refers to
-    it: the allocator would keep a freed page of 20 MB in the heap, and the process's peak
-    memory would grow with the pages read, not with the pages held."""
-    try:
-        size = int(response.headers.get("content-length", "0"))
-    except ValueError:
-        size = 0
-    body: bytearray | mmap.mmap = mmap.mmap(-1, size) if size >= MAPPED_BODY else bytearray()
-    filled = 0
-    async for chunk in response.aiter_bytes():
-        end = filled + len(chunk)
-        if isinstance(body, mmap.mmap) and end > size:  # longer than told: a buffer after all
-            body = bytearray(memoryview(body)[:filled])
-        body[filled:end] = chunk
-        filled = end
-    return memoryview(body)[:filled]
 
 
 def _scrubbed(log: Callable[[str], None]) -> Callable[[str], None]:
