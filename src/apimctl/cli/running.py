@@ -1,9 +1,9 @@
 """Running a command's coroutine within its deadline, ended by SIGINT or SIGTERM.
 
-``plan``, ``drift``, ``export``, ``lint --live`` and ``unlock`` run their core function with
-:func:`run_command`: Ctrl-C or SIGTERM (how CI cancels a job) cancels it at once (its calls
-are abandoned, the client closed; these commands write nothing, except ``unlock``'s single
-delete) and the process exits 130; a second signal exits at once. ``--deadline SECONDS``
+``plan``, ``drift``, ``export``, ``lint --live`` and ``unlock`` (when it asks nothing) run
+their core function with :func:`run_command`: Ctrl-C or SIGTERM (how CI cancels a job) cancels
+it at once (its calls are abandoned, the client closed; these commands write nothing, except
+``unlock``'s single delete) and the process exits 130; a second signal exits at once. ``--deadline SECONDS``
 bounds the whole command: when it passes, the command stops the same way and fails (exit 1)
 saying so. ``apply`` has its own handling (:func:`apimctl.cli.apply.run_interruptible`),
 which lets running writes finish and releases the lease; it takes the deadline from
