@@ -29,6 +29,20 @@ def _no_target_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_fa
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "xdg-config"))
 
 
+@pytest.fixture(autouse=True)
+def _secrets_forgotten() -> object:
+    """Every test starts with an empty scrubber and the default manifest policy (both live as
+    long as the process or thread: one command, but many tests)."""
+    from apimctl import sensitive
+    from apimctl.manifests import environment
+
+    sensitive.forget()
+    environment.reset()
+    yield
+    sensitive.forget()
+    environment.reset()
+
+
 @pytest.fixture
 def worker_answers(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     """The worker process allowed (``apimctl.workers``), whatever the environment says, and

@@ -6,8 +6,16 @@ is renewed shortly before ``expires_in`` runs out (``refresh_token`` grant first
 password grant again) and on demand when the API answers 401. One lock serialises renewals
 so concurrent requests that all got a 401 trigger one exchange, not many.
 
+The exchange is judged like every other call (:func:`judge`): throttling (``429``, or ``403``
+with ``ERR_403_DEVELOPER_OVER_QPS`` in either dialect's error-code header or the body) waits
+and is retried, a ``200`` that is not a token is retried a few times, a ``5xx`` is retried
+with backoff, and only a clear refusal (``400 invalid_grant``, ``401``, ``403
+ERR_403_DEVELOPER_INACTIVE``: SUPPLEMENT §7, §10.10.7) blames the credentials. Every token
+obtained is registered with the scrubber (:mod:`apimctl.sensitive`) before it is used.
+
 Used only by ``apimctl.api.client.ApiClient``, which sends the exchange requests through its
-own HTTP client (see ``Exchange``). Nothing here ever puts a secret into a message.
+own HTTP client and retries them (see ``Exchange``). Nothing here ever puts a secret into a
+message.
 """
 
 from __future__ import annotations
@@ -20,9 +28,14 @@ from typing import Any, Protocol
 
 import httpx
 
+from apimctl import sensitive
 from apimctl.api.quirks import read_error_body
 from apimctl.api.ratelimit import Clock
-from apimctl.errors import AuthError
+from apimctl.api.replies import OVER_QPS, OVER_RATE, THROTTLE_WAIT, retry_after, svc_code
+from apimctl.errors import ApiError, AuthError, QuotaExhausted, ServerError, Throttled
+
+INACTIVE = "ERR_403_DEVELOPER_INACTIVE"  # a wrong key or secret, as a real area may say it
+MAX_GARBLED = 3  # malformed successful replies in a row before the exchange gives up
 
 
 @dataclass(frozen=True)
@@ -58,7 +71,7 @@ class StaticToken:
     can_renew = False
 
     def __init__(self, token: str) -> None:
-        self._token = token
+        self._token = token  # registered with the scrubber by whoever was given it (the CLI)
 
     async def token(self) -> str:
         return self._token
@@ -67,8 +80,13 @@ class StaticToken:
         return self._token
 
 
-# Sends one token request: (form fields, basic-auth pair) -> the HTTP response.
-Exchange = Callable[[dict[str, str], tuple[str, str]], Awaitable[httpx.Response]]
+# Sends one token request, retried as :func:`judge` says: (form fields, basic-auth pair) ->
+# the token reply's body.
+Exchange = Callable[[dict[str, str], tuple[str, str]], Awaitable[dict[str, Any]]]
+
+
+class GarbledToken(ServerError):
+    """A successful exchange whose body is not a token (retried a few times)."""
 
 
 def token_url(base_url: str) -> str:
@@ -121,8 +139,7 @@ class TokenExchange:
         try:
             await self._obtain()
         except AuthError as exc:
-            if exc.status in (400, 401, 403):  # the credentials, not a passing failure
-                self._refused = exc
+            self._refused = exc  # judge() says AuthError only of a clear refusal
             raise
 
     async def renew(self, rejected: str) -> str:
@@ -139,13 +156,13 @@ class TokenExchange:
     async def _obtain(self) -> None:
         """Refresh the token if possible, else exchange the credentials again."""
         if self._refresh is not None:
-            response = await self._post(
-                {"grant_type": "refresh_token", "refresh_token": self._refresh}
-            )
-            self._refresh = None
-            if response.status_code != 400:  # 400: refresh token refused, fall back
-                self._accept(_token_reply(response))
+            refresh, self._refresh = self._refresh, None
+            try:
+                self._accept(await self._post({"grant_type": "refresh_token", "refresh_token": refresh}))
                 return
+            except AuthError as exc:
+                if exc.status != 400:  # 400: refresh token refused, fall back
+                    raise
         creds = self._credentials
         form = {
             "grant_type": "password",
@@ -153,9 +170,9 @@ class TokenExchange:
             "password": creds.password,
             "scope": creds.area,
         }
-        self._accept(_token_reply(await self._post(form)))
+        self._accept(await self._post(form))
 
-    async def _post(self, form: dict[str, str]) -> httpx.Response:
+    async def _post(self, form: dict[str, str]) -> dict[str, Any]:
         creds = self._credentials
         return await self._exchange(form, (creds.api_key, creds.api_secret))
 
@@ -163,6 +180,7 @@ class TokenExchange:
         self._access = reply["access_token"]
         refresh = reply.get("refresh_token")
         self._refresh = refresh if isinstance(refresh, str) and refresh else self._refresh
+        sensitive.register(self._access, self._refresh)
         expires = reply.get("expires_in")
         if isinstance(expires, int | float) and not isinstance(expires, bool) and expires > 0:
             margin = min(self._margin, float(expires) / 10)
@@ -171,31 +189,44 @@ class TokenExchange:
             self._renew_at = None
 
 
-def _token_reply(response: httpx.Response) -> dict[str, Any]:
-    """The body of a successful exchange; ``AuthError`` saying why otherwise."""
+def judge(response: httpx.Response) -> dict[str, Any] | ApiError:
+    """The body of a successful exchange, or the error the reply means: :class:`Throttled`
+    (wait and retry), :class:`GarbledToken` or :class:`ServerError` (retry),
+    :class:`QuotaExhausted`, :class:`AuthError` (the credentials, only on a clear refusal) or
+    :class:`ApiError` (anything else, not retried)."""
     where = f"POST {response.request.url.path}"
-    common: dict[str, Any] = {
-        "status": response.status_code,
-        "method": "POST",
-        "url": str(response.request.url),
-    }
-    if not response.is_success:
-        body = read_error_body(response.text, response.headers.get("content-type", ""))
-        reason = f"refused ({body.code})" if body.code else "failed"
-        detail = f": {body.message}" if body.message and body.message != body.code else ""
-        hint = ""
-        if response.status_code in (400, 401, 403):
-            hint = "; check the API key and secret, the user name and password, and the area"
-        raise AuthError(
-            f"{where}: {response.status_code} token exchange {reason}{detail}{hint}", **common
-        )
+    status = response.status_code
+    common: dict[str, Any] = {"status": status, "method": "POST",
+                              "url": str(response.request.url.copy_with(query=None))}
+    if response.is_success:
+        return _token_body(response, where, common)
+    body = read_error_body(response.text, response.headers.get("content-type", ""))
+    code = svc_code(response, body.code)
+    if status in (403, 429) and code == OVER_RATE:
+        return QuotaExhausted(f"{where}: {status} token exchange refused: the daily quota of API "
+                              f"calls is exhausted ({OVER_RATE}); rerun later", **common)
+    if status == 429 or (status == 403 and code == OVER_QPS):
+        wait = retry_after(response.headers.get("Retry-After"))
+        return Throttled(f"{where}: {status} token exchange throttled ({code or 'Too Many Requests'})",
+                         retry_after=THROTTLE_WAIT if wait is None else wait, **common)
+    detail = f": {body.message}" if body.message and body.message != body.code else ""
+    if status >= 500:
+        return ServerError(f"{where}: {status} token exchange failed{detail}", **common)
+    refused = f"refused ({body.code})" if body.code else "refused"
+    if (status == 400 and body.code == "invalid_grant") or status == 401 or (status == 403 and code == INACTIVE):
+        return AuthError(f"{where}: {status} token exchange {refused}{detail}; check the API key and "
+                         "secret, the user name and password, and the area", **common)
+    return ApiError(f"{where}: {status} token exchange failed{detail} (not a refusal of the "
+                    "credentials: check --url)", **common)
+
+
+def _token_body(response: httpx.Response, where: str, common: dict[str, Any]) -> dict[str, Any] | ApiError:
     try:
         data = response.json()
     except ValueError:
-        data = None
-    if not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
-        raise AuthError(
-            f"{where}: {response.status_code}: the token exchange answered without an access_token",
-            **common,
-        )
+        return GarbledToken(f"{where}: {response.status_code}: the token exchange answered something "
+                            "that is not JSON", **common)
+    if not isinstance(data, dict) or not isinstance(data.get("access_token"), str) or not data["access_token"]:
+        return GarbledToken(f"{where}: {response.status_code}: the token exchange answered without an "
+                            "access_token", **common)
     return data

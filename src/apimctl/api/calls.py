@@ -37,9 +37,11 @@ class Breaker:
     """Fails every call at once after ``threshold`` connection failures in a row.
 
     A dead server answers nothing: without this, every call of an apply retried on its own with
-    backoff (minutes, and over a thousand attempts). Only failures to connect count (refused,
-    reset, DNS, a connect timeout); any reply, even a 5xx, resets the count, and a slow reply or
-    a dropped response neither counts nor resets. Once open it stays open for the client's life
+    backoff (minutes, and over a thousand attempts). Failures to connect count (refused, reset,
+    DNS, a connect timeout), and so does a call that got no complete reply within its total
+    deadline (a server that accepts connections and answers nothing, or drips its reply, is as
+    dead as one that refuses); any reply, even a 5xx, resets the count, and a dropped response
+    neither counts nor resets. Once open it stays open for the client's life
     (one command): the server may come back, but this run has given up on it.
     """
 

@@ -11,10 +11,13 @@ builds it from the connection options. It owns
   with backoff for idempotent calls, throttling (``ERR_403_DEVELOPER_OVER_QPS``) for every
   call after the server's ``Retry-After``; the daily quota (``ERR_403_DEVELOPER_OVER_RATE``)
   stops; no other 4xx is ever retried;
-- failing fast on a dead server (:class:`Breaker`): after ``max_connect_failures`` connection
-  attempts in a row that could not connect at all (refused, reset, DNS; not a 5xx, not a slow
-  reply), across every request of the client, every further call fails at once with
-  ``Unreachable`` naming the host, instead of each call retrying on its own for minutes;
+- a total deadline per call (``timeout``): connecting, sending and reading the whole reply,
+  however slowly a server drips it, the token exchange included;
+- failing fast on a dead server (:class:`Breaker`): after ``max_connect_failures`` attempts
+  in a row that could not connect at all (refused, reset, DNS; not a 5xx) or got no complete
+  reply within the call's deadline, across every request of the client, every further call
+  fails at once with ``Unreachable`` naming the host, instead of each call retrying on its own
+  for minutes;
 - the reply quirks of spec/SUPPLEMENT.md §9 (``apimctl.api.quirks``) and the mapping of every
   failure onto ``apimctl.errors``;
 - paging by ``X-Total-Count``, the remaining pages fetched concurrently within the limiter:
@@ -30,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import mmap
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -38,14 +40,23 @@ from typing import Any
 
 import httpx
 
-from apimctl import __version__
+from apimctl import __version__, sensitive
 from apimctl.api import requests as req
-from apimctl.api.auth import Credentials, StaticToken, TokenExchange, TokenSource, token_url
+from apimctl.api.auth import (
+    MAX_GARBLED,
+    Credentials,
+    GarbledToken,
+    StaticToken,
+    TokenExchange,
+    TokenSource,
+    judge,
+    token_url,
+)
 from apimctl.api.calls import Breaker, CallStats
 from apimctl.api.dialect import DialectChoice
 from apimctl.api.quirks import as_list, parse_datetime, unwrap_one
 from apimctl.api.ratelimit import Backoff, Clock, RateLimiter, Sleep
-from apimctl.api.replies import Reply, connect_failed, read_reply, reason, transport_error
+from apimctl.api.replies import Reply, connect_failed, read_reply, transport_error
 from apimctl.errors import (
     ApiError,
     AuthError,
@@ -71,11 +82,11 @@ __all__ = [
 
 Params = req.Params
 Page = req.Page
-Buffer = memoryview  # a list reply's body, read apart (see ``_body``)
+Buffer = memoryview  # a list reply's body, read apart (see ``requests.body``)
 
 MAX_PAGE = 1000  # the platform's largest `limit`
-MAPPED_BODY = 1 << 20  # list bodies from this size on are read into a memory map
 PAGES_AHEAD = 1  # pages :meth:`ApiClient.pages` requests beyond the one being read
+DEADLINE_MARGIN = 1.0  # seconds httpx's own timeouts wait beyond a call's total deadline
 _READS = frozenset({"GET", "HEAD"})
 _NO_BODY = object()
 
@@ -110,7 +121,9 @@ class ApiClient:
         self._timeout = timeout
         self._max_retries = max(0, max_retries)
         self._max_throttle_waits = max(0, max_throttle_waits)
-        self._log = log
+        # every log and retry line is scrubbed of the registered secrets: a server may echo a
+        # request body or the token form in an error that a retry line quotes
+        self._log = None if log is None else _scrubbed(log)
         self._clock = clock
         self._sleep = sleep
         self._backoff = backoff or Backoff()
@@ -118,7 +131,9 @@ class ApiClient:
         self._http = httpx.AsyncClient(
             base_url=self.base_url,
             transport=transport,
-            timeout=httpx.Timeout(timeout),
+            # each read, write and connect a little longer than the call's total deadline
+            # (``_send``), which so is what ends a call that gets no complete reply in time
+            timeout=httpx.Timeout(timeout + DEADLINE_MARGIN, connect=timeout),
             limits=httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism),
             headers={"Accept": "application/json", "User-Agent": f"apimctl/{__version__}"},
             follow_redirects=False,
@@ -344,6 +359,8 @@ class ApiClient:
         where = f"{method} {req.route(path)}"
         try:
             response, content = await self._send(method, path, params, body, token, lazy)
+        except TimeoutError:
+            return self._timed_out(where)
         except httpx.RequestError as exc:
             error = transport_error(where, exc, self._timeout, token)
             if connect_failed(exc):
@@ -371,21 +388,32 @@ class ApiClient:
                 json=None if body is _NO_BODY else body,
                 headers={"Authorization": f"Bearer {token}"},
             )
-            response = await self._http.send(request, stream=lazy)
-            if lazy:
-                try:
-                    if 200 <= response.status_code < 300:
-                        content = await _body(response)
-                    else:
-                        await response.aread()
-                finally:
-                    await response.aclose()
+            # the call's total deadline: connecting, sending and reading the whole body,
+            # however slowly a server drips it (httpx's timeouts bound each read alone)
+            async with asyncio.timeout(self._timeout):
+                response = await self._http.send(request, stream=lazy)
+                if lazy:
+                    try:
+                        if 200 <= response.status_code < 300:
+                            content = await req.body(response)
+                        else:
+                            await response.aread()
+                    finally:
+                        await response.aclose()
         if self._log is not None:
             elapsed = (self._clock() - started) * 1000
             self._log(
                 f"{method} {req.loggable(path, response)} -> {response.status_code} ({elapsed:.0f} ms)"
             )
         return response, content
+
+    def _timed_out(self, where: str) -> TransportError:
+        """A call that hit its total deadline: counted by the breaker like a refused
+        connection (a server that accepts and answers nothing is as dead as one that refuses)."""
+        error = TransportError(f"{where}: no complete reply within {self._timeout:g} s",
+                               method=where.split(" ", 1)[0])
+        self.breaker.failed(error)
+        return error
 
     def _slow_down(self, error: Throttled, waits: int) -> None:
         wait = error.retry_after if error.retry_after is not None else self._backoff.delay(waits)
@@ -461,57 +489,63 @@ class ApiClient:
 
     # -- the token exchange, sent through this client's HTTP connection pool ---------------
 
-    async def _exchange(self, form: dict[str, str], basic: tuple[str, str]) -> httpx.Response:
-        """POST the token form; transient failures are retried (an exchange is repeatable)."""
+    async def _exchange(self, form: dict[str, str], basic: tuple[str, str]) -> dict[str, Any]:
+        """POST the token form; the token reply's body. Judged like every other call
+        (:func:`apimctl.api.auth.judge`): throttling waits (``Retry-After`` or about a second)
+        and is retried, a garbled success is retried :data:`MAX_GARBLED` times, a 5xx, a
+        timeout or a failed connection with backoff; a refusal is raised at once."""
         url = token_url(self.base_url)
         where = f"POST {httpx.URL(url).path}"
-        retries = 0
+        retries = waits = garbled = 0
         while True:
-            error: ApiError
             self.breaker.check(where)
-            try:
-                async with self._gate:
-                    self.stats.token_calls += 1
-                    response = await self._http.post(url, data=form, auth=basic)
-            except httpx.RequestError as exc:
-                error = transport_error(where, exc, self._timeout)
-                if connect_failed(exc):
-                    self.breaker.failed(error)
-                    self.breaker.check(where)
+            outcome = await self._exchange_once(url, where, form, basic)
+            if isinstance(outcome, dict):
+                return outcome
+            if self.breaker.open:
+                self.breaker.check(where)
+            if isinstance(outcome, Throttled) and waits < self._max_throttle_waits:
+                wait = outcome.retry_after if outcome.retry_after is not None else self._backoff.delay(waits)
+                self._note(f"{outcome}; retrying in {wait:g} s")
+                await self._sleep(wait)
+                waits += 1
+            elif isinstance(outcome, GarbledToken) and garbled < MAX_GARBLED - 1:
+                await self._back_off(outcome, garbled)
+                garbled += 1
+            elif (isinstance(outcome, ServerError | TransportError) and not isinstance(outcome, GarbledToken)
+                  and retries < self._max_retries):
+                await self._back_off(outcome, retries)
+                retries += 1
             else:
-                self.breaker.succeeded()
-                self._note(f"{where} -> {response.status_code}")
-                if response.status_code < 500:
-                    return response
-                status = response.status_code
-                error = ServerError(f"{where}: {status} {reason(response)}", status=status)
-            if retries >= self._max_retries:
-                raise error
-            await self._back_off(error, retries)
-            retries += 1
+                raise outcome
+
+    async def _exchange_once(self, url: str, where: str, form: dict[str, str],
+                             basic: tuple[str, str]) -> dict[str, Any] | ApiError:
+        try:
+            async with self._gate:
+                self.stats.token_calls += 1
+                async with asyncio.timeout(self._timeout):  # the exchange's total deadline
+                    response = await self._http.post(url, data=form, auth=basic)
+        except TimeoutError:
+            return self._timed_out(where)
+        except httpx.RequestError as exc:
+            error = transport_error(where, exc, self._timeout)
+            if connect_failed(exc):
+                self.breaker.failed(error)
+            return error
+        self.breaker.succeeded()
+        self._note(f"{where} -> {response.status_code}")
+        return judge(response)
 
 
 # -- helpers: queries, replies, errors ------------------------------------------------------
 
 
-async def _body(response: httpx.Response) -> Buffer:
-    """A streamed response's body in one buffer. A large one (``Content-Length`` told) goes
-    into a memory map of its own, handed back to the system as soon as nothing refers to
-    it: the allocator would keep a freed page of 20 MB in the heap, and the process's peak
-    memory would grow with the pages read, not with the pages held."""
-    try:
-        size = int(response.headers.get("content-length", "0"))
-    except ValueError:
-        size = 0
-    body: bytearray | mmap.mmap = mmap.mmap(-1, size) if size >= MAPPED_BODY else bytearray()
-    filled = 0
-    async for chunk in response.aiter_bytes():
-        end = filled + len(chunk)
-        if isinstance(body, mmap.mmap) and end > size:  # longer than told: a buffer after all
-            body = bytearray(memoryview(body)[:filled])
-        body[filled:end] = chunk
-        filled = end
-    return memoryview(body)[:filled]
+def _scrubbed(log: Callable[[str], None]) -> Callable[[str], None]:
+    def write(line: str) -> None:
+        log(sensitive.scrub(line))
+
+    return write
 
 
 def _check_count(path: str, got: int, total: int) -> None:

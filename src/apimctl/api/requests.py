@@ -1,4 +1,5 @@
-"""Small pieces of a request: query pairs, page parameters, list replies, log lines, hosts.
+"""Small pieces of a request: query pairs, page parameters, list replies and bodies, log lines,
+hosts.
 
 Used by :class:`apimctl.api.client.ApiClient`.
 """
@@ -6,6 +7,7 @@ Used by :class:`apimctl.api.client.ApiClient`.
 from __future__ import annotations
 
 import asyncio
+import mmap
 from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
@@ -17,6 +19,7 @@ from apimctl.api.quirks import as_list
 
 Params = Mapping[str, Any] | Sequence[tuple[str, Any]]
 MAX_LOGGED_QUERY = 160  # characters of a query shown in a log line
+MAPPED_BODY = 1 << 20  # list bodies from this size on are read into a memory map
 
 
 def host(base_url: str) -> str:
@@ -138,3 +141,23 @@ def loggable(path: str, response: httpx.Response) -> str:
     if len(query) > MAX_LOGGED_QUERY:
         query = query[: MAX_LOGGED_QUERY - 1] + "…"
     return f"{route(path)}?{query}" if query else route(path)
+
+
+async def body(response: httpx.Response) -> memoryview:
+    """A streamed response's body in one buffer. A large one (``Content-Length`` told) goes
+    into a memory map of its own, handed back to the system as soon as nothing refers to
+    it: the allocator would keep a freed page of 20 MB in the heap, and the process's peak
+    memory would grow with the pages read, not with the pages held."""
+    try:
+        size = int(response.headers.get("content-length", "0"))
+    except ValueError:
+        size = 0
+    body: bytearray | mmap.mmap = mmap.mmap(-1, size) if size >= MAPPED_BODY else bytearray()
+    filled = 0
+    async for chunk in response.aiter_bytes():
+        end = filled + len(chunk)
+        if isinstance(body, mmap.mmap) and end > size:  # longer than told: a buffer after all
+            body = bytearray(memoryview(body)[:filled])
+        body[filled:end] = chunk
+        filled = end
+    return memoryview(body)[:filled]

@@ -52,6 +52,7 @@ from contextlib import (
 from dataclasses import dataclass
 from typing import Any
 
+from apimctl import sensitive
 from apimctl.applying import reading
 from apimctl.applying.bodies import (
     SECRET_PATHS,
@@ -80,6 +81,7 @@ from apimctl.state.live import LiveObject, LiveState
 from apimctl.state.normalise import canonical_datetime
 
 Connect = Callable[[], AbstractAsyncContextManager[Client]]
+RELEASE_WITHIN = 10.0  # seconds releasing the lease may take at most (a hung server)
 Confirm = Callable[[Plan], bool]
 Display = Callable[[Plan], AbstractContextManager[ProgressCallback]]
 
@@ -216,7 +218,12 @@ async def _leased(client: Client, request: ApplyRequest, notice: Notice) -> Asyn
         await lease.acquire()
         yield lease
     finally:
-        await lease.release()
+        try:  # bounded: a hung server (or an interrupted run) must not hold the exit
+            async with asyncio.timeout(RELEASE_WITHIN):
+                await lease.release()
+        except TimeoutError:
+            notice(f"could not release the apply lease within {RELEASE_WITHIN:g} s; it expires by "
+                   "itself, or break it with `apimctl unlock`")
 
 
 async def _recheck(source: Plan | Manifest, client: Client, request: ApplyRequest, plan: Plan,
@@ -321,6 +328,7 @@ def check_secrets(plan: Plan, env: Mapping[str, str] | None) -> None:
             value = path_value(resolved, path)
             if isinstance(value, str) and value:
                 plan.secret_values.setdefault(f"{step.address}#{path}", value)
+    sensitive.register(*plan.secret_values.values())  # never shown, in any line
     if problems:
         raise PlanError("\n".join(problems) + "\nnothing was written")
 

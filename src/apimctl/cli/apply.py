@@ -11,7 +11,8 @@ Interrupts, like Terraform: Ctrl-C at the question cancels at once (nothing writ
 lease taken). During the run, the first Ctrl-C or SIGTERM (how CI cancels a job) starts no
 new step, lets the running calls finish (up to :data:`~apimctl.applying.schedule.GRACE`
 seconds), releases the lease and prints the summary; a second one exits at once.
-The exit code is the result's: 0 done, 3 partial, 1 nothing written, refused or cancelled,
+``--deadline`` stops the run the same way when it passes (before the execution: an error,
+nothing written). The exit code is the result's: 0 done, 3 partial, 1 nothing written, refused or cancelled,
 130 interrupted.
 """
 
@@ -46,6 +47,7 @@ from apimctl.cli.common import (
     rotations,
 )
 from apimctl.cli.lint import lint_gate, lint_options
+from apimctl.cli.running import DeadlinePassed, deadline_message, deadline_of, install
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.errors import ApimctlError
 from apimctl.plans.model import Plan
@@ -132,12 +134,12 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                            rotate=rotations(rotate_secrets, rotate),
                            max_affected_keys=max_affected_keys, impact=impact)
     result = run_interruptible(
-        lambda interrupt: apply(request, lambda: open_client(**settings, announce=term.say),
+        lambda interrupt: apply(request, lambda: open_client(**settings, announce=term.note),
                                 confirm=None if auto_approve else term.confirm,
                                 progress=term.progress, notice=term.say,
                                 note=term.note if settings.get("verbose") else None,
                                 interrupt=interrupt),
-        term)
+        term, deadline_of(ctx))
     if term.prompt_interrupted:
         result.interrupted = True
     if result.cancelled:
@@ -155,17 +157,29 @@ def emit_line(line: str) -> None:
 
 
 def run_interruptible(make: Callable[[asyncio.Event], Coroutine[Any, Any, ApplyResult]],
-                      term: Terminal) -> ApplyResult:
+                      term: Terminal, deadline: float | None = None) -> ApplyResult:
     """Run the apply coroutine ``make(interrupt)`` with SIGINT and SIGTERM handled. Before the
     execution (reading, planning, waiting for the lease) the first signal cancels at once:
     nothing was written, the lease (if taken) is released on the way out. During it, the first
     signal sets ``interrupt`` (the core starts no new step and lets the running ones finish);
-    the second exits at once with 130."""
+    the second exits at once with 130. ``deadline`` seconds after the start the run stops as
+    on a first signal; before the execution that is an error (exit 1: nothing was written)."""
+    passed: list[bool] = []
 
     async def main() -> ApplyResult:
         loop = asyncio.get_running_loop()
         interrupt = asyncio.Event()
         task = asyncio.current_task()
+
+        def on_deadline() -> None:
+            passed.append(True)
+            if interrupt.is_set():
+                return
+            interrupt.set()
+            if not term.executing and task is not None:
+                task.cancel()
+                return
+            term.interrupted("deadline", f"the deadline of {deadline:g} s passed")
 
         def on_signal(signum: int) -> None:
             name = signal.Signals(signum).name
@@ -182,20 +196,19 @@ def run_interruptible(make: Callable[[asyncio.Event], Coroutine[Any, Any, ApplyR
             interrupt.set()
             term.interrupted(name)
 
-        installed = []
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                loop.add_signal_handler(sig, on_signal, int(sig))
-                installed.append(sig)
-            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
-                pass
+        installed = install(loop, on_signal)
+        timer = loop.call_later(deadline, on_deadline) if deadline else None
         try:
             return await make(interrupt)
         except asyncio.CancelledError:
             if not interrupt.is_set():
                 raise
+            if passed:
+                raise DeadlinePassed(deadline_message(deadline or 0, "nothing was written")) from None
             return ApplyResult(cancelled=True, interrupted=True)
         finally:
+            if timer is not None:
+                timer.cancel()
             for sig in installed:
                 loop.remove_signal_handler(sig)
 
@@ -221,12 +234,12 @@ class Terminal:
     def note(self, line: str) -> None:
         self.say(self.scrub(line))
 
-    def interrupted(self, name: str) -> None:
-        """The first Ctrl-C or SIGTERM of a run."""
+    def interrupted(self, name: str, why: str = "") -> None:
+        """The first Ctrl-C or SIGTERM of a run (or its deadline: ``why`` says so)."""
         if self.events is not None:
             self.events(render_json.render_apply_interrupt(name))
-        self.say(f"{name} received: starting no new step; the running calls get up to {GRACE:.0f} s "
-                 "to finish, then the summary. Interrupt again to exit at once.")
+        self.say(f"{why or name + ' received'}: starting no new step; the running calls get up to "
+                 f"{GRACE:.0f} s to finish, then the summary. Interrupt again to exit at once.")
 
     def confirm(self, plan: Plan) -> bool:
         """Show the plan and ask. Ctrl-C (or SIGTERM) at the question cancels at once: the

@@ -15,8 +15,8 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 from click.core import ParameterSource
 
+from apimctl import sensitive
 from apimctl.errors import ApimctlError
-from apimctl.render.style import encodings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,24 +39,25 @@ def connection_credentials(argv: Sequence[str] | None = None,
         flag, sep, value = arg.partition("=")
         if flag in flags:
             given[flags[flag]].add(value if sep else (argv[i + 1] if i + 1 < len(argv) else ""))
-    found = {value for name in CREDENTIAL_OPTIONS for value in given[name] if value}
+    found = {value for name in (*CREDENTIAL_OPTIONS, "api_key") for value in given[name] if value}
     for key in (k for k in given["api_key"] if k):  # the token exchange's HTTP Basic: KEY:SECRET
         found |= {f"{key}:{secret}" for secret in given["api_secret"] if secret}
     return {value for value in found if len(value) >= _MIN_CREDENTIAL}
 
 
 def scrub_credentials(text: str, credentials: set[str]) -> str:
-    """``text`` with every encoding of every credential replaced by ``(sensitive)``."""
-    forms = sorted({f for c in credentials for f in encodings(c) if len(f) >= _MIN_CREDENTIAL},
-                   key=len, reverse=True)
-    for form in forms:
-        text = text.replace(form, CREDENTIAL_MASK)
-    return text
+    """``text`` with every encoding of every credential, and of every value registered with
+    :mod:`apimctl.sensitive`, replaced by ``(sensitive)``."""
+    sensitive.register(*credentials)
+    return sensitive.scrub(text)
 
 
 def run_guarded(group: click.Group) -> int:
-    """Run the click group; map every failure to an exit code, never a traceback."""
+    """Run the click group; map every failure to an exit code, never a traceback. The
+    credentials on the command line and in ``APIMCTL_*`` are registered with the scrubber
+    first (a profile's are registered when it is read: :mod:`apimctl.cli.target`)."""
     verbose = "-v" in sys.argv or "--verbose" in sys.argv
+    sensitive.register_credentials(*connection_credentials())
     try:
         rv = group.main(standalone_mode=False)
     except click.exceptions.Abort:
@@ -149,8 +150,39 @@ def envvar(name: str) -> str:
     return "APIMCTL_" + name.upper().replace("-", "_")
 
 
+def _public_env(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    from apimctl.manifests import environment  # here: importing the manifests takes time
+
+    environment.configure(public=value)
+    return value
+
+
+def _symlinks(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    from apimctl.manifests import environment
+
+    environment.configure(allow_symlinks_outside=value)
+    return value
+
+
 def manifest_options(func: F) -> F:
-    """PATH... and --overlay, for the commands that read manifests."""
+    """PATH..., --overlay, and what the manifests may read (--public-env,
+    --allow-symlinks-outside), for the commands that read manifests. Those two are given by
+    the pipeline (command line, ``APIMCTL_PUBLIC_ENV``), never by a file of the repository;
+    their callbacks set the policy (:mod:`apimctl.manifests.environment`), the commands take
+    them in ``**_``."""
+    func = click.option(
+        "--allow-symlinks-outside", is_flag=True, callback=_symlinks,
+        envvar=envvar("allow_symlinks_outside"),
+        help="Read manifest files through symbolic links that leave their folder (refused by "
+             "default: a pull request could point one at any file of the runner).")(func)
+    func = click.option(
+        "--public-env", "public_env", multiple=True, metavar="PATTERN",
+        callback=_public_env, envvar=envvar("public_env"), type=LINES,
+        help="Environment variables (glob, e.g. 'QPS_*') whose values manifests may show in "
+             "fields that are not secret; others are masked in every output. Names on the "
+             "deny-list (*TOKEN*, *SECRET*, *PASSWORD*, *KEY*, GITHUB_*, AWS_*, APIMCTL_*) stay "
+             "refused outside secret fields. Repeatable; APIMCTL_PUBLIC_ENV: one per line or "
+             "comma-separated.")(func)
     func = click.option(
         "--overlay",
         "overlays",
@@ -205,7 +237,8 @@ def connection_options(func: F) -> F:
         click.option("--area", envvar=envvar("area"), help="Area (scope) for the token exchange."),
         click.option("--qps", type=Number(zero=True), default=2.0, show_default=True, envvar=envvar("qps"), help="Client-side rate limit, calls per second (0: no limit). Off against the embedded server unless given."),
         click.option("--parallelism", type=click.IntRange(1, 64), default=8, metavar="N", show_default=True, envvar=envvar("parallelism"), help="Concurrent calls at most."),
-        click.option("--timeout", type=Number(zero=False), default=30.0, show_default=True, envvar=envvar("timeout"), help="Seconds before a call times out."),
+        click.option("--timeout", type=Number(zero=False), default=30.0, show_default=True, envvar=envvar("timeout"), help="Seconds one call may take in all (connecting, sending, reading the whole reply; the token exchange too); a call that takes longer is retried, and counts towards giving up on the server."),
+        click.option("--deadline", type=Number(zero=True), default=0.0, metavar="SECONDS", envvar=envvar("deadline"), help="Seconds the whole command may take (0: no limit); then it stops as on SIGTERM and fails."),
         click.option("-v", "--verbose", is_flag=True, envvar=envvar("verbose"), help="Log every call (never secrets)."),
         click.option("--dialect", type=click.Choice(["spec", "mashery", "auto"]), default="auto", show_default=True, envvar=envvar("dialect"), help="The target's dialect (spec/SUPPLEMENT.md section 10); auto: detected (the embedded server is spec)."),
     ]

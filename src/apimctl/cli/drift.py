@@ -11,7 +11,6 @@ Unmanaged objects alone are not drift.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import click
@@ -25,6 +24,7 @@ from apimctl.cli.common import (
     impact_option,
     manifest_options,
 )
+from apimctl.cli.running import deadline_of, run_command
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.drift import DriftRequest, drift
 from apimctl.render.drift import render_drift
@@ -59,7 +59,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     settings = connection_settings(ctx)
     request = DriftRequest(paths=paths, overlays=overlays, ignores=ignores, targets=targets,
                            prune=prune, target=target_label(settings.get("url")), impact=impact)
-    report = asyncio.run(drift(request, lambda: open_client(**settings, announce=_say), notice=_say))
+    report = run_command(lambda: drift(request, lambda: open_client(**settings, announce=_say), notice=_say),
+                         deadline_of(ctx), _say)
     color = fmt == "text" and color_wanted(no_color)
     click.echo(render_drift(report, fmt, color=color), nl=False)
     return EXIT_CHANGES if report.drifted else EXIT_OK

@@ -11,12 +11,12 @@ Exit codes: 0 exported, 1 error.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import click
 
 from apimctl.cli.common import EXIT_OK, connection_options, envvar
+from apimctl.cli.running import deadline_of, run_command
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.export import LAYOUTS, Layout
 from apimctl.export.command import ExportRequest, export
@@ -58,7 +58,8 @@ def command(ctx: click.Context, /, out_dir: str | None, kinds_: tuple[str, ...],
     chosen: Layout = "per-service" if layout == "per-service" else "single"
     request = ExportRequest(kinds=tuple(_split_kinds(kinds_)), with_ids=with_ids, layout=chosen,
                             out=out_dir, target=target_label(settings.get("url")))
-    done = asyncio.run(export(request, lambda: open_client(**settings, announce=_say), notice=_say))
+    done = run_command(lambda: export(request, lambda: open_client(**settings, announce=_say), notice=_say),
+                       deadline_of(ctx), _say, done="no file was written")
     result = done.export
     if out_dir is None:
         click.echo(result.files[0].text, nl=False)
@@ -88,8 +89,10 @@ def _openapi(ctx: click.Context, out_dir: str | None, services: tuple[str, ...],
     if services and not ctx.params.get("openapi"):
         raise click.UsageError("--service chooses the services of --openapi: give --openapi")
     settings = connection_settings(ctx)
-    documents = asyncio.run(export_openapi(lambda: open_client(**settings, announce=_say),
-                                           services=services, target=target_label(settings.get("url"))))
+    documents = run_command(lambda: export_openapi(lambda: open_client(**settings, announce=_say),
+                                                   services=services,
+                                                   target=target_label(settings.get("url"))),
+                            deadline_of(ctx), _say, done="no file was written")
     if out_dir is None:
         click.echo("---\n".join(d.text for d in documents), nl=False)
     else:

@@ -15,14 +15,14 @@ or an error (a bad ruleset, invalid manifests, an API error).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any, cast
 
 import click
 
-from apimctl import lint
+from apimctl import lint, sensitive
 from apimctl.cli.common import EXIT_ERROR, EXIT_OK, F, connection_options, envvar, manifest_options
+from apimctl.cli.running import deadline_of, run_command
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.errors import ApimctlError
 from apimctl.lint.model import RECOMMENDED, SEVERITIES, LintReport, Severity
@@ -66,7 +66,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
         raise click.UsageError("give at least one manifest PATH (a file or a directory), or --live")
     threshold = cast(Severity, fail_severity)
     if live:
-        report = asyncio.run(_lint_live(rulesets, connection_settings(ctx)))
+        settings = connection_settings(ctx)
+        report = run_command(lambda: _lint_live(rulesets, settings), deadline_of(ctx), _say)
     else:
         report = lint.lint_paths(paths, overlays, rulesets=rulesets, openapi=openapi)
     for warning in report.warnings:
@@ -114,7 +115,7 @@ def lint_gate(ctx: click.Context, paths: Sequence[str], overlays: Sequence[str])
     for warning in report.warnings:
         _say(f"Warning: {warning}")
     for finding in report.findings:
-        _say(str(finding))
+        _say(sensitive.scrub(str(finding)))
     verdict = summary(report, threshold)
     if report.failures(threshold):
         raise ApimctlError(f"lint: {verdict} Refusing to {ctx.info_name or 'continue'}.")

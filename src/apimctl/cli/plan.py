@@ -11,7 +11,6 @@ with ``--detailed-exitcode``; unmanaged objects alone are not changes), 1 error.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import click
@@ -29,6 +28,7 @@ from apimctl.cli.common import (
     rotations,
 )
 from apimctl.cli.lint import lint_gate, lint_options
+from apimctl.cli.running import deadline_of, run_command
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.planning.command import PlanRequest, plan
 from apimctl.plans.model import Plan
@@ -86,7 +86,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                           target=target_label(settings.get("url")),
                           repair_duplicates=repair_duplicates,
                           rotate=rotations(rotate_secrets, rotate), impact=impact)
-    made = asyncio.run(plan(request, lambda: open_client(**settings, announce=_say), notice=_say))
+    made = run_command(lambda: plan(request, lambda: open_client(**settings, announce=_say), notice=_say),
+                       deadline_of(ctx), _say)
     if out_file:
         _say(f"Saved the plan to {out_file}; apply it with: apimctl apply --plan {out_file}")
     click.echo(render(made, fmt, color=color_wanted(no_color), saved=out_file), nl=False)

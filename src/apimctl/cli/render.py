@@ -9,6 +9,7 @@ shorthands expanded) on stdout, secrets masked (their ``${VAR}`` reference, or
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 import yaml
@@ -24,7 +25,8 @@ from apimctl.manifests.render import MOCK_PREFIX, render_manifests
                    "for CI jobs without the secrets.")
 @click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
               show_default=True, help="Output format.")
-def command(paths: tuple[str, ...], overlays: tuple[str, ...], mock_env: bool, fmt: str) -> int:
+def command(paths: tuple[str, ...], overlays: tuple[str, ...], mock_env: bool, fmt: str,
+            **_policy: Any) -> int:
     """Print the effective manifests of PATH... after overlays and variables, secrets masked.
 
     No network is used. Secret fields show their ${VAR} reference, never a value.

@@ -27,6 +27,7 @@ import click
 import httpx
 from click.core import ParameterSource
 
+from apimctl import sensitive
 from apimctl.api.auth import Credentials
 from apimctl.api.client import ApiClient
 from apimctl.api.dialect import DialectChoice
@@ -118,6 +119,7 @@ def connection_settings(ctx: click.Context) -> dict[str, Any]:
     if ctx.get_parameter_source("dialect") in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
         given.add("dialect")
     from_profile = apply_profile(settings, given, params.get("profile"))
+    register_credentials(settings)
     settings["qps_given"] = "qps" in given or "qps" in from_profile
     settings["verbose"] = bool(settings["verbose"])
     settings["dialect_source"] = ("APIMCTL_DIALECT" if ctx.get_parameter_source("dialect") == ParameterSource.ENVIRONMENT
@@ -129,6 +131,15 @@ def connection_settings(ctx: click.Context) -> dict[str, Any]:
         settings["url"] = None
         refuse_implicit_embedded(os.environ)
     return settings
+
+
+def register_credentials(settings: Mapping[str, Any]) -> None:
+    """The connection's credentials, wherever they came from (flag, ``APIMCTL_*``, a profile's
+    ``${VAR}``), registered with the scrubber before the first call (:mod:`apimctl.sensitive`)."""
+    values = [settings.get(name) for name in ("token", "api_key", "api_secret", "password")]
+    key, secret = settings.get("api_key"), settings.get("api_secret")
+    pair = f"{key}:{secret}" if key and secret else None  # the exchange's HTTP Basic
+    sensitive.register_credentials(*(v for v in (*values, pair) if isinstance(v, str)))
 
 
 def refuse_implicit_embedded(environ: Mapping[str, str]) -> None:

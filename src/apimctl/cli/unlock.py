@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Coroutine
 from typing import Any
 
 import click
 
-from apimctl.applying.lease import Holder, break_lease
+from apimctl.applying.lease import Holder, Unlocked, break_lease
 from apimctl.cli.common import EXIT_ERROR, EXIT_OK, connection_options
+from apimctl.cli.running import deadline_of, run_command
 from apimctl.cli.target import connection_settings, open_client
 from apimctl.errors import ApimctlError
 from apimctl.kinds.role import LEASE_NAME
@@ -48,8 +50,14 @@ def command(ctx: click.Context, /, run_id: str | None, force: bool, **_connectio
         say(f"The apply lease ({LEASE_NAME!r}) is held by {holder.describe()}.")
         return click.confirm("Break it?", default=False, err=True)
 
-    done = asyncio.run(break_lease(lambda: open_client(**settings, announce=say), run_id,
-                                   confirm=None if force or run_id else confirm))
+    ask = None if force or run_id else confirm
+
+    def unlock() -> Coroutine[Any, Any, Unlocked]:
+        return break_lease(lambda: open_client(**settings, announce=say), run_id, confirm=ask)
+
+    # the question blocks the loop: signals and --deadline only when nothing is asked
+    done = asyncio.run(unlock()) if ask else run_command(unlock, deadline_of(ctx), say,
+                                                         done="the lease may or may not be broken")
     if done.holder is None:
         click.echo("No apply lease is held on this area; nothing to unlock.")
         return EXIT_OK

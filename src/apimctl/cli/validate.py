@@ -7,6 +7,8 @@ not. The work is :func:`apimctl.manifests.command.validate`; this module only pa
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from apimctl import process
@@ -23,7 +25,7 @@ from apimctl.render.problems import FORMATS, render, summary
               help="An unset ${VAR} is a warning, not an error (for pre-commit and machines "
                    "without the secrets); plan and apply still need every value.")
 def command(paths: tuple[str, ...], overlays: tuple[str, ...], fmt: str,
-            allow_missing_vars: bool) -> int:
+            allow_missing_vars: bool, **_policy: Any) -> int:
     """Check manifests offline: YAML, schema, references. No network is used.
 
     PATH is a manifest file or a directory (every *.yaml/*.yml directly inside it).

@@ -1,7 +1,8 @@
 """Reading manifest files: file discovery, YAML with a position for every node, substitution.
 
 Called by :mod:`apimctl.manifests.pipeline` for the base paths and for each ``--overlay``
-directory. The YAML is read from libyaml's event stream (``CSafeLoader`` when available) and
+directory. A symbolic link that leaves the folder holding it is refused unless the pipeline
+allows it (:func:`apimctl.manifests.environment.outside_folder`). The YAML is read from libyaml's event stream (``CSafeLoader`` when available) and
 built into plain Python values here, so that every key and list item gets its source
 position, duplicate keys are caught, nesting depth, alias expansion and the number of entries
 are bounded (a YAML "billion laughs" document is refused, deep nesting never reaches a C
@@ -25,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 import yaml
 
 from apimctl.manifests.documents import MANIFEST_SUFFIXES, MAX_FILE_BYTES, Document, SourceFile
+from apimctl.manifests.environment import outside_folder
 from apimctl.manifests.model import Position, Problems
 from apimctl.manifests.yaml_events import Abort, EventReader, Relocate
 
@@ -37,6 +39,8 @@ def discover(paths: Sequence[str], problems: Problems) -> list[SourceFile]:
     found: list[SourceFile] = []
     seen: set[str] = set()
     for arg in paths:
+        if _leaves_folder(arg, os.path.dirname(os.path.normpath(arg)) or ".", problems):
+            continue
         if os.path.isdir(arg):
             candidates = _manifests_in(arg, problems)
             if not candidates:
@@ -70,9 +74,21 @@ def _manifests_in(folder: str, problems: Problems) -> list[tuple[SourceFile, str
     out = []
     for entry in entries:
         path = os.path.join(folder, entry.name)
+        if entry.is_symlink() and _leaves_folder(path, folder, problems):
+            continue
         real = os.path.realpath(path) if entry.is_symlink() else os.path.join(real_folder, entry.name)
         out.append((SourceFile(os.path.normpath(path), path), real))
     return out
+
+
+def _leaves_folder(path: str, folder: str, problems: Problems) -> bool:
+    """Whether ``path`` is a symbolic link out of ``folder`` that is refused (said so)."""
+    if not outside_folder(os.path.normpath(path), folder):
+        return False
+    problems.error(Position(os.path.normpath(path), 0, 0), "",
+                   f"a symbolic link that leaves its folder (to {os.path.realpath(path)}): refused, "
+                   "a manifest is read only from the repository (--allow-symlinks-outside reads it)")
+    return True
 
 
 def _is_file(entry: os.DirEntry[str]) -> bool:

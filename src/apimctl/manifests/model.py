@@ -95,7 +95,9 @@ class Manifest:
     key, a list item to the item); use :meth:`where` for the nearest known place of any path.
     ``secret_refs`` maps the path of each secret field written as a reference to its raw text
     (``"${FORECAST_SECRET}"``); ``doc`` holds the resolved value. ``warnings`` are the
-    problems of severity ``warning`` found while loading.
+    problems of severity ``warning`` found while loading. ``masked_variables`` name the
+    environment variables read into fields that are not secret, whose values every output
+    masks (:mod:`apimctl.manifests.environment`).
     """
 
     doc: dict[str, Any]
@@ -103,6 +105,8 @@ class Manifest:
     secret_refs: dict[JsonPath, str]
     files: list[str]
     warnings: list[Problem] = field(default_factory=list)
+    # the variables read into fields that are not secret and shown masked (not public)
+    masked_variables: tuple[str, ...] = ()
     # what the worker process made of the objects it read (``load_manifests(apart=...)``),
     # by ``(kind, index)`` in ``doc``: see :meth:`made_apart`
     apart: Callable[[], dict[tuple[str, int], Any]] | None = field(default=None, repr=False,

@@ -20,6 +20,7 @@ from apimctl.errors import ManifestError, Problem
 from apimctl.manifests.canonical import expand
 from apimctl.manifests.checks import Context, run_checks, secret_paths
 from apimctl.manifests.documents import LIST_KINDS, Document, Item, MergedPositions, SourceFile
+from apimctl.manifests.environment import check_environment
 from apimctl.manifests.loader import discover, read_file
 from apimctl.manifests.merge import Merged, merge_documents
 from apimctl.manifests.model import JsonPath, Manifest, Position, Problems, format_path
@@ -127,6 +128,9 @@ def _validate(paths: Sequence[str], overlays: Sequence[str], env: Mapping[str, s
                 checker().check_item(item, problems)
     doc, positions, refs, display = _assemble(base)
     ctx = Context(doc, positions, refs, display, problems)
+    masked: tuple[str, ...] = ()
+    if refs:  # what the manifests may read from the environment (manifests.environment)
+        masked = check_environment(refs, set(secret_paths(doc, ctx.declared)), env, ctx.error)
     if complete and paths:
         if base.count() == 0 and problems.errors == 0:
             problems.error(Position(paths[0], 0, 0), "", "no objects found (services, packages, roles, domains "
@@ -136,7 +140,7 @@ def _validate(paths: Sequence[str], overlays: Sequence[str], env: Mapping[str, s
     if problems.errors == 0:
         secret_refs = {p: refs[p] for p in secret_paths(doc, ctx.declared) if p in refs} if refs else {}
         warnings = [p for p in problems.sorted() if p.severity == "warning"]
-        manifest = Manifest(expand(doc), positions, secret_refs, files, warnings,
+        manifest = Manifest(expand(doc), positions, secret_refs, files, warnings, masked,
                             apart=later.answers(base.items))
     return ValidationResult(problems.sorted(), files, _count(doc), manifest)
 

@@ -75,3 +75,14 @@ def _resolve(inner: str, token: str, offset: int, env: Mapping[str, str], result
         return token
     result.problems.append((offset, f"environment variable {name} is not set (write ${{{name}:-default}} to give a default)"))
     return token
+
+
+def references(raw: str) -> list[tuple[str, str | None]]:
+    """The variables ``raw`` refers to, each with its default (``None``: none written)."""
+    found: list[tuple[str, str | None]] = []
+    for match in _TOKEN.finditer(raw):
+        inner = match.group(1)
+        ref = _REFERENCE.match(inner) if inner is not None else None
+        if ref is not None:
+            found.append((ref.group(1), ref.group(2)))
+    return found

@@ -46,7 +46,7 @@ import fnmatch
 from collections.abc import Sequence
 from typing import Any
 
-from apimctl import kinds, workers
+from apimctl import kinds, sensitive, workers
 from apimctl.api.dialect import Detected, detect, setting_of
 from apimctl.errors import PlanError
 from apimctl.kinds.dialects import SPEC_NAME, dialect_of, translate, translated_heads
@@ -170,6 +170,7 @@ def _keep_relevant(plan: Plan) -> None:
     plan.fingerprints = {a: f for a, f in plan.fingerprints.items() if a in addrs}
     plan.secret_values = {k: v for k, v in plan.secret_values.items()
                           if k.partition("#")[0] in addrs}
+    sensitive.register(*plan.secret_values.values())  # never shown, in any line
     plan.unmanaged.sort(key=lambda u: (kinds.ORDER[u.kind], u.key))
 
 

@@ -76,6 +76,10 @@ async def plan(request: PlanRequest, connect: Connect, *, notice: Notice = quiet
     if request.out:
         check_saveable(made)
         save_plan(made, request.out)
+        if manifest.masked_variables:
+            notice(f"Warning: {request.out} holds values read from the environment into fields that "
+                   f"are not secret ({', '.join(manifest.masked_variables)}), as apply will send them: "
+                   "keep it private, or declare the variables public with --public-env")
     return made
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from apimctl import __version__
+from apimctl import __version__, sensitive
 from apimctl.lint.model import Finding, LintReport, Severity, at_or_above
 
 FORMATS = ("text", "json", "github", "sarif")
@@ -27,13 +27,14 @@ GITHUB_LEVEL: dict[Severity, str] = {"error": "error", "warn": "warning", "info"
 
 
 def render(report: LintReport, fmt: str, threshold: Severity = "error") -> str:
-    """The findings in ``fmt``; ends with a newline unless empty (text and github)."""
+    """The findings in ``fmt``; ends with a newline unless empty (text and github). Scrubbed
+    of every value registered with :mod:`apimctl.sensitive`."""
     if fmt == "json":
-        return render_json(report, threshold)
+        return sensitive.scrub(render_json(report, threshold))
     if fmt == "sarif":
-        return render_sarif(report)
+        return sensitive.scrub(render_sarif(report))
     line = render_github if fmt == "github" else render_text
-    return "".join(line(f) + "\n" for f in report.findings)
+    return sensitive.scrub("".join(line(f) + "\n" for f in report.findings))
 
 
 def render_text(finding: Finding) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from apimctl import sensitive
 from apimctl.errors import Problem
 
 FORMATS = ("text", "json", "github")
@@ -18,11 +19,13 @@ JSON_FORMAT_VERSION = "1.0"
 
 
 def render(problems: Sequence[Problem], fmt: str, *, files: int = 0, objects: int = 0) -> str:
-    """All problems in ``fmt`` (``text``, ``json`` or ``github``); ends with a newline unless empty."""
+    """All problems in ``fmt`` (``text``, ``json`` or ``github``); ends with a newline unless
+    empty. Scrubbed of every value registered with :mod:`apimctl.sensitive` (a message may
+    quote a value a manifest read from the environment)."""
     if fmt == "json":
-        return render_json(problems, files=files, objects=objects)
+        return sensitive.scrub(render_json(problems, files=files, objects=objects))
     line = render_github if fmt == "github" else render_text
-    return "".join(line(p) + "\n" for p in problems)
+    return sensitive.scrub("".join(line(p) + "\n" for p in problems))
 
 
 def render_text(problem: Problem) -> str:

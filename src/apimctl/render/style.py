@@ -13,7 +13,9 @@ their output, so the rules for secrets live here once:
   and the finished text is scrubbed once more (defence in depth). Scrubbing looks for every
   encoding in which apimctl sends a value or a server may echo it (:func:`encodings`): raw,
   JSON-escaped (ASCII-only or not), URL- and form-encoded, hex and base64 (standard and
-  URL-safe, padded or not), and each line of a multi-line secret.
+  URL-safe, padded or not), and each line of a multi-line secret;
+* the values registered with :mod:`apimctl.sensitive` (the connection's credentials, the
+  tokens of the exchange, environment values a manifest may not show) are secret values too.
 
 :func:`field_lines` is the list of field-level lines of a step that the text and Markdown
 renderers print; :func:`risks` lists what a reviewer should look at twice.
@@ -21,32 +23,27 @@ renderers print; :func:`risks` lists what a reviewer should look at twice.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
-from apimctl import kinds
+from apimctl import kinds, sensitive
 from apimctl.kinds.plan import ENTITLEMENT_PATH, SERVICES
 from apimctl.plans.model import Action, Duplicate, Plan, Step
+from apimctl.sensitive import encodings, hex_like
 
 SYMBOLS: Final[dict[str, str]] = {"create": "+", "update": "~", "delete": "-"}
 
-SECRET_FIELD_NAMES: Final[frozenset[str]] = frozenset(
-    {"systemDomainCredentialSecret", "password", "passwdNew", "secret", "apiSecret"}
-)
+SECRET_FIELD_NAMES: Final = sensitive.SECRET_FIELD_NAMES
 """Field names that are secret wherever they appear, whatever the planner marked."""
 
-MIN_SCRUB_LENGTH: Final = 4
+MIN_SCRUB_LENGTH: Final = sensitive.MIN_SCRUB_LENGTH
 """Secret values at least this long are also scrubbed where they appear inside other text."""
 
-MIN_LINE_LENGTH: Final = 8
-"""Lines of a multi-line secret at least this long are scrubbed on their own too (a server may
-echo the secret with its line breaks changed)."""
+MIN_LINE_LENGTH: Final = sensitive.MIN_LINE_LENGTH
 
 RISKY_FIELDS: Final[dict[str, frozenset[str]]] = {
     kinds.PLAN.name: frozenset(
@@ -83,10 +80,11 @@ class Redactor:
                 if change.sensitive:
                     self._secret_paths.setdefault(step.address, set()).add(change.path)
         values = {v for v in plan.secret_values.values() if isinstance(v, str) and v}
+        values |= sensitive.registered()  # credentials, tokens, environment values read
         forms = {form for v in values for form in encodings(v)}
         self._exact = frozenset(values | forms)
         self._scrub = sorted((v for v in self._exact if len(v) >= MIN_SCRUB_LENGTH), key=len, reverse=True)
-        hexed = [re.escape(v) for v in self._scrub if _hex_like(v)]
+        hexed = [re.escape(v) for v in self._scrub if hex_like(v)]
         self._any_case = re.compile("|".join(hexed), re.IGNORECASE) if hexed else None
 
     def is_secret(self, address: str, path: str) -> bool:
@@ -116,6 +114,8 @@ class Redactor:
             return [self.value(address, path, v) for v in value]
         if isinstance(value, str) and self.leaks(value):
             return SENSITIVE
+        if isinstance(value, int | float) and not isinstance(value, bool) and str(value) in self._exact:
+            return SENSITIVE  # an unquoted ``${VAR}`` read as a number
         return value
 
     def text(self, text: str) -> str:
@@ -125,37 +125,6 @@ class Redactor:
         if self._any_case is not None:  # hex in any case
             text = self._any_case.sub(SENSITIVE_TEXT, text)
         return text
-
-
-def encodings(secret: str) -> set[str]:
-    """Every form in which ``secret`` may appear in text: itself, JSON-escaped (with and
-    without ``ensure_ascii``), URL path and form encoded, hex (lower and upper case), base64
-    (standard and URL-safe, with and without padding), and its lines (at least
-    :data:`MIN_LINE_LENGTH` characters) when it has several."""
-    data = secret.encode("utf-8", "surrogatepass")
-    out = {secret}
-    for ascii_only in (True, False):
-        escaped = json.dumps(secret, ensure_ascii=ascii_only)[1:-1]
-        out |= {escaped, escaped.replace("/", "\\/")}  # some encoders escape "/" too
-    out |= {quote(secret, safe=""), quote(secret), quote_plus(secret), quote_plus(secret, safe="")}
-    out |= {q.lower() for q in list(out) if "%" in q}  # %2f as some servers write it
-    hexed = binascii.hexlify(data).decode("ascii")
-    out |= {hexed, hexed.upper()}
-    for encoded in (base64.b64encode(data), base64.urlsafe_b64encode(data)):
-        text = encoded.decode("ascii")
-        out |= {text, text.rstrip("=")}
-    out |= {line for line in _lines(secret) if len(line) >= MIN_LINE_LENGTH}
-    return {form for form in out if form}
-
-
-def _lines(secret: str) -> Iterable[str]:
-    lines = secret.splitlines()
-    return lines if len(lines) > 1 else []
-
-
-def _hex_like(form: str) -> bool:
-    """Hex text, which a server may echo in either case."""
-    return len(form) >= 2 * MIN_SCRUB_LENGTH and all(c in "0123456789abcdefABCDEF" for c in form)
 
 
 def _join(prefix: str, name: str) -> str:

@@ -222,11 +222,14 @@ async def test_bad_client_key(api: FakeApi) -> None:
 
 
 async def test_exchange_without_access_token(api: FakeApi) -> None:
+    """Retried a bounded number of times, then reported as the endpoint's fault."""
     server = TokenServer(api)
-    server.token_replies = [reply(200, {"token_type": "bearer"})]
+    server.token_replies = [reply(200, {"token_type": "bearer"})] * 3
     async with api.client(credentials=CREDS) as client:
-        with pytest.raises(AuthError, match="without an access_token"):
+        with pytest.raises(ServerError, match="without an access_token") as caught:
             await api.clock.run(client.get("/services"))
+    assert not isinstance(caught.value, AuthError) and "check the API key" not in str(caught.value)
+    assert client.stats.token_calls == 3
 
 
 async def test_exchange_retries_server_failures(api: FakeApi) -> None:
