@@ -75,7 +75,9 @@ class DialectChoice:
         if self.sign:
             return
         found = mashery_sign(response)
-        if found:
+        if found and found.endswith(" header"):
+            self.sign = found  # any answer may carry it: which one came first says nothing
+        elif found:
             self.sign = f"{found} on {where.split('?', 1)[0]}"
 
     def decided(self, setting: str | None = None) -> Detected | None:
