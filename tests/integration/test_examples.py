@@ -263,6 +263,8 @@ def test_workflows_and_hooks_use_real_apimctl_options() -> None:
     for name, options in calls:
         command = cli.commands.get(name)
         assert command is not None, f"apimctl {name}: no such command"
-        known = {opt for param in command.params for opt in param.opts + param.secondary_opts}
+        # a group (``import openapi``): the options of its commands
+        commands = list(command.commands.values()) if hasattr(command, "commands") else [command]
+        known = {opt for cmd in commands for param in cmd.params for opt in param.opts + param.secondary_opts}
         for option in options:
             assert option in known, f"apimctl {name} {option}: no such option"

@@ -85,7 +85,7 @@ def test_lint_manifests_text_and_exit_codes(workdir: Path) -> None:
         "manifests/weather.yaml:18:9: warn apimctl-endpoint-high-security: Public endpoints run in "
         "high-security mode: highSecurity must be truthy (it is not set)",
     ]
-    assert run.stderr == "1 error, 1 warning in 1 file (12 rules); failing: 1 at or above error.\n"
+    assert run.stderr == "1 error, 1 warning in 1 file (13 rules); failing: 1 at or above error.\n"
     lenient = apimctl(workdir, "lint", "manifests", "--ruleset", "lenient.yaml")
     assert lenient.returncode == 0, lenient.stderr
     assert "passing: none at or above error" in lenient.stderr
@@ -146,7 +146,7 @@ def test_lint_live_embedded_area(workdir: Path) -> None:
         "run in high-security mode: highSecurity must be truthy (it is not set)",
     ]
     assert "embedded reference server" in run.stderr
-    assert "in embedded (" in run.stderr and ".apimctl/local.db) (12 rules)" in run.stderr
+    assert "in embedded (" in run.stderr and ".apimctl/local.db) (13 rules)" in run.stderr
     sarif = apimctl(workdir, "lint", "--live", "--format", "sarif")
     assert sarif_errors(sarif.stdout) == []
     [first, _] = json.loads(sarif.stdout)["runs"][0]["results"]

@@ -96,7 +96,8 @@ def test_serve_builds_its_config_and_announces_the_dev_token(monkeypatch: pytest
     from apimctl.cli import serve
 
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(serve, "_run", lambda app, host, port, sock: seen.update(host=host, port=port, app=app))
+    monkeypatch.setattr(serve, "_run", lambda listeners: seen.update(host=listeners[0][1], port=listeners[0][2],
+                                                                      app=listeners[0][0]))
     runner = CliRunner()
     result = runner.invoke(serve.command, ["--db", str(tmp_path / "x.db"), "--port", "0", "--auto-approve-domains"])
     assert result.exit_code == 0, result.output

@@ -12,7 +12,7 @@ vertical bar makes a set of values (specification, "Common rules" 3), which the 
 server accepts on every list in both dialects; several ``filter`` parameters, or the
 ``mashery`` dialect's comma-joined filters (SUPPLEMENT §10.3), are ANDed on most lists and
 could not fetch several objects at once. A kind's ids are split over more calls only when
-they would make the request target longer than :data:`MAX_TARGET` (about 115 service ids fit
+they would make the request target longer than :data:`MAX_TARGET` (about 100 service ids fit
 in one) or answer more than a page. Ids are known for every object that existed before the
 apply (``Step.id``, ``Step.parent_id``) and for every object it created (the writer records
 them in :class:`~apimctl.applying.bodies.LiveIndex`); an object without one is looked up by

@@ -209,7 +209,8 @@ def read_fields(kind: Kind) -> tuple[str, ...]:
     """Every field of ``kind`` named down to its leaves, from its tables: the id and identity,
     ``read_also``, the defaulted fields (a reference by the id and name it is written with, a
     host by its address), the fields of nested singletons and of the items of keyed lists (with
-    their ids). Nothing relies on a wildcard or on what the server returns unasked."""
+    their ids and creation times). Nothing relies on a wildcard or on what the server returns
+    unasked."""
     out = ["id", kind.identity, *kind.read_also]
     refs = {r.field.removesuffix("[]"): r for r in kind.references if "." not in r.field}
     for name in kind.defaults:
@@ -223,8 +224,8 @@ def read_fields(kind: Kind) -> tuple[str, ...]:
         else:
             out += [f"{name}.id", f"{name}.name"]
     for path in sorted(kind.nested, key=lambda p: (p.count("."), p)):
-        if path in kind.keyed:
-            out += [f"{path}.id", f"{path}.{kind.keyed[path]}"]
+        if path in kind.keyed:  # the id and ``created``: which of two copies is the oldest
+            out += [f"{path}.id", f"{path}.{kind.keyed[path]}", f"{path}.created"]
         out += [f"{path}.{name}" for name in kind.nested[path]
                 if f"{path}.{name}" not in kind.nested and f"{path}.{name}" not in kind.write_only]
     return tuple(dict.fromkeys(out))
