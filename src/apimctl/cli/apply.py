@@ -39,7 +39,6 @@ from apimctl.cli.common import (
     Number,
     color_wanted,
     connection_options,
-    envvar,
     manifest_options,
     rotation_options,
     rotations,
@@ -58,31 +57,30 @@ from apimctl.render.style import Redactor
 @manifest_options
 @click.option("--plan", "plan_file", type=click.Path(dir_okay=False),
               help="Apply a plan saved with `apimctl plan --out FILE` (refused when stale).")
-@click.option("--auto-approve", is_flag=True, envvar=envvar("auto_approve"),
+@click.option("--auto-approve", is_flag=True,
               help="Apply without asking (required when there is no terminal).")
 @click.option("--max-deletes", type=click.IntRange(min=0), default=None, metavar="N",
-              envvar=envvar("max_deletes"),
               help="Refuse, before writing anything, a plan that deletes more than N objects.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, envvar=envvar("format"),
+              show_default=True,
               help="Format of the output: json streams one JSON object per line "
                    "(step events, then the summary; see docs/apply-format.md).")
-@click.option("--prune", is_flag=True, envvar=envvar("prune"),
+@click.option("--prune", is_flag=True,
               help="Delete live top-level objects that no manifest declares.")
 @click.option("--target", "targets", multiple=True, metavar="KIND:NAME",
               help="Limit the apply to these objects (and what they need). Repeatable.")
 @click.option("--ignore", "ignores", multiple=True, metavar="KIND:NAME:PATH",
               help="Accept an out-of-band change to this field. Repeatable.")
 @click.option("--lock-timeout", type=Number(zero=True), default=0.0, show_default=True,
-              envvar=envvar("lock_timeout"), metavar="SECONDS",
+              metavar="SECONDS",
               help="Wait up to SECONDS for another apply's lease on the area (0: refuse at once).")
-@click.option("--no-lock", is_flag=True, envvar=envvar("no_lock"),
+@click.option("--no-lock", is_flag=True,
               help="Take no lease on the area (for pipelines that serialise applies themselves).")
-@click.option("--repair-duplicates", is_flag=True, envvar=envvar("repair_duplicates"),
+@click.option("--repair-duplicates", is_flag=True,
               help="Delete the extra live copies of objects and nested items that share one "
                    "identity (keeping the one pinned by id:, else the oldest).")
 @rotation_options
-@click.option("--no-color", is_flag=True, envvar=envvar("no_color"), help="Plain output.")
+@click.option("--no-color", is_flag=True, help="Plain output.")
 @lint_options
 @connection_options
 @click.pass_context

@@ -156,7 +156,6 @@ def manifest_options(func: F) -> F:
         "overlays",
         multiple=True,
         type=click.Path(exists=True, file_okay=False),
-        envvar=envvar("overlay"),
         help="Directory of per-environment files deep-merged onto the base by identity.",
     )(func)
     func = click.argument("paths", nargs=-1, type=click.Path())(func)
@@ -167,7 +166,7 @@ def rotation_options(func: F) -> F:
     """--rotate-secrets and --rotate, for the commands that plan (plan and apply)."""
     func = click.option("--rotate", "rotate", multiple=True, metavar="KIND:NAME:PATH",
                         help="Send this write-only secret (patterns allowed). Repeatable.")(func)
-    func = click.option("--rotate-secrets", is_flag=True, envvar=envvar("rotate_secrets"),
+    func = click.option("--rotate-secrets", is_flag=True,
                         help="Send every declared write-only secret (systemDomainAuthentication."
                              "password), which the API never returns and so cannot be compared.")(func)
     return func
@@ -223,7 +222,7 @@ else:
 
 class Lines(_StrType):
     """A string option that can be repeated: from its environment variable, one value per
-    line (names may hold spaces: ``APIMCTL_TARGET='plan:Weather Partners/Gold'``)."""
+    line (names may hold spaces: ``APIMCTL_PLAN_TARGET='plan:Weather Partners/Gold'``)."""
 
     name = "text"
     envvar_list_splitter = "\n"
@@ -236,26 +235,32 @@ class Lines(_StrType):
 
 
 LINES = Lines()
+CONNECTION_SETTINGS = ("profile", "url", "token", "api_key", "api_secret", "username",
+                       "password", "area", "qps", "parallelism", "timeout", "verbose", "dialect")
+"""The options of :func:`connection_options`: they mean the same to every command that reaches
+an area, so each comes from one variable, ``APIMCTL_<NAME>`` (``APIMCTL_URL``, ...)."""
 SERVE_COMMAND = "serve"
-"""The reference server's options are its own (``serve --token`` is ``TOKEN=AREA``, not the
-client's access token): their variables are ``APIMCTL_SERVE_<NAME>``."""
 
 
 def option_envvar(command: str, param: click.Option) -> str:
-    """The environment variable of an option: ``APIMCTL_<NAME>`` after its long name,
-    ``APIMCTL_SERVE_<NAME>`` for ``serve``."""
+    """The environment variable of an option: ``APIMCTL_<NAME>`` for a connection setting,
+    ``APIMCTL_<COMMAND>_<NAME>`` for every other option (``APIMCTL_PLAN_FORMAT``), so that a
+    variable means one thing whichever command reads it. ``serve``'s options are its own
+    (``serve --token`` is ``TOKEN=AREA``, not the client's access token): all of them are
+    ``APIMCTL_SERVE_<NAME>``."""
     long = max(param.opts, key=len).lstrip("-")
-    return envvar(f"{SERVE_COMMAND}_{long}" if command == SERVE_COMMAND else long)
+    if command != SERVE_COMMAND and long.replace("-", "_") in CONNECTION_SETTINGS:
+        return envvar(long)
+    return envvar(f"{command}_{long}")
 
 
 def assign_envvars(name: str, command: click.Command) -> None:
-    """Give every option of a command its variable and show it in ``--help``; repeatable
-    text options read one value per line from it."""
+    """Give every option of a command its variable (:func:`option_envvar`) and show it in
+    ``--help``; repeatable text options read one value per line from it."""
     for param in command.params:
         if not isinstance(param, click.Option) or (param.is_eager and param.expose_value is False):
             continue
-        if param.envvar is None:
-            param.envvar = option_envvar(name, param)
+        param.envvar = option_envvar(name, param)
         param.show_envvar = True
         if param.multiple and param.type is click.STRING:
             param.type = LINES
@@ -297,9 +302,35 @@ class LazyCommands(MutableMapping[str, click.Command]):
         return len(self.modules)
 
 
+def retired_variables(name: str, command: click.Command,
+                      environ: Mapping[str, str] | None = None) -> list[str]:
+    """Warnings for the variables of ``command``'s options as named before 0.2.0
+    (``APIMCTL_FORMAT``), set but no longer read: each names the one that is."""
+    environ = os.environ if environ is None else environ
+    found: list[str] = []
+    if name == SERVE_COMMAND:  # its variables were APIMCTL_SERVE_<NAME> already
+        return found
+    for param in command.params:
+        if not isinstance(param, click.Option) or not isinstance(param.envvar, str):
+            continue
+        old = envvar(max(param.opts, key=len).lstrip("-"))
+        if old != param.envvar and old in environ:
+            found.append(f"Warning: {old} is not read any more; {name}'s "
+                         f"{max(param.opts, key=len)} comes from {param.envvar}.")
+    return found
+
+
 class Group(click.Group):
     """The command group: ``apimctl`` alone prints help (exit 0), and an option given before
     the command says that options go after it."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if name is not None and command is not None and not ctx.resilient_parsing:
+            for warning in retired_variables(name, command):
+                click.echo(warning, err=True)
+        return name, command, rest
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args:

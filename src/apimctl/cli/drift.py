@@ -21,7 +21,6 @@ from apimctl.cli.common import (
     EXIT_OK,
     color_wanted,
     connection_options,
-    envvar,
     manifest_options,
 )
 from apimctl.cli.target import connection_settings, open_client, target_label
@@ -32,15 +31,15 @@ from apimctl.render.drift import render_drift
 @click.command("drift")
 @manifest_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True, envvar=envvar("format"), help="Output format.")
+              show_default=True, help="Output format.")
 @click.option("--ignore", "ignores", multiple=True, metavar="KIND:NAME:PATH",
               help="Accept out-of-band changes to this field (like settings.ignore). Repeatable.")
 @click.option("--target", "targets", multiple=True, metavar="KIND:NAME",
               help="Only check these objects and what they contain. Repeatable.")
-@click.option("--prune", is_flag=True, envvar=envvar("prune"),
+@click.option("--prune", is_flag=True,
               help="Count live top-level objects that no manifest declares as drift "
                    "(use it when apply runs with --prune).")
-@click.option("--no-color", is_flag=True, envvar=envvar("no_color"),
+@click.option("--no-color", is_flag=True,
               help="Plain output (also with NO_COLOR set, TERM=dumb, or when not a terminal).")
 @connection_options
 @click.pass_context

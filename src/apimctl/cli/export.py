@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from apimctl.cli.common import EXIT_OK, connection_options, envvar
+from apimctl.cli.common import EXIT_OK, connection_options
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.export import LAYOUTS, Layout
 from apimctl.export.command import ExportRequest, export
@@ -32,7 +32,6 @@ def _split_kinds(values: tuple[str, ...]) -> list[str]:
               help="Only these top-level kinds (services, packages, roles, domains, "
                    "scheduledMaintenanceEvents), plus the kinds they refer to. Repeatable.")
 @click.option("--layout", type=click.Choice(LAYOUTS), default="single", show_default=True,
-              envvar=envvar("layout"),
               help="single: one apimctl.yaml; per-service: one file per service plus one per kind.")
 @click.option("--with-ids", is_flag=True, help="Pin every object to its live id (`id:`).")
 @connection_options

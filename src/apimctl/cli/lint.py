@@ -22,7 +22,7 @@ from typing import Any, cast
 import click
 
 from apimctl import lint
-from apimctl.cli.common import EXIT_ERROR, EXIT_OK, F, connection_options, envvar, manifest_options
+from apimctl.cli.common import EXIT_ERROR, EXIT_OK, F, connection_options, manifest_options
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.errors import ApimctlError
 from apimctl.lint.model import RECOMMENDED, SEVERITIES, LintReport, Severity
@@ -37,10 +37,10 @@ _SEVERITY_HELP = "Fail (exit 1) on findings of this severity or more severe."
 @manifest_options
 @click.option("--live", is_flag=True,
               help="Lint the live area (read with the list calls plan uses) instead of manifests.")
-@click.option("--ruleset", "rulesets", multiple=True, metavar="FILE", envvar=envvar("ruleset"),
+@click.option("--ruleset", "rulesets", multiple=True, metavar="FILE",
               help=_RULESET_HELP)
 @click.option("--fail-severity", type=click.Choice(SEVERITIES), default="error", show_default=True,
-              envvar=envvar("fail_severity"), help=_SEVERITY_HELP)
+              help=_SEVERITY_HELP)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text: file:line:col: severity rule: message; json: for tools; github: "
                    "Actions annotations; sarif: SARIF 2.1.0 for code scanning.")
@@ -80,13 +80,13 @@ async def _lint_live(rulesets: Sequence[str], settings: dict[str, Any]) -> LintR
 def lint_options(func: F) -> F:
     """``--lint``, ``--ruleset`` and ``--fail-severity`` for ``plan`` and ``apply``."""
     opts = [
-        click.option("--lint", "lint", is_flag=True, envvar=envvar("lint"),
+        click.option("--lint", "lint", is_flag=True,
                      help="Run the lint rules on the manifests first; refuse on findings at or "
                           "above --fail-severity."),
-        click.option("--ruleset", "rulesets", multiple=True, metavar="FILE", envvar=envvar("ruleset"),
+        click.option("--ruleset", "rulesets", multiple=True, metavar="FILE",
                      help="With --lint: " + _RULESET_HELP),
         click.option("--fail-severity", type=click.Choice(SEVERITIES), default="error",
-                     show_default=True, envvar=envvar("fail_severity"), help="With --lint: " + _SEVERITY_HELP),
+                     show_default=True, help="With --lint: " + _SEVERITY_HELP),
     ]
     for opt in reversed(opts):
         func = opt(func)

@@ -21,7 +21,6 @@ from apimctl.cli.common import (
     EXIT_OK,
     color_wanted,
     connection_options,
-    envvar,
     manifest_options,
     rotation_options,
     rotations,
@@ -37,24 +36,24 @@ from apimctl.plans.model import Plan
 @click.option("--out", "out_file", type=click.Path(dir_okay=False),
               help="Save the plan (JSON, secrets as references only) for `apply --plan FILE`.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True, envvar=envvar("format"),
+              show_default=True,
               help="text (like terraform plan), json (versioned; docs/plan-format.md) or "
                    "markdown (for pull-request comments).")
 @click.option("--detailed-exitcode", is_flag=True,
               help="Exit 2 when there are changes (0 none, 1 error).")
 @click.option("--target", "targets", multiple=True, metavar="KIND:NAME",
               help="Only these objects, what they contain and what they need. Repeatable.")
-@click.option("--prune", is_flag=True, envvar=envvar("prune"),
+@click.option("--prune", is_flag=True,
               help="Delete live top-level objects that no manifest declares.")
 @click.option("--max-deletes", type=click.IntRange(min=0), default=None, metavar="N",
-              envvar=envvar("max_deletes"), help="Refuse a plan that deletes more than N objects.")
+              help="Refuse a plan that deletes more than N objects.")
 @click.option("--ignore", "ignores", multiple=True, metavar="KIND:NAME:PATH",
               help="Accept an out-of-band change to this field. Repeatable.")
-@click.option("--repair-duplicates", is_flag=True, envvar=envvar("repair_duplicates"),
+@click.option("--repair-duplicates", is_flag=True,
               help="Plan deletes of the extra live copies of objects and nested items that "
                    "share one identity (keeping the one pinned by id:, else the oldest).")
 @rotation_options
-@click.option("--no-color", is_flag=True, envvar=envvar("no_color"),
+@click.option("--no-color", is_flag=True,
               help="Plain output (also with NO_COLOR set, TERM=dumb, or when not a terminal).")
 @lint_options
 @connection_options
