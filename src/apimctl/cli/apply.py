@@ -43,6 +43,7 @@ from apimctl.cli.common import (
     rotation_options,
     rotations,
 )
+from apimctl.cli.completers import complete_address, complete_field_address
 from apimctl.cli.lint import lint_gate, lint_options
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.errors import ApimctlError
@@ -67,9 +68,10 @@ from apimctl.render.style import Redactor
                    "(step events, then the summary; see docs/apply-format.md).")
 @click.option("--prune", is_flag=True,
               help="Delete live top-level objects that no manifest declares.")
-@click.option("--target", "targets", multiple=True, metavar="KIND:NAME",
+@click.option("--target", "targets", multiple=True, metavar="KIND:NAME", shell_complete=complete_address,
               help="Limit the apply to these objects (and what they need). Repeatable.")
 @click.option("--ignore", "ignores", multiple=True, metavar="KIND:NAME:PATH",
+              shell_complete=complete_field_address,
               help="Accept an out-of-band change to this field. Repeatable.")
 @click.option("--lock-timeout", type=Number(zero=True), default=0.0, show_default=True,
               metavar="SECONDS",

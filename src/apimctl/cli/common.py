@@ -164,7 +164,10 @@ def manifest_options(func: F) -> F:
 
 def rotation_options(func: F) -> F:
     """--rotate-secrets and --rotate, for the commands that plan (plan and apply)."""
+    from apimctl.cli.completers import complete_field_address  # here: a module only for completion
+
     func = click.option("--rotate", "rotate", multiple=True, metavar="KIND:NAME:PATH",
+                        shell_complete=complete_field_address,
                         help="Send this write-only secret (patterns allowed). Repeatable.")(func)
     func = click.option("--rotate-secrets", is_flag=True,
                         help="Send every declared write-only secret (systemDomainAuthentication."
@@ -333,7 +336,7 @@ class Group(click.Group):
         return name, command, rest
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args:
+        if not args and not ctx.resilient_parsing:  # not while completing: no command yet
             click.echo(ctx.get_help())
             ctx.exit(0)
         try:

@@ -23,6 +23,7 @@ from apimctl.cli.common import (
     connection_options,
     manifest_options,
 )
+from apimctl.cli.completers import complete_address, complete_field_address
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.drift import DriftRequest, drift
 from apimctl.render.drift import render_drift
@@ -33,8 +34,9 @@ from apimctl.render.drift import render_drift
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True, help="Output format.")
 @click.option("--ignore", "ignores", multiple=True, metavar="KIND:NAME:PATH",
+              shell_complete=complete_field_address,
               help="Accept out-of-band changes to this field (like settings.ignore). Repeatable.")
-@click.option("--target", "targets", multiple=True, metavar="KIND:NAME",
+@click.option("--target", "targets", multiple=True, metavar="KIND:NAME", shell_complete=complete_address,
               help="Only check these objects and what they contain. Repeatable.")
 @click.option("--prune", is_flag=True,
               help="Count live top-level objects that no manifest declares as drift "

@@ -25,6 +25,7 @@ from apimctl.cli.common import (
     rotation_options,
     rotations,
 )
+from apimctl.cli.completers import complete_address, complete_field_address
 from apimctl.cli.lint import lint_gate, lint_options
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.planning.command import PlanRequest, plan
@@ -41,13 +42,14 @@ from apimctl.plans.model import Plan
                    "markdown (for pull-request comments).")
 @click.option("--detailed-exitcode", is_flag=True,
               help="Exit 2 when there are changes (0 none, 1 error).")
-@click.option("--target", "targets", multiple=True, metavar="KIND:NAME",
+@click.option("--target", "targets", multiple=True, metavar="KIND:NAME", shell_complete=complete_address,
               help="Only these objects, what they contain and what they need. Repeatable.")
 @click.option("--prune", is_flag=True,
               help="Delete live top-level objects that no manifest declares.")
 @click.option("--max-deletes", type=click.IntRange(min=0), default=None, metavar="N",
               help="Refuse a plan that deletes more than N objects.")
 @click.option("--ignore", "ignores", multiple=True, metavar="KIND:NAME:PATH",
+              shell_complete=complete_field_address,
               help="Accept an out-of-band change to this field. Repeatable.")
 @click.option("--repair-duplicates", is_flag=True,
               help="Plan deletes of the extra live copies of objects and nested items that "
