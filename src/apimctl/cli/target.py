@@ -68,13 +68,17 @@ async def open_client(
     announce: Callable[[str], None],
     dialect: str = "auto",
     dialect_source: str = "",
+    observe: Callable[[httpx.Response], None] | None = None,
 ) -> AsyncIterator[ApiClient]:
-    """An open ApiClient for the target the options name; closed on exit."""
+    """An open ApiClient for the target the options name; closed on exit. ``observe`` is
+    shown every reply (``apimctl doctor`` reads the quota headers)."""
     common: dict[str, Any] = {
         "parallelism": parallelism,
         "timeout": timeout,
         "log": announce if verbose else None,
     }
+    if observe is not None and url:
+        common["transport"] = Observed(httpx.AsyncHTTPTransport(), observe)
     if url:
         exchange = {
             "api_key": api_key,
@@ -89,9 +93,8 @@ async def open_client(
         announce(EMBEDDED_NOTICE)
         # No client-side limit in-process unless --qps was given explicitly.
         limit = qps if qps_given else None
-        client = ApiClient(
-            EMBEDDED_URL, token=embedded_token, qps=limit, transport=transport, **common
-        )
+        seen = transport if observe is None else Observed(transport, observe)
+        client = ApiClient(EMBEDDED_URL, token=embedded_token, qps=limit, transport=seen, **common)
     # the dialect asked for (SUPPLEMENT §10); "auto": detected (the embedded server is spec)
     client.dialect = DialectChoice(dialect or "auto", dialect_source, embedded=not url,
                                    host=client.dialect.host)
@@ -266,3 +269,20 @@ def _embedded_server() -> tuple[httpx.ASGITransport, str]:
         raise ApimctlError(f"cannot open the embedded server's database {database.resolve()}: {exc}; "
                            "move it away to start afresh, or set --url or APIMCTL_URL") from None
     return httpx.ASGITransport(app=app), token
+
+
+class Observed(httpx.AsyncBaseTransport):
+    """A transport that shows every response to ``observe`` before the client reads it."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport,
+                 observe: Callable[[httpx.Response], None]) -> None:
+        self.inner = inner
+        self.observe = observe
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        self.observe(response)
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
