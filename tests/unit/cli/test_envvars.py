@@ -16,7 +16,7 @@ import pytest
 from apimctl.cli import cli
 from apimctl.cli.common import CONNECTION_SETTINGS, Lines, Number
 
-REQUIRED_ARGS = {"completion": ["bash"]}
+REQUIRED_ARGS = {"completion": ["bash"], "show": ["plan.json"]}
 
 
 def options() -> list[tuple[str, click.Option]]:
