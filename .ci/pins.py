@@ -44,7 +44,8 @@ PATTERNS = tuple(re.compile(p) for p in (
 # The files users copy pins from (relative to the repository's root).
 _GLOBS = ("README.md", "RELEASING.md", "action.yml", ".pre-commit-hooks.yaml", "docs/*.md",
           "examples/**/*.md", "examples/**/*.yml", "examples/**/*.yaml",
-          "examples/**/.pre-commit-config.yaml", ".github/workflows/*.yml")
+          "examples/**/.pre-commit-config.yaml", ".github/workflows/*.yml",
+          "src/apimctl/templates/*", "src/apimctl/templates/workflows/*")  # apimctl init's
 
 
 def source_version(root: Path = ROOT) -> str:

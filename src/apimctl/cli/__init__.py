@@ -45,7 +45,7 @@ def cli() -> None:
 # command is first asked for
 cli.commands = LazyCommands({name: f"apimctl.cli.{name}" for name in (
     "validate", "lint", "render", "plan", "apply", "drift", "export", "serve", "schema",
-    "unlock", "completion", "show", "doctor")})
+    "unlock", "completion", "show", "doctor", "init")})
 
 
 def main() -> None:
