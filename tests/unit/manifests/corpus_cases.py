@@ -215,7 +215,7 @@ CASES: list[Case] = [
          ["m.yaml:11:9: services[0].endpoints[0].errorSet: unknown error set 'XML errors' (this service declares: JSON errors)"]),
     Case("unknown-plan-service", {"m.yaml": DOMAINS + SERVICE + "packages:\n  - name: P\n    plans:\n"
                                   "      - {name: Gold, services: [{name: Wether}]}\n"},
-         ["m.yaml:13:34: packages[0].plans[0].services[0].name: unknown service 'Wether'; declare it under services"]),
+         ["m.yaml:13:34: packages[0].plans[0].services[0].name: unknown service 'Wether'; declare it under services (did you mean 'Weather'?)"]),
     Case("unknown-plan-endpoint", {"m.yaml": DOMAINS + SERVICE + "packages:\n  - name: P\n    plans:\n"
                                    "      - {name: Gold, services: [{name: Weather, endpoints: [Forecast, Alerts]}]}\n"},
          ["m.yaml:13:71: packages[0].plans[0].services[0].endpoints[1]: unknown endpoint 'Weather/Alerts'; declare it under the service's endpoints"]),
