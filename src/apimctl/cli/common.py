@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import importlib
 import math
 import os
@@ -10,7 +11,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import click
 from click.core import ParameterSource
@@ -150,7 +151,27 @@ def envvar(name: str) -> str:
 
 
 def manifest_options(func: F) -> F:
-    """PATH... and --overlay, for the commands that read manifests."""
+    """PATH..., --overlay and --recursive, for the commands that read manifests. The command
+    is given the paths to read (``--recursive`` adds the subdirectories: :mod:`apimctl.cli.paths`),
+    and a subdirectory with manifests left unread is warned about on stderr."""
+    from apimctl.cli import paths as folders
+
+    command = func
+
+    @functools.wraps(command)
+    def reading(*args: Any, **kwargs: Any) -> Any:
+        given, overlays = tuple(kwargs.get("paths") or ()), tuple(kwargs.get("overlays") or ())
+        if kwargs.pop("recursive", False):
+            kwargs["paths"] = folders.recursive(given, overlays)
+        else:
+            for warning in folders.unread_warnings(given, overlays):
+                click.echo(warning, err=True)
+        return command(*args, **kwargs)
+
+    func = cast(F, reading)
+    func = click.option("--recursive", is_flag=True,
+                        help="Also read the manifests in every subdirectory of a directory PATH "
+                             "(except overlays).")(func)
     func = click.option(
         "--overlay",
         "overlays",
