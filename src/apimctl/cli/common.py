@@ -218,7 +218,7 @@ def connection_options(func: F) -> F:
         click.option("--parallelism", type=click.IntRange(1, 64), default=8, metavar="N", show_default=True, envvar=envvar("parallelism"), help="Concurrent calls at most."),
         click.option("--timeout", type=Number(zero=False), default=30.0, show_default=True, envvar=envvar("timeout"), help="Seconds before a call times out."),
         click.option("-v", "--verbose", is_flag=True, envvar=envvar("verbose"), help="Log every call (never secrets)."),
-        click.option("--dialect", type=click.Choice(["spec", "mashery", "auto"]), default="auto", show_default=True, envvar=envvar("dialect"), help="The target's dialect (spec/SUPPLEMENT.md section 10); auto: detected (the embedded server is spec)."),
+        click.option("--dialect", type=click.Choice(["spec", "mashery", "auto"]), default="auto", show_default=True, envvar=envvar("dialect"), help="The target's dialect: spec, the platform's specification; mashery, as real deployments answer (README, Against a real area); auto: detected (the embedded server is spec)."),
     ]
     for opt in reversed(opts):
         func = opt(func)

@@ -106,7 +106,8 @@ def build_config(db: str, tokens: tuple[str, ...], clients: tuple[str, ...], use
 @click.option("--fault-seed", type=int, default=None, help="Seed of the fault injector.")
 @click.option("--events-config", type=click.Path(exists=True, dir_okay=False), default=None, help="YAML file of event triggers.")
 @click.option("--dialect", type=click.Choice(DIALECT_NAMES), default="spec", show_default=True,
-              help="spec: the specification; mashery: as real deployments answer (SUPPLEMENT §10).")
+              help="spec: the platform's specification; mashery: as real deployments answer "
+                   "(README, Against a real area).")
 def command(host: str, port: int, db: str, tokens: tuple[str, ...], clients: tuple[str, ...],
             users: tuple[str, ...], auto_approve_domains: bool, object_responses: bool,
             operator_token: str | None, qps: float | None, daily_quota: int | None,
