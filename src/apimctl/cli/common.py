@@ -214,7 +214,7 @@ def connection_options(func: F) -> F:
         click.option("--username", envvar=envvar("username"), help="User for the token exchange."),
         click.option("--password", envvar=envvar("password"), help="Password for the token exchange."),
         click.option("--area", envvar=envvar("area"), help="Area (scope) for the token exchange."),
-        click.option("--qps", type=Number(zero=True), default=2.0, show_default=True, envvar=envvar("qps"), help="Client-side rate limit, calls per second (0: no limit). Off against the embedded server unless given."),
+        click.option("--qps", type=Number(zero=True), default=2.0, show_default=True, envvar=envvar("qps"), help="Client-side rate limit, calls per second (0: no limit). Off against the embedded server unless given, and against this machine (localhost, 127.0.0.1: apimctl serve)."),
         click.option("--parallelism", type=click.IntRange(1, 64), default=8, metavar="N", show_default=True, envvar=envvar("parallelism"), help="Concurrent calls at most."),
         click.option("--timeout", type=Number(zero=False), default=30.0, show_default=True, envvar=envvar("timeout"), help="Seconds before a call times out."),
         click.option("-v", "--verbose", is_flag=True, envvar=envvar("verbose"), help="Log every call (never secrets)."),

@@ -27,7 +27,7 @@ from apimctl.cli.common import (
 )
 from apimctl.cli.completers import complete_address, complete_field_address
 from apimctl.cli.lint import lint_gate, lint_options
-from apimctl.cli.target import connection_settings, open_client, target_label
+from apimctl.cli.target import Paced, connection_settings, target_label
 from apimctl.planning.command import PlanRequest, plan
 from apimctl.plans.model import Plan
 
@@ -80,7 +80,11 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                           target=target_label(settings.get("url")),
                           repair_duplicates=repair_duplicates,
                           rotate=rotations(rotate_secrets, rotate))
-    made = asyncio.run(plan(request, lambda: open_client(**settings, announce=_say), notice=_say))
+    paced = Paced(settings, _say)
+    made = asyncio.run(plan(request, paced.connect, notice=_say))
+    note = paced.note()
+    if note:
+        _say(note)
     if out_file:
         _say(f"Saved the plan to {out_file}; apply it with: apimctl apply --plan {out_file}")
     click.echo(render(made, fmt, color=color_wanted(no_color)), nl=False)

@@ -15,9 +15,11 @@ the command line or in the environment come from a profile (:mod:`apimctl.cli.pr
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -87,7 +89,9 @@ async def open_client(
             "password": password,
             "area": area,
         }
-        client = _remote_client(url, token, exchange, qps=qps, **common)
+        # no client-side limit against this machine (apimctl serve) unless --qps was given
+        limit = None if loopback(url) and not qps_given else qps
+        client = _remote_client(url, token, exchange, qps=limit, **common)
     else:
         transport, embedded_token = _embedded_server()
         announce(EMBEDDED_NOTICE)
@@ -103,6 +107,17 @@ async def open_client(
             yield client
         except NotFound as exc:
             raise _wrong_base(exc, client, url) from None
+
+
+def loopback(url: str) -> bool:
+    """Whether ``url`` names this machine (``localhost``, ``127.0.0.0/8``, ``::1``)."""
+    host = (httpx.URL(url).host if "://" in url else "").rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def connection_settings(ctx: click.Context) -> dict[str, Any]:
@@ -286,3 +301,39 @@ class Observed(httpx.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+class Paced:
+    """Opens the client as :func:`open_client` does and remembers it, so that the command can
+    say afterwards when the client-side rate limit (``--qps``) set the pace of the run."""
+
+    SHARE = 0.5  # the limit's minimum time over the run's time that is worth a note
+    SECONDS = 1.0  # runs shorter than this never are
+
+    def __init__(self, settings: Mapping[str, Any], announce: Callable[[str], None],
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings
+        self.announce = announce
+        self.clock = clock
+        self.client: ApiClient | None = None
+        self.started = clock()
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncIterator[ApiClient]:
+        async with open_client(**self.settings, announce=self.announce) as client:
+            self.client = client
+            yield client
+
+    def note(self) -> str | None:
+        """``Note: ...`` when the limit's spacing of the calls took most of the run."""
+        client = self.client
+        qps = client.limiter.qps if client is not None else None
+        if client is None or not qps:
+            return None
+        calls = client.stats.total()
+        forced, took = max(0, calls - client.limiter.burst) / qps, self.clock() - self.started
+        if took < self.SECONDS or forced < self.SHARE * took:
+            return None
+        return (f"Note: the client-side rate limit (--qps {qps:g}) spaced this run's {calls} calls "
+                f"over at least {forced:.1f} s of its {took:.1f} s; raise it (--qps, APIMCTL_QPS) "
+                "where the area allows more, or --qps 0 to turn it off.")
