@@ -217,6 +217,8 @@ def connection_options(func: F) -> F:
         click.option("--qps", type=Number(zero=True), default=2.0, show_default=True, envvar=envvar("qps"), help="Client-side rate limit, calls per second (0: no limit). Off against the embedded server unless given, and against this machine (localhost, 127.0.0.1: apimctl serve)."),
         click.option("--parallelism", type=click.IntRange(1, 64), default=8, metavar="N", show_default=True, envvar=envvar("parallelism"), help="Concurrent calls at most."),
         click.option("--timeout", type=Number(zero=False), default=30.0, show_default=True, envvar=envvar("timeout"), help="Seconds before a call times out."),
+        click.option("--ca-bundle", type=click.Path(dir_okay=False), metavar="FILE", envvar=envvar("ca_bundle"), help="Certificates (PEM) of the CAs that sign the area's TLS certificate, for a private CA; default: SSL_CERT_FILE, REQUESTS_CA_BUNDLE, else the bundled public CAs. Proxies come from HTTPS_PROXY, HTTP_PROXY and NO_PROXY."),
+        click.option("--insecure", is_flag=True, envvar=envvar("insecure"), help="Do not verify the area's TLS certificate (anyone on the path can then read the token): for a test area only."),
         click.option("-v", "--verbose", is_flag=True, envvar=envvar("verbose"), help="Log every call (never secrets)."),
         click.option("--dialect", type=click.Choice(["spec", "mashery", "auto"]), default="auto", show_default=True, envvar=envvar("dialect"), help="The target's dialect: spec, the platform's specification; mashery, as real deployments answer (README, Against a real area); auto: detected (the embedded server is spec)."),
     ]
@@ -260,7 +262,8 @@ class Lines(_StrType):
 
 LINES = Lines()
 CONNECTION_SETTINGS = ("profile", "url", "token", "api_key", "api_secret", "username",
-                       "password", "area", "qps", "parallelism", "timeout", "verbose", "dialect")
+                       "password", "area", "qps", "parallelism", "timeout", "verbose", "dialect",
+                       "ca_bundle", "insecure")
 """The options of :func:`connection_options`: they mean the same to every command that reaches
 an area, so each comes from one variable, ``APIMCTL_<NAME>`` (``APIMCTL_URL``, ...)."""
 SERVE_COMMAND = "serve"

@@ -19,6 +19,7 @@ import ipaddress
 import os
 import secrets
 import sqlite3
+import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -34,6 +35,7 @@ from apimctl.api.client import ApiClient
 from apimctl.api.dialect import DialectChoice
 from apimctl.cli.common import envvar
 from apimctl.cli.profiles import apply_profile
+from apimctl.cli.tls import verification
 from apimctl.errors import ApimctlError, NotFound
 
 EMBEDDED_DIR = ".apimctl"
@@ -71,6 +73,7 @@ async def open_client(
     dialect: str = "auto",
     dialect_source: str = "",
     observe: Callable[[httpx.Response], None] | None = None,
+    verify: ssl.SSLContext | bool = True,
 ) -> AsyncIterator[ApiClient]:
     """An open ApiClient for the target the options name; closed on exit. ``observe`` is
     shown every reply (``apimctl doctor`` reads the quota headers)."""
@@ -79,8 +82,8 @@ async def open_client(
         "timeout": timeout,
         "log": announce if verbose else None,
     }
-    if observe is not None and url:
-        common["transport"] = Observed(httpx.AsyncHTTPTransport(), observe)
+    if observe is not None:
+        common["on_response"] = observe
     if url:
         exchange = {
             "api_key": api_key,
@@ -91,14 +94,13 @@ async def open_client(
         }
         # no client-side limit against this machine (apimctl serve) unless --qps was given
         limit = None if loopback(url) and not qps_given else qps
-        client = _remote_client(url, token, exchange, qps=limit, **common)
+        client = _remote_client(url, token, exchange, qps=limit, verify=verify, **common)
     else:
         transport, embedded_token = _embedded_server()
         announce(EMBEDDED_NOTICE)
         # No client-side limit in-process unless --qps was given explicitly.
         limit = qps if qps_given else None
-        seen = transport if observe is None else Observed(transport, observe)
-        client = ApiClient(EMBEDDED_URL, token=embedded_token, qps=limit, transport=seen, **common)
+        client = ApiClient(EMBEDDED_URL, token=embedded_token, qps=limit, transport=transport, **common)
     # the dialect asked for (SUPPLEMENT §10); "auto": detected (the embedded server is spec)
     client.dialect = DialectChoice(dialect or "auto", dialect_source, embedded=not url,
                                    host=client.dialect.host)
@@ -138,6 +140,9 @@ def connection_settings(ctx: click.Context) -> dict[str, Any]:
     from_profile = apply_profile(settings, given, params.get("profile"))
     settings["qps_given"] = "qps" in given or "qps" in from_profile
     settings["verbose"] = bool(settings["verbose"])
+    remote = bool(settings.get("url")) and str(settings["url"]).strip() != EXPLICIT_EMBEDDED
+    settings["verify"] = (verification(params.get("ca_bundle"), bool(params.get("insecure")))
+                          if remote else True)  # the embedded server is in-process: no TLS
     settings["dialect_source"] = ("APIMCTL_DIALECT" if ctx.get_parameter_source("dialect") == ParameterSource.ENVIRONMENT
                                   else "profile" if "dialect" in from_profile else "--dialect")
     url = settings["url"]
@@ -284,23 +289,6 @@ def _embedded_server() -> tuple[httpx.ASGITransport, str]:
         raise ApimctlError(f"cannot open the embedded server's database {database.resolve()}: {exc}; "
                            "move it away to start afresh, or set --url or APIMCTL_URL") from None
     return httpx.ASGITransport(app=app), token
-
-
-class Observed(httpx.AsyncBaseTransport):
-    """A transport that shows every response to ``observe`` before the client reads it."""
-
-    def __init__(self, inner: httpx.AsyncBaseTransport,
-                 observe: Callable[[httpx.Response], None]) -> None:
-        self.inner = inner
-        self.observe = observe
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        response = await self.inner.handle_async_request(request)
-        self.observe(response)
-        return response
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 class Paced:
