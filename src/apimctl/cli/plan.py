@@ -85,6 +85,11 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     note = paced.note()
     if note:
         _say(note)
+    if settings.get("url"):  # the embedded server approves new domains at once
+        from apimctl.planning.domains import new_domain_warnings
+
+        for warning in new_domain_warnings(made):
+            _say(f"Warning: {warning}.")
     if out_file:
         _say(f"Saved the plan to {out_file}; apply it with: apimctl apply --plan {out_file}")
     click.echo(render(made, fmt, color=color_wanted(no_color)), nl=False)

@@ -14,7 +14,8 @@ from collections.abc import Callable
 
 import click
 
-from apimctl.plans.model import WRITE_ONLY_NOTE, Plan, Step
+from apimctl import kinds
+from apimctl.plans.model import WRITE_ONLY_NOTE, Plan, Step, address
 from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.render.style import (
     SYMBOLS,
@@ -168,6 +169,20 @@ def _outcome(outcome: StepOutcome, paint: Paint) -> str:
     return f"{line}: {outcome.reason}" if outcome.reason else line
 
 
+def _waiting_domains(result: ApplyResult) -> list[str]:
+    """The domains this apply created that its failed endpoints need: the area refuses those
+    endpoints until the domains are approved, so a rerun alone changes nothing."""
+    if result.plan is None or not result.failed:
+        return []
+    from apimctl.planning.domains import new_domains_needed  # only a partial apply needs it
+
+    failed = {o.address for o in result.failed}
+    created = {o.address.lower() for o in result.done}
+    return [domain for domain, keys in new_domains_needed(result.plan).items()
+            if address(kinds.DOMAIN.name, domain).lower() in created
+            and any(address(kinds.ENDPOINT.name, k) in failed for k in keys)]
+
+
 def _apply_headline(result: ApplyResult) -> str:
     counts = Counter(o.action for o in result.done)
     done = f"{counts['create']} created, {counts['update']} updated, {counts['delete']} deleted"
@@ -181,6 +196,13 @@ def _apply_headline(result: ApplyResult) -> str:
         (("failed", result.failed), ("skipped", result.skipped), ("not converged", result.non_converged))
         if items
     )
+    waiting = _waiting_domains(result)
+    if waiting:
+        return (f"Apply finished partially: {done}; {problems}. A rerun cannot converge yet: "
+                f"the new domain{'s' if len(waiting) > 1 else ''} {', '.join(waiting)} "
+                f"{'wait' if len(waiting) > 1 else 'waits'} for approval by the area's operator "
+                "(apimctl serve: restart it with --auto-approve-domains); rerun once "
+                f"{'they are' if len(waiting) > 1 else 'it is'} active.")
     if result.done:
         return f"Apply finished partially: {done}; {problems}. Rerun to converge."
     return f"Apply failed: nothing was written; {problems}."
