@@ -30,7 +30,17 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 from apimctl.applying.command import ApplyRequest, apply
 from apimctl.applying.schedule import GRACE, ProgressCallback, ProgressEvent
@@ -45,6 +55,7 @@ from apimctl.cli.common import (
 )
 from apimctl.cli.completers import complete_address, complete_field_address
 from apimctl.cli.lint import lint_gate, lint_options
+from apimctl.cli.pager import show_plan
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.errors import ApimctlError
 from apimctl.plans.model import Plan
@@ -83,13 +94,16 @@ from apimctl.render.style import Redactor
                    "identity (keeping the one pinned by id:, else the oldest).")
 @rotation_options
 @click.option("--no-color", is_flag=True, help="Plain output.")
+@click.option("--full", is_flag=True,
+              help="Print the whole plan before the question (a long one goes to a pager on a "
+                   "terminal) and every step in the summary (long lists are counted per kind).")
 @lint_options
 @connection_options
 @click.pass_context
 def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, ...], plan_file: str | None,
             auto_approve: bool, max_deletes: int | None, fmt: str, prune: bool, targets: tuple[str, ...],
             ignores: tuple[str, ...], lock_timeout: float, no_lock: bool, no_color: bool,
-            repair_duplicates: bool = False, rotate_secrets: bool = False,
+            full: bool = False, repair_duplicates: bool = False, rotate_secrets: bool = False,
             rotate: tuple[str, ...] = (), **_connection: Any) -> int:
     """Apply the manifests in PATH... (or a saved --plan FILE) to the area.
 
@@ -115,7 +129,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     term = Terminal(Console(stderr=True, no_color=not color_wanted(no_color, sys.stderr),
                             highlight=False, emoji=False),
                     interactive=interactive, color=color_wanted(no_color),
-                    events=emit_line if fmt == "json" else None)
+                    events=emit_line if fmt == "json" else None, full=full,
+                    auto_approve=auto_approve)
     request = ApplyRequest(paths=paths, overlays=overlays, plan_file=plan_file, prune=prune,
                            targets=targets, ignores=ignores, max_deletes=max_deletes,
                            target=target_label(settings.get("url")),
@@ -135,7 +150,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     if result.cancelled:
         term.say("Apply cancelled; nothing was written.")
     else:
-        click.echo(summary(result, fmt, color=term.color), nl=False)
+        click.echo(summary(result, fmt, color=term.color, full=full), nl=False)
     return result.exit_code
 
 
@@ -200,8 +215,11 @@ class Terminal:
     secrets, so they never reach the terminal."""
 
     def __init__(self, err: Console, *, interactive: bool, color: bool,
-                 events: Callable[[str], None] | None = None) -> None:
+                 events: Callable[[str], None] | None = None, full: bool = False,
+                 auto_approve: bool = False) -> None:
         self.err, self.interactive, self.color = err, interactive, color
+        self.full = full  # the whole plan and every step in the summary, however long
+        self.auto_approve = auto_approve  # no question: the plan's totals are still shown
         self.scrub: Callable[[str], str] = str
         self.events = events  # --format json: where the step events go, one line each
         self.prompt_interrupted = False
@@ -224,7 +242,9 @@ class Terminal:
         """Show the plan and ask. Ctrl-C (or SIGTERM) at the question cancels at once: the
         event loop is blocked while it waits, so for its duration either signal raises
         KeyboardInterrupt here (and does not reach the loop's handlers)."""
-        click.echo(render_text.render_plan(plan, color=self.color), err=True, nl=False)
+        show_plan(render_text.render_plan(plan, color=self.color),
+                  render_text.render_totals(plan, color=self.color), full=self.full,
+                  interactive=self.interactive, err=True)
         with _prompt_signals():
             try:
                 return click.confirm("Apply these changes?", default=False, err=True)
@@ -237,6 +257,8 @@ class Terminal:
     def progress(self, plan: Plan) -> Iterator[ProgressCallback]:
         self.scrub = Redactor(plan).text
         self.executing = True
+        if self.auto_approve and self.events is None:
+            self.say(render_text.render_totals(plan))
         with progress_display(self.err, self.interactive) as update:
             if self.events is not None:
                 update = both(update, json_events(self.events, plan))
@@ -285,13 +307,13 @@ def json_events(write: Callable[[str], None], plan: Plan) -> ProgressCallback:
     return update
 
 
-def summary(result: ApplyResult, fmt: str, *, color: bool) -> str:
+def summary(result: ApplyResult, fmt: str, *, color: bool, full: bool = False) -> str:
     """The closing report in the chosen format."""
     if fmt == "json":
         return render_json.render_apply_summary(result, plan=result.plan)
     if result.plan is not None and not result.plan.steps:
         return "No changes. The area matches the configuration.\n"
-    return render_text.render_apply_summary(result, plan=result.plan, color=color)
+    return render_text.render_apply_summary(result, plan=result.plan, color=color, full=full)
 
 
 SYMBOL = {"done": "ok", "failed": "FAILED", "skipped": "skipped"}
@@ -304,7 +326,8 @@ def progress_display(console: Console, interactive: bool) -> Iterator[ProgressCa
         yield plain_progress(console.print)
         return
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), console=console, transient=False)
+                   RateColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                   console=console, transient=False)
     task = bar.add_task("Applying", total=None)
 
     def update(event: ProgressEvent) -> None:
@@ -318,6 +341,14 @@ def progress_display(console: Console, interactive: bool) -> Iterator[ProgressCa
     with bar:
         yield update
         bar.update(task, description="Applied")
+
+
+class RateColumn(ProgressColumn):
+    """Steps per second, once there is a rate to show."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.speed
+        return Text(f"{speed:.1f} steps/s" if speed else "", style="progress.data.speed")
 
 
 def scrubbed(progress: ProgressCallback, scrub: Callable[[str], str]) -> ProgressCallback:

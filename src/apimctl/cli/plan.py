@@ -12,6 +12,7 @@ with ``--detailed-exitcode``; unmanaged objects alone are not changes), 1 error.
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 import click
@@ -27,6 +28,7 @@ from apimctl.cli.common import (
 )
 from apimctl.cli.completers import complete_address, complete_field_address
 from apimctl.cli.lint import lint_gate, lint_options
+from apimctl.cli.pager import show_plan
 from apimctl.cli.target import Paced, connection_settings, target_label
 from apimctl.planning.command import PlanRequest, plan
 from apimctl.plans.model import Plan
@@ -57,13 +59,16 @@ from apimctl.plans.model import Plan
 @rotation_options
 @click.option("--no-color", is_flag=True,
               help="Plain output (also with NO_COLOR set, TERM=dumb, or when not a terminal).")
+@click.option("--full", is_flag=True,
+              help="Print the whole plan on a terminal too (a plan longer than the screen "
+                   "otherwise starts with its totals and goes to a pager).")
 @lint_options
 @connection_options
 @click.pass_context
 def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, ...],
             out_file: str | None, fmt: str, detailed_exitcode: bool, targets: tuple[str, ...],
             prune: bool, max_deletes: int | None, ignores: tuple[str, ...], no_color: bool,
-            repair_duplicates: bool = False, rotate_secrets: bool = False,
+            full: bool = False, repair_duplicates: bool = False, rotate_secrets: bool = False,
             rotate: tuple[str, ...] = (), **_connection: Any) -> int:
     """Show what apply would change to make the area match the manifests in PATH...
 
@@ -92,7 +97,14 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
             _say(f"Warning: {warning}.")
     if out_file:
         _say(f"Saved the plan to {out_file}; apply it with: apimctl apply --plan {out_file}")
-    click.echo(render(made, fmt, color=color_wanted(no_color)), nl=False)
+    color = color_wanted(no_color)
+    if fmt == "text":  # a long plan on a terminal: its totals, then a pager
+        from apimctl.render.text import render_totals
+
+        show_plan(render(made, fmt, color=color), render_totals(made, color=color), full=full,
+                  interactive=sys.stdout.isatty(), err=False)
+    else:
+        click.echo(render(made, fmt, color=color), nl=False)
     return EXIT_CHANGES if detailed_exitcode and made.has_changes else EXIT_OK
 
 

@@ -126,6 +126,11 @@ def _write_only(plan: Plan, paint: Paint) -> list[str]:
     return [*lines, ""]
 
 
+def render_totals(plan: Plan, *, color: bool = False) -> str:
+    """The plan's last line: ``Plan: 1 to create, 2 to update, 0 to delete.``"""
+    return _totals(plan, _painter(color))
+
+
 def _totals(plan: Plan, paint: Paint) -> str:
     if not plan.has_changes and plan.duplicates:
         return paint("No changes planned, but the area holds duplicates (see above).", "yellow")
@@ -138,10 +143,17 @@ def _totals(plan: Plan, paint: Paint) -> str:
     )
 
 
-def render_apply_summary(result: ApplyResult, *, plan: Plan | None = None, color: bool = False) -> str:
+COLLAPSE_AT = 40
+"""Beyond this many, the steps done and not started are counted per action and kind (failed
+and not converged ones are always listed: each has its reason)."""
+
+
+def render_apply_summary(result: ApplyResult, *, plan: Plan | None = None, color: bool = False,
+                         full: bool = False) -> str:
     """What an apply did: done, failed, skipped and not converged steps with reasons, then totals.
 
-    With ``plan``, its resolved secret values are scrubbed from the reasons too.
+    With ``plan``, its resolved secret values are scrubbed from the reasons too. Long lists of
+    steps done or not started are collapsed to counts unless ``full``.
     """
     paint = _painter(color)
     redactor = Redactor(plan or Plan())
@@ -152,7 +164,8 @@ def render_apply_summary(result: ApplyResult, *, plan: Plan | None = None, color
     for title, outcomes, style in sections:
         if outcomes:
             out.append(paint(f"{title}:", style))
-            out += [_outcome(o, paint) for o in outcomes]
+            collapse = not full and len(outcomes) > COLLAPSE_AT and style != "red"
+            out += _counted(outcomes, paint) if collapse else [_outcome(o, paint) for o in outcomes]
             out.append("")
     if result.stopped and not result.interrupted:
         out += [paint(f"Stopped early: {result.stopped}", "red"), ""]
@@ -160,6 +173,14 @@ def render_apply_summary(result: ApplyResult, *, plan: Plan | None = None, color
     out.append(f"Calls: {result.calls} ({result.write_calls} writes, {result.read_calls} reads) "
                f"in {result.seconds:.1f} s.")
     return redactor.text("\n".join(out) + "\n")
+
+
+def _counted(outcomes: list[StepOutcome], paint: Paint) -> list[str]:
+    """``  + create endpoint: 660`` per action and kind, in the order they first came."""
+    counts = Counter((o.action, o.address.partition(":")[0]) for o in outcomes)
+    lines = [f"  {paint(SYMBOLS.get(action, '?'), SYMBOLS.get(action, '?'))} {action} {kind}: {n}"
+             for (action, kind), n in counts.items()]
+    return [*lines, f"  ({len(outcomes)} steps; --full lists each)"]
 
 
 def _outcome(outcome: StepOutcome, paint: Paint) -> str:
