@@ -81,6 +81,7 @@ def test_plan_warns_and_apply_says_what_to_do(url: str, run: Callable[..., tuple
     code, out, err = run("apply", "m.yaml", "--url", url, "--token", "t0ken", "--auto-approve",
                          "--no-color")
     assert code == 3, out + err
+    assert "Warning: domain example.org is new" in err  # said before the first write too
     assert "A rerun cannot converge yet: the new domain example.org waits for approval" in out
     assert "Rerun to converge" not in out
 

@@ -130,7 +130,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                             highlight=False, emoji=False),
                     interactive=interactive, color=color_wanted(no_color),
                     events=emit_line if fmt == "json" else None, full=full,
-                    auto_approve=auto_approve)
+                    auto_approve=auto_approve, remote=bool(settings.get("url")))
     request = ApplyRequest(paths=paths, overlays=overlays, plan_file=plan_file, prune=prune,
                            targets=targets, ignores=ignores, max_deletes=max_deletes,
                            target=target_label(settings.get("url")),
@@ -216,10 +216,12 @@ class Terminal:
 
     def __init__(self, err: Console, *, interactive: bool, color: bool,
                  events: Callable[[str], None] | None = None, full: bool = False,
-                 auto_approve: bool = False) -> None:
+                 auto_approve: bool = False, remote: bool = False) -> None:
         self.err, self.interactive, self.color = err, interactive, color
         self.full = full  # the whole plan and every step in the summary, however long
         self.auto_approve = auto_approve  # no question: the plan's totals are still shown
+        self.remote = remote  # not the embedded server, which approves new domains at once
+        self.warned = False
         self.scrub: Callable[[str], str] = str
         self.events = events  # --format json: where the step events go, one line each
         self.prompt_interrupted = False
@@ -242,6 +244,7 @@ class Terminal:
         """Show the plan and ask. Ctrl-C (or SIGTERM) at the question cancels at once: the
         event loop is blocked while it waits, so for its duration either signal raises
         KeyboardInterrupt here (and does not reach the loop's handlers)."""
+        self.warn_about(plan)
         show_plan(render_text.render_plan(plan, color=self.color),
                   render_text.render_totals(plan, color=self.color), full=self.full,
                   interactive=self.interactive, err=True)
@@ -253,12 +256,24 @@ class Terminal:
                 self.prompt_interrupted = True
                 return False
 
+    def warn_about(self, plan: Plan) -> None:
+        """Once per run: the new domains the plan's endpoints need (the area holds them for
+        approval, so those endpoints will fail)."""
+        if self.warned or not self.remote:
+            return
+        self.warned = True
+        from apimctl.planning.domains import new_domain_warnings
+
+        for warning in new_domain_warnings(plan):
+            self.say(f"Warning: {warning}.")
+
     @contextmanager
     def progress(self, plan: Plan) -> Iterator[ProgressCallback]:
         self.scrub = Redactor(plan).text
         self.executing = True
         if self.auto_approve and self.events is None:
             self.say(render_text.render_totals(plan))
+        self.warn_about(plan)
         with progress_display(self.err, self.interactive) as update:
             if self.events is not None:
                 update = both(update, json_events(self.events, plan))
