@@ -5,4 +5,4 @@ export and drift at the edges and a reference server (``apimctl.server``) used a
 embedded default target and by the tests.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -215,11 +215,11 @@ def test_help_shows_variables_metavars_and_the_qps_note(tmp_path: Path) -> None:
     text = " ".join(done.stdout.split())
     assert "--max-deletes N" in text and "INTEGER RANGE" not in text
     assert "Off against the embedded server unless given" in text
-    assert "env var: APIMCTL_DETAILED_EXITCODE" in text
+    assert "env var: APIMCTL_PLAN_DETAILED_EXITCODE" in text
 
 
 def test_detailed_exitcode_from_its_variable(weather: Path) -> None:
-    done = run(weather, "plan", "weather", APIMCTL_DETAILED_EXITCODE="1")
+    done = run(weather, "plan", "weather", APIMCTL_PLAN_DETAILED_EXITCODE="1")
     assert done.returncode == 2, done.stderr
 
 

@@ -172,10 +172,10 @@ def test_bad_options_fail_before_any_call(run, tmp_path: Path, command: str, opt
     ("APIMCTL_QPS", "-3", "'--qps' (from APIMCTL_QPS): '-3' must be a non-negative number"),
     ("APIMCTL_TIMEOUT", "nan", "'--timeout' (from APIMCTL_TIMEOUT)"),
     ("APIMCTL_PARALLELISM", "many", "'--parallelism' (from APIMCTL_PARALLELISM)"),
-    ("APIMCTL_FORMAT", "yaml", "'--format' (from APIMCTL_FORMAT)"),
-    ("APIMCTL_PRUNE", "maybe", "'--prune' (from APIMCTL_PRUNE)"),
+    ("APIMCTL_PLAN_FORMAT", "yaml", "'--format' (from APIMCTL_PLAN_FORMAT)"),
+    ("APIMCTL_PLAN_PRUNE", "maybe", "'--prune' (from APIMCTL_PLAN_PRUNE)"),
     ("APIMCTL_URL", "not a url", "--url (APIMCTL_URL)"),
-    ("APIMCTL_OVERLAY", "/no/such/overlay", "'--overlay' (from APIMCTL_OVERLAY)"),
+    ("APIMCTL_PLAN_OVERLAY", "/no/such/overlay", "'--overlay' (from APIMCTL_PLAN_OVERLAY)"),
 ])
 def test_bad_environment_variables_name_the_variable(run, tmp_path: Path, variable: str, value: str,
                                                      message: str) -> None:

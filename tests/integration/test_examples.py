@@ -185,11 +185,13 @@ def test_the_action_installs_runs_and_posts_one_sticky_comment() -> None:
     steps = action["runs"]["steps"]
     assert all("shell" in s for s in steps if "run" in s)  # a composite step needs its shell
     code = "\n".join(str(s.get("run", "")) + str(s.get("with", {}).get("script", "")) for s in steps)
+    code += (ROOT / "action" / "comment.js").read_text()  # the comment's script, required by a step
     for command in ("plan", "apply", "drift", "lint", "validate"):
         assert f"apimctl {command} " in code, command
     assert "--format markdown --out \"$PLAN_FILE\" --detailed-exitcode" in code
     assert "${{ github.action_path }}" in yaml.safe_dump(steps)  # the action's own release
-    assert "updateComment" in code and "`<!-- apimctl-${COMMAND}" in code  # <!-- apimctl-plan -->
+    assert "updateComment" in code and "`<!-- apimctl-${o.command}" in code  # <!-- apimctl-plan -->
+    assert "action/comment.js" in code
 
 
 def test_the_gitops_examples_use_the_action_of_this_release() -> None:

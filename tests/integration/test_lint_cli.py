@@ -89,7 +89,7 @@ def test_lint_manifests_text_and_exit_codes(workdir: Path) -> None:
     lenient = apimctl(workdir, "lint", "manifests", "--ruleset", "lenient.yaml")
     assert lenient.returncode == 0, lenient.stderr
     assert "passing: none at or above error" in lenient.stderr
-    strict = apimctl(workdir, "lint", "manifests", "--ruleset", "lenient.yaml", env={"APIMCTL_FAIL_SEVERITY": "warn"})
+    strict = apimctl(workdir, "lint", "manifests", "--ruleset", "lenient.yaml", env={"APIMCTL_LINT_FAIL_SEVERITY": "warn"})
     assert strict.returncode == 1 and "failing: 1 at or above warn" in strict.stderr
     assert apimctl(workdir, "lint", "manifests", "--ruleset", "lenient.yaml", "--fail-severity", "info").returncode == 1
 

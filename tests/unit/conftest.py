@@ -35,7 +35,8 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[Mappin
         monkeypatch.chdir(tmp_path)
         return tmp_path
 
-    os.environ.pop("APIMCTL_OVERLAY", None)
+    for name in [n for n in os.environ if n.startswith("APIMCTL_") and n.endswith("_OVERLAY")]:
+        os.environ.pop(name, None)
     return make
 
 

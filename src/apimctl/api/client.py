@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import ssl
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -111,6 +112,8 @@ class ApiClient:
         backoff: Backoff | None = None,
         max_throttle_waits: int = 30,
         max_connect_failures: int = 3,
+        verify: ssl.SSLContext | bool = True,
+        on_response: Callable[[httpx.Response], None] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.breaker = Breaker(req.host(self.base_url), max_connect_failures)
@@ -137,6 +140,8 @@ class ApiClient:
             limits=httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism),
             headers={"Accept": "application/json", "User-Agent": f"apimctl/{__version__}"},
             follow_redirects=False,
+            verify=verify,  # a context for --ca-bundle, False for --insecure (cli.tls)
+            event_hooks={"response": [_hook(on_response)]} if on_response else None,
         )
         self._auth = self._token_source(token, credentials, clock)
 
@@ -563,3 +568,12 @@ def _final(error: ApiError, idempotent: bool) -> ApiError:
         error.message += "; the outcome is unknown (the request may have been carried out)"
         error.args = (error.message,)
     return error
+
+
+def _hook(observe: Callable[[httpx.Response], None]) -> Callable[[httpx.Response], Any]:
+    """``observe`` as an httpx response hook (``apimctl doctor`` reads the quota headers)."""
+
+    async def hook(response: httpx.Response) -> None:
+        observe(response)
+
+    return hook

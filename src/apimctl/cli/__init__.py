@@ -4,7 +4,7 @@ click parses, each command module calls one core function, renders its result an
 an exit code. Errors of the ``ApimctlError`` hierarchy are caught here, in one place, and
 mapped to the documented exit codes; anything else is a bug and is reported as such,
 without a traceback unless ``-v`` was given. Every option of every command also comes from
-its environment variable (:func:`apimctl.cli.common.assign_envvars`).
+its environment variable (:func:`apimctl.cli.common.option_envvar`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ def cli() -> None:
     """Configuration as code for the API-management platform.
 
     Options go after the command (apimctl plan --url ... PATH); each also comes from
-    the environment variable APIMCTL_<NAME> shown in the command's --help.
+    the environment variable shown in the command's --help: APIMCTL_<NAME> for the
+    connection settings (APIMCTL_URL, APIMCTL_TOKEN, ...), APIMCTL_<COMMAND>_<NAME> for
+    the others (APIMCTL_PLAN_FORMAT).
 
     Exit codes: 0 success and nothing to change, 1 error, 2 changes pending
     (plan --detailed-exitcode, drift), 3 apply finished partially, 130 interrupted.
@@ -43,7 +45,7 @@ def cli() -> None:
 # command is first asked for
 cli.commands = LazyCommands({name: f"apimctl.cli.{name}" for name in (
     "validate", "lint", "render", "plan", "apply", "drift", "export", "serve", "schema",
-    "unlock", "completion", "call", "test")})
+    "unlock", "completion", "call", "test", "show", "doctor", "init")})
 cli.commands.modules["import"] = "apimctl.cli.imports"  # `import` is a keyword: another module name
 
 

@@ -31,7 +31,17 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 from apimctl.applying.command import ApplyRequest, apply
 from apimctl.applying.schedule import GRACE, ProgressCallback, ProgressEvent
@@ -46,7 +56,9 @@ from apimctl.cli.common import (
     rotation_options,
     rotations,
 )
+from apimctl.cli.completers import complete_address, complete_field_address
 from apimctl.cli.lint import lint_gate, lint_options
+from apimctl.cli.pager import show_plan
 from apimctl.cli.running import DeadlinePassed, deadline_message, deadline_of, install
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.errors import ApimctlError
@@ -61,10 +73,9 @@ from apimctl.render.style import Redactor
 @manifest_options
 @click.option("--plan", "plan_file", type=click.Path(dir_okay=False),
               help="Apply a plan saved with `apimctl plan --out FILE` (refused when stale).")
-@click.option("--auto-approve", is_flag=True, envvar=envvar("auto_approve"),
+@click.option("--auto-approve", is_flag=True,
               help="Apply without asking (required when there is no terminal).")
 @click.option("--max-deletes", type=click.IntRange(min=0), default=None, metavar="N",
-              envvar=envvar("max_deletes"),
               help="Refuse, before writing anything, a plan that deletes more than N objects.")
 @click.option("--max-affected-keys", type=click.IntRange(min=0), default=None, metavar="N",
               envvar=envvar("max_affected_keys"),
@@ -72,32 +83,36 @@ from apimctl.render.style import Redactor
                    "more than N package keys (naming those changes).")
 @impact_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, envvar=envvar("format"),
+              show_default=True,
               help="Format of the output: json streams one JSON object per line "
                    "(step events, then the summary; see docs/apply-format.md).")
-@click.option("--prune", is_flag=True, envvar=envvar("prune"),
+@click.option("--prune", is_flag=True,
               help="Delete live top-level objects that no manifest declares.")
-@click.option("--target", "targets", multiple=True, metavar="KIND:NAME",
+@click.option("--target", "targets", multiple=True, metavar="KIND:NAME", shell_complete=complete_address,
               help="Limit the apply to these objects (and what they need). Repeatable.")
 @click.option("--ignore", "ignores", multiple=True, metavar="KIND:NAME:PATH",
+              shell_complete=complete_field_address,
               help="Accept an out-of-band change to this field. Repeatable.")
 @click.option("--lock-timeout", type=Number(zero=True), default=0.0, show_default=True,
-              envvar=envvar("lock_timeout"), metavar="SECONDS",
+              metavar="SECONDS",
               help="Wait up to SECONDS for another apply's lease on the area (0: refuse at once).")
-@click.option("--no-lock", is_flag=True, envvar=envvar("no_lock"),
+@click.option("--no-lock", is_flag=True,
               help="Take no lease on the area (for pipelines that serialise applies themselves).")
-@click.option("--repair-duplicates", is_flag=True, envvar=envvar("repair_duplicates"),
+@click.option("--repair-duplicates", is_flag=True,
               help="Delete the extra live copies of objects and nested items that share one "
                    "identity (keeping the one pinned by id:, else the oldest).")
 @rotation_options
-@click.option("--no-color", is_flag=True, envvar=envvar("no_color"), help="Plain output.")
+@click.option("--no-color", is_flag=True, help="Plain output.")
+@click.option("--full", is_flag=True,
+              help="Print the whole plan before the question (a long one goes to a pager on a "
+                   "terminal) and every step in the summary (long lists are counted per kind).")
 @lint_options
 @connection_options
 @click.pass_context
 def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, ...], plan_file: str | None,
             auto_approve: bool, max_deletes: int | None, fmt: str, prune: bool, targets: tuple[str, ...],
             ignores: tuple[str, ...], lock_timeout: float, no_lock: bool, no_color: bool,
-            repair_duplicates: bool = False, rotate_secrets: bool = False,
+            full: bool = False, repair_duplicates: bool = False, rotate_secrets: bool = False,
             rotate: tuple[str, ...] = (), max_affected_keys: int | None = None,
             impact: str = "auto", **_connection: Any) -> int:
     """Apply the manifests in PATH... (or a saved --plan FILE) to the area.
@@ -124,7 +139,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     term = Terminal(Console(stderr=True, no_color=not color_wanted(no_color, sys.stderr),
                             highlight=False, emoji=False),
                     interactive=interactive, color=color_wanted(no_color),
-                    events=emit_line if fmt == "json" else None)
+                    events=emit_line if fmt == "json" else None, full=full,
+                    auto_approve=auto_approve, remote=bool(settings.get("url")))
     request = ApplyRequest(paths=paths, overlays=overlays, plan_file=plan_file, prune=prune,
                            targets=targets, ignores=ignores, max_deletes=max_deletes,
                            target=target_label(settings.get("url")),
@@ -145,7 +161,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     if result.cancelled:
         term.say("Apply cancelled; nothing was written.")
     else:
-        click.echo(summary(result, fmt, color=term.color), nl=False)
+        click.echo(summary(result, fmt, color=term.color, full=full), nl=False)
     return result.exit_code
 
 
@@ -221,8 +237,13 @@ class Terminal:
     secrets, so they never reach the terminal."""
 
     def __init__(self, err: Console, *, interactive: bool, color: bool,
-                 events: Callable[[str], None] | None = None) -> None:
+                 events: Callable[[str], None] | None = None, full: bool = False,
+                 auto_approve: bool = False, remote: bool = False) -> None:
         self.err, self.interactive, self.color = err, interactive, color
+        self.full = full  # the whole plan and every step in the summary, however long
+        self.auto_approve = auto_approve  # no question: the plan's totals are still shown
+        self.remote = remote  # not the embedded server, which approves new domains at once
+        self.warned = False
         self.scrub: Callable[[str], str] = str
         self.events = events  # --format json: where the step events go, one line each
         self.prompt_interrupted = False
@@ -245,7 +266,10 @@ class Terminal:
         """Show the plan and ask. Ctrl-C (or SIGTERM) at the question cancels at once: the
         event loop is blocked while it waits, so for its duration either signal raises
         KeyboardInterrupt here (and does not reach the loop's handlers)."""
-        click.echo(render_text.render_plan(plan, color=self.color), err=True, nl=False)
+        self.warn_about(plan)
+        show_plan(render_text.render_plan(plan, color=self.color),
+                  render_text.render_totals(plan, color=self.color), full=self.full,
+                  interactive=self.interactive, err=True)
         with _prompt_signals():
             try:
                 return click.confirm("Apply these changes?", default=False, err=True)
@@ -254,10 +278,24 @@ class Terminal:
                 self.prompt_interrupted = True
                 return False
 
+    def warn_about(self, plan: Plan) -> None:
+        """Once per run: the new domains the plan's endpoints need (the area holds them for
+        approval, so those endpoints will fail)."""
+        if self.warned or not self.remote:
+            return
+        self.warned = True
+        from apimctl.planning.domains import new_domain_warnings
+
+        for warning in new_domain_warnings(plan):
+            self.say(f"Warning: {warning}.")
+
     @contextmanager
     def progress(self, plan: Plan) -> Iterator[ProgressCallback]:
         self.scrub = Redactor(plan).text
         self.executing = True
+        if self.auto_approve and self.events is None:
+            self.say(render_text.render_totals(plan))
+        self.warn_about(plan)
         with progress_display(self.err, self.interactive) as update:
             if self.events is not None:
                 update = both(update, json_events(self.events, plan))
@@ -306,13 +344,13 @@ def json_events(write: Callable[[str], None], plan: Plan) -> ProgressCallback:
     return update
 
 
-def summary(result: ApplyResult, fmt: str, *, color: bool) -> str:
+def summary(result: ApplyResult, fmt: str, *, color: bool, full: bool = False) -> str:
     """The closing report in the chosen format."""
     if fmt == "json":
         return render_json.render_apply_summary(result, plan=result.plan)
     if result.plan is not None and not result.plan.steps:
         return "No changes. The area matches the configuration.\n"
-    return render_text.render_apply_summary(result, plan=result.plan, color=color)
+    return render_text.render_apply_summary(result, plan=result.plan, color=color, full=full)
 
 
 SYMBOL = {"done": "ok", "failed": "FAILED", "skipped": "skipped"}
@@ -325,7 +363,8 @@ def progress_display(console: Console, interactive: bool) -> Iterator[ProgressCa
         yield plain_progress(console.print)
         return
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), console=console, transient=False)
+                   RateColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                   console=console, transient=False)
     task = bar.add_task("Applying", total=None)
 
     def update(event: ProgressEvent) -> None:
@@ -339,6 +378,14 @@ def progress_display(console: Console, interactive: bool) -> Iterator[ProgressCa
     with bar:
         yield update
         bar.update(task, description="Applied")
+
+
+class RateColumn(ProgressColumn):
+    """Steps per second, once there is a rate to show."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.speed
+        return Text(f"{speed:.1f} steps/s" if speed else "", style="progress.data.speed")
 
 
 def scrubbed(progress: ProgressCallback, scrub: Callable[[str], str]) -> ProgressCallback:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import importlib
 import math
 import os
@@ -10,7 +11,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import click
 from click.core import ParameterSource
@@ -165,11 +166,31 @@ def _symlinks(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
 
 
 def manifest_options(func: F) -> F:
-    """PATH..., --overlay, and what the manifests may read (--public-env,
-    --allow-symlinks-outside), for the commands that read manifests. Those two are given by
-    the pipeline (command line, ``APIMCTL_PUBLIC_ENV``), never by a file of the repository;
-    their callbacks set the policy (:mod:`apimctl.manifests.environment`), the commands take
-    them in ``**_``."""
+    """PATH..., --overlay and --recursive, and what the manifests may read (--public-env,
+    --allow-symlinks-outside), for the commands that read manifests. The command is given the
+    paths to read (``--recursive`` adds the subdirectories: :mod:`apimctl.cli.paths`), and a
+    subdirectory with manifests left unread is warned about on stderr. --public-env and
+    --allow-symlinks-outside are given by the pipeline (command line, ``APIMCTL_PUBLIC_ENV``),
+    never by a file of the repository; their callbacks set the policy
+    (:mod:`apimctl.manifests.environment`), the commands take them in ``**_``."""
+    from apimctl.cli import paths as folders
+
+    command = func
+
+    @functools.wraps(command)
+    def reading(*args: Any, **kwargs: Any) -> Any:
+        given, overlays = tuple(kwargs.get("paths") or ()), tuple(kwargs.get("overlays") or ())
+        if kwargs.pop("recursive", False):
+            kwargs["paths"] = folders.recursive(given, overlays)
+        else:
+            for warning in folders.unread_warnings(given, overlays):
+                click.echo(warning, err=True)
+        return command(*args, **kwargs)
+
+    func = cast(F, reading)
+    func = click.option("--recursive", is_flag=True,
+                        help="Also read the manifests in every subdirectory of a directory PATH "
+                             "(except overlays).")(func)
     func = click.option(
         "--allow-symlinks-outside", is_flag=True, callback=_symlinks,
         envvar=envvar("allow_symlinks_outside"),
@@ -188,7 +209,6 @@ def manifest_options(func: F) -> F:
         "overlays",
         multiple=True,
         type=click.Path(exists=True, file_okay=False),
-        envvar=envvar("overlay"),
         help="Directory of per-environment files deep-merged onto the base by identity.",
     )(func)
     func = click.argument("paths", nargs=-1, type=click.Path())(func)
@@ -197,9 +217,12 @@ def manifest_options(func: F) -> F:
 
 def rotation_options(func: F) -> F:
     """--rotate-secrets and --rotate, for the commands that plan (plan and apply)."""
+    from apimctl.cli.completers import complete_field_address  # here: a module only for completion
+
     func = click.option("--rotate", "rotate", multiple=True, metavar="KIND:NAME:PATH",
+                        shell_complete=complete_field_address,
                         help="Send this write-only secret (patterns allowed). Repeatable.")(func)
-    func = click.option("--rotate-secrets", is_flag=True, envvar=envvar("rotate_secrets"),
+    func = click.option("--rotate-secrets", is_flag=True,
                         help="Send every declared write-only secret (systemDomainAuthentication."
                              "password), which the API never returns and so cannot be compared.")(func)
     return func
@@ -235,12 +258,14 @@ def connection_options(func: F) -> F:
         click.option("--username", envvar=envvar("username"), help="User for the token exchange."),
         click.option("--password", envvar=envvar("password"), help="Password for the token exchange."),
         click.option("--area", envvar=envvar("area"), help="Area (scope) for the token exchange."),
-        click.option("--qps", type=Number(zero=True), default=2.0, show_default=True, envvar=envvar("qps"), help="Client-side rate limit, calls per second (0: no limit). Off against the embedded server unless given."),
+        click.option("--qps", type=Number(zero=True), default=2.0, show_default=True, envvar=envvar("qps"), help="Client-side rate limit, calls per second (0: no limit). Off against the embedded server unless given, and against this machine (localhost, 127.0.0.1: apimctl serve)."),
         click.option("--parallelism", type=click.IntRange(1, 64), default=8, metavar="N", show_default=True, envvar=envvar("parallelism"), help="Concurrent calls at most."),
         click.option("--timeout", type=Number(zero=False), default=30.0, show_default=True, envvar=envvar("timeout"), help="Seconds one call may take in all (connecting, sending, reading the whole reply; the token exchange too); a call that takes longer is retried, and counts towards giving up on the server."),
         click.option("--deadline", type=Number(zero=True), default=0.0, metavar="SECONDS", envvar=envvar("deadline"), help="Seconds the whole command may take (0: no limit); then it stops as on SIGTERM and fails."),
+        click.option("--ca-bundle", type=click.Path(dir_okay=False), metavar="FILE", envvar=envvar("ca_bundle"), help="Certificates (PEM) of the CAs that sign the area's TLS certificate, for a private CA; default: SSL_CERT_FILE, REQUESTS_CA_BUNDLE, else the bundled public CAs. Proxies come from HTTPS_PROXY, HTTP_PROXY and NO_PROXY."),
+        click.option("--insecure", is_flag=True, envvar=envvar("insecure"), help="Do not verify the area's TLS certificate (anyone on the path can then read the token): for a test area only."),
         click.option("-v", "--verbose", is_flag=True, envvar=envvar("verbose"), help="Log every call (never secrets)."),
-        click.option("--dialect", type=click.Choice(["spec", "mashery", "auto"]), default="auto", show_default=True, envvar=envvar("dialect"), help="The target's dialect (spec/SUPPLEMENT.md section 10); auto: detected (the embedded server is spec)."),
+        click.option("--dialect", type=click.Choice(["spec", "mashery", "auto"]), default="auto", show_default=True, envvar=envvar("dialect"), help="The target's dialect: spec, the platform's specification; mashery, as real deployments answer (README, Against a real area); auto: detected (the embedded server is spec)."),
     ]
     for opt in reversed(opts):
         func = opt(func)
@@ -268,7 +293,7 @@ else:
 
 class Lines(_StrType):
     """A string option that can be repeated: from its environment variable, one value per
-    line (names may hold spaces: ``APIMCTL_TARGET='plan:Weather Partners/Gold'``)."""
+    line (names may hold spaces: ``APIMCTL_PLAN_TARGET='plan:Weather Partners/Gold'``)."""
 
     name = "text"
     envvar_list_splitter = "\n"
@@ -281,26 +306,43 @@ class Lines(_StrType):
 
 
 LINES = Lines()
+CONNECTION_SETTINGS = ("profile", "url", "token", "api_key", "api_secret", "username",
+                       "password", "area", "qps", "parallelism", "timeout", "deadline", "verbose",
+                       "dialect", "ca_bundle", "insecure", "public_env", "allow_symlinks_outside")
+"""The options that mean the same to every command: those of :func:`connection_options`, and
+what manifests may read (set by the pipeline), so each comes from one variable,
+``APIMCTL_<NAME>`` (``APIMCTL_URL``, ``APIMCTL_PUBLIC_ENV``, ...)."""
 SERVE_COMMAND = "serve"
-"""The reference server's options are its own (``serve --token`` is ``TOKEN=AREA``, not the
-client's access token): their variables are ``APIMCTL_SERVE_<NAME>``."""
 
 
-def option_envvar(command: str, param: click.Option) -> str:
-    """The environment variable of an option: ``APIMCTL_<NAME>`` after its long name,
-    ``APIMCTL_SERVE_<NAME>`` for ``serve``."""
+def option_envvar(command: str, param: click.Option, connects: bool = True) -> str:
+    """The environment variable of an option: ``APIMCTL_<NAME>`` for a connection setting,
+    ``APIMCTL_<COMMAND>_<NAME>`` for every other option (``APIMCTL_PLAN_FORMAT``), so that a
+    variable means one thing whichever command reads it. ``serve``'s options are its own
+    (``serve --token`` is ``TOKEN=AREA``, not the client's access token): all of them are
+    ``APIMCTL_SERVE_<NAME>``."""
     long = max(param.opts, key=len).lstrip("-")
-    return envvar(f"{SERVE_COMMAND}_{long}" if command == SERVE_COMMAND else long)
+    # ``connects``: the command takes the connection options (``call --url``, which names the
+    # server of one call, is its own)
+    if command != SERVE_COMMAND and connects and long.replace("-", "_") in CONNECTION_SETTINGS:
+        return envvar(long)
+    return envvar(f"{command}_{long}")
+
+
+def takes_connection_options(command: click.Command) -> bool:
+    """Whether ``command`` has the options of :func:`connection_options` (its ``--url`` is the
+    area's)."""
+    return any(p.name == "parallelism" for p in command.params)
 
 
 def assign_envvars(name: str, command: click.Command) -> None:
-    """Give every option of a command its variable and show it in ``--help``; repeatable
-    text options read one value per line from it."""
+    """Give every option of a command its variable (:func:`option_envvar`) and show it in
+    ``--help``; repeatable text options read one value per line from it."""
+    connects = takes_connection_options(command)
     for param in command.params:
         if not isinstance(param, click.Option) or (param.is_eager and param.expose_value is False):
             continue
-        if param.envvar is None:
-            param.envvar = option_envvar(name, param)
+        param.envvar = option_envvar(name, param, connects)
         param.show_envvar = True
         if param.multiple and param.type is click.STRING:
             param.type = LINES
@@ -342,12 +384,38 @@ class LazyCommands(MutableMapping[str, click.Command]):
         return len(self.modules)
 
 
+def retired_variables(name: str, command: click.Command,
+                      environ: Mapping[str, str] | None = None) -> list[str]:
+    """Warnings for the variables of ``command``'s options as named before 0.2.0
+    (``APIMCTL_FORMAT``), set but no longer read: each names the one that is."""
+    environ = os.environ if environ is None else environ
+    found: list[str] = []
+    if name == SERVE_COMMAND:  # its variables were APIMCTL_SERVE_<NAME> already
+        return found
+    for param in command.params:
+        if not isinstance(param, click.Option) or not isinstance(param.envvar, str):
+            continue
+        old = envvar(max(param.opts, key=len).lstrip("-"))
+        if old != param.envvar and old in environ:
+            found.append(f"Warning: {old} is not read any more; {name}'s "
+                         f"{max(param.opts, key=len)} comes from {param.envvar}.")
+    return found
+
+
 class Group(click.Group):
     """The command group: ``apimctl`` alone prints help (exit 0), and an option given before
     the command says that options go after it."""
 
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if name is not None and command is not None and not ctx.resilient_parsing:
+            for warning in retired_variables(name, command):
+                click.echo(warning, err=True)
+        return name, command, rest
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args:
+        if not args and not ctx.resilient_parsing:  # not while completing: no command yet
             click.echo(ctx.get_help())
             ctx.exit(0)
         try:

@@ -20,10 +20,10 @@ from apimctl.cli.common import (
     EXIT_OK,
     color_wanted,
     connection_options,
-    envvar,
     impact_option,
     manifest_options,
 )
+from apimctl.cli.completers import complete_address, complete_field_address
 from apimctl.cli.running import deadline_of, run_command
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.drift import DriftRequest, drift
@@ -33,16 +33,17 @@ from apimctl.render.drift import render_drift
 @click.command("drift")
 @manifest_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True, envvar=envvar("format"), help="Output format.")
+              show_default=True, help="Output format.")
 @click.option("--ignore", "ignores", multiple=True, metavar="KIND:NAME:PATH",
+              shell_complete=complete_field_address,
               help="Accept out-of-band changes to this field (like settings.ignore). Repeatable.")
-@click.option("--target", "targets", multiple=True, metavar="KIND:NAME",
+@click.option("--target", "targets", multiple=True, metavar="KIND:NAME", shell_complete=complete_address,
               help="Only check these objects and what they contain. Repeatable.")
-@click.option("--prune", is_flag=True, envvar=envvar("prune"),
+@click.option("--prune", is_flag=True,
               help="Count live top-level objects that no manifest declares as drift "
                    "(use it when apply runs with --prune).")
 @impact_option
-@click.option("--no-color", is_flag=True, envvar=envvar("no_color"),
+@click.option("--no-color", is_flag=True,
               help="Plain output (also with NO_COLOR set, TERM=dumb, or when not a terminal).")
 @connection_options
 @click.pass_context

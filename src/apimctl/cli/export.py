@@ -15,7 +15,8 @@ from typing import Any
 
 import click
 
-from apimctl.cli.common import EXIT_OK, connection_options, envvar
+from apimctl.cli.common import EXIT_OK, connection_options
+from apimctl.cli.completers import complete_top_level_kinds
 from apimctl.cli.running import deadline_of, run_command
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.export import LAYOUTS, Layout
@@ -30,10 +31,10 @@ def _split_kinds(values: tuple[str, ...]) -> list[str]:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False),
               help="Directory to write the manifests into (default: print one document on stdout).")
 @click.option("--kinds", "kinds_", multiple=True, metavar="KIND[,KIND...]",
+              shell_complete=complete_top_level_kinds,
               help="Only these top-level kinds (services, packages, roles, domains, "
                    "scheduledMaintenanceEvents), plus the kinds they refer to. Repeatable.")
 @click.option("--layout", type=click.Choice(LAYOUTS), default="single", show_default=True,
-              envvar=envvar("layout"),
               help="single: one apimctl.yaml; per-service: one file per service plus one per kind.")
 @click.option("--with-ids", is_flag=True, help="Pin every object to its live id (`id:`).")
 @click.option("--openapi", "openapi", is_flag=True,

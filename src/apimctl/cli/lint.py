@@ -21,7 +21,7 @@ from typing import Any, cast
 import click
 
 from apimctl import lint, sensitive
-from apimctl.cli.common import EXIT_ERROR, EXIT_OK, F, connection_options, envvar, manifest_options
+from apimctl.cli.common import EXIT_ERROR, EXIT_OK, F, connection_options, manifest_options
 from apimctl.cli.running import deadline_of, run_command
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.errors import ApimctlError
@@ -37,10 +37,10 @@ _SEVERITY_HELP = "Fail (exit 1) on findings of this severity or more severe."
 @manifest_options
 @click.option("--live", is_flag=True,
               help="Lint the live area (read with the list calls plan uses) instead of manifests.")
-@click.option("--ruleset", "rulesets", multiple=True, metavar="FILE", envvar=envvar("ruleset"),
+@click.option("--ruleset", "rulesets", multiple=True, metavar="FILE",
               help=_RULESET_HELP)
 @click.option("--fail-severity", type=click.Choice(SEVERITIES), default="error", show_default=True,
-              envvar=envvar("fail_severity"), help=_SEVERITY_HELP)
+              help=_SEVERITY_HELP)
 @click.option("--openapi-spec", "openapi", multiple=True, metavar="[SERVICE=]SPEC",
               help="An OpenAPI document the manifests were imported from: its operations without "
                    "operationId and its paths no endpoint of SERVICE (default: its title) routes "
@@ -88,13 +88,13 @@ async def _lint_live(rulesets: Sequence[str], settings: dict[str, Any]) -> LintR
 def lint_options(func: F) -> F:
     """``--lint``, ``--ruleset`` and ``--fail-severity`` for ``plan`` and ``apply``."""
     opts = [
-        click.option("--lint", "lint", is_flag=True, envvar=envvar("lint"),
+        click.option("--lint", "lint", is_flag=True,
                      help="Run the lint rules on the manifests first; refuse on findings at or "
                           "above --fail-severity."),
-        click.option("--ruleset", "rulesets", multiple=True, metavar="FILE", envvar=envvar("ruleset"),
+        click.option("--ruleset", "rulesets", multiple=True, metavar="FILE",
                      help="With --lint: " + _RULESET_HELP),
         click.option("--fail-severity", type=click.Choice(SEVERITIES), default="error",
-                     show_default=True, envvar=envvar("fail_severity"), help="With --lint: " + _SEVERITY_HELP),
+                     show_default=True, help="With --lint: " + _SEVERITY_HELP),
     ]
     for opt in reversed(opts):
         func = opt(func)

@@ -11,6 +11,7 @@ with ``--detailed-exitcode``; unmanaged objects alone are not changes), 1 error.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -21,15 +22,16 @@ from apimctl.cli.common import (
     EXIT_OK,
     color_wanted,
     connection_options,
-    envvar,
     impact_option,
     manifest_options,
     rotation_options,
     rotations,
 )
+from apimctl.cli.completers import complete_address, complete_field_address
 from apimctl.cli.lint import lint_gate, lint_options
+from apimctl.cli.pager import show_plan
 from apimctl.cli.running import deadline_of, run_command
-from apimctl.cli.target import connection_settings, open_client, target_label
+from apimctl.cli.target import Paced, connection_settings, target_label
 from apimctl.planning.command import PlanRequest, plan
 from apimctl.plans.model import Plan
 
@@ -39,20 +41,21 @@ from apimctl.plans.model import Plan
 @click.option("--out", "out_file", type=click.Path(dir_okay=False),
               help="Save the plan (JSON, secrets as references only) for `apply --plan FILE`.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True, envvar=envvar("format"),
+              show_default=True,
               help="text (like terraform plan), json (versioned; docs/plan-format.md) or "
                    "markdown (for pull-request comments).")
 @click.option("--detailed-exitcode", is_flag=True,
               help="Exit 2 when there are changes (0 none, 1 error).")
-@click.option("--target", "targets", multiple=True, metavar="KIND:NAME",
+@click.option("--target", "targets", multiple=True, metavar="KIND:NAME", shell_complete=complete_address,
               help="Only these objects, what they contain and what they need. Repeatable.")
-@click.option("--prune", is_flag=True, envvar=envvar("prune"),
+@click.option("--prune", is_flag=True,
               help="Delete live top-level objects that no manifest declares.")
 @click.option("--max-deletes", type=click.IntRange(min=0), default=None, metavar="N",
-              envvar=envvar("max_deletes"), help="Refuse a plan that deletes more than N objects.")
+              help="Refuse a plan that deletes more than N objects.")
 @click.option("--ignore", "ignores", multiple=True, metavar="KIND:NAME:PATH",
+              shell_complete=complete_field_address,
               help="Accept an out-of-band change to this field. Repeatable.")
-@click.option("--repair-duplicates", is_flag=True, envvar=envvar("repair_duplicates"),
+@click.option("--repair-duplicates", is_flag=True,
               help="Plan deletes of the extra live copies of objects and nested items that "
                    "share one identity (keeping the one pinned by id:, else the oldest).")
 @click.option("--tests", "tests", multiple=True, type=click.Path(exists=True), metavar="PATH",
@@ -60,15 +63,18 @@ from apimctl.plans.model import Plan
                    "applied, and append their results; a failed check exits 1. Repeatable.")
 @rotation_options
 @impact_option
-@click.option("--no-color", is_flag=True, envvar=envvar("no_color"),
+@click.option("--no-color", is_flag=True,
               help="Plain output (also with NO_COLOR set, TERM=dumb, or when not a terminal).")
+@click.option("--full", is_flag=True,
+              help="Print the whole plan on a terminal too (a plan longer than the screen "
+                   "otherwise starts with its totals and goes to a pager).")
 @lint_options
 @connection_options
 @click.pass_context
 def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, ...],
             out_file: str | None, fmt: str, detailed_exitcode: bool, targets: tuple[str, ...],
             prune: bool, max_deletes: int | None, ignores: tuple[str, ...], no_color: bool,
-            repair_duplicates: bool = False, rotate_secrets: bool = False,
+            full: bool = False, repair_duplicates: bool = False, rotate_secrets: bool = False,
             rotate: tuple[str, ...] = (), impact: str = "auto", tests: tuple[str, ...] = (),
             **_connection: Any) -> int:
     """Show what apply would change to make the area match the manifests in PATH...
@@ -86,11 +92,26 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                           target=target_label(settings.get("url")),
                           repair_duplicates=repair_duplicates,
                           rotate=rotations(rotate_secrets, rotate), impact=impact)
-    made = run_command(lambda: plan(request, lambda: open_client(**settings, announce=_say), notice=_say),
-                       deadline_of(ctx), _say)
+    paced = Paced(settings, _say)
+    made = run_command(lambda: plan(request, paced.connect, notice=_say), deadline_of(ctx), _say)
+    note = paced.note()
+    if note:
+        _say(note)
+    if settings.get("url"):  # the embedded server approves new domains at once
+        from apimctl.planning.domains import new_domain_warnings
+
+        for warning in new_domain_warnings(made):
+            _say(f"Warning: {warning}.")
     if out_file:
         _say(f"Saved the plan to {out_file}; apply it with: apimctl apply --plan {out_file}")
-    click.echo(render(made, fmt, color=color_wanted(no_color), saved=out_file), nl=False)
+    color = color_wanted(no_color)
+    if fmt == "text":  # a long plan on a terminal: its totals, then a pager
+        from apimctl.render.text import render_totals
+
+        show_plan(render(made, fmt, color=color, saved=out_file), render_totals(made, color=color),
+                  full=full, interactive=sys.stdout.isatty(), err=False)
+    else:
+        click.echo(render(made, fmt, color=color, saved=out_file), nl=False)
     if tests and not _call_checks(tests, paths, overlays, fmt):
         return EXIT_ERROR
     return EXIT_CHANGES if detailed_exitcode and made.has_changes else EXIT_OK

@@ -108,12 +108,13 @@ def build_config(db: str, tokens: tuple[str, ...], clients: tuple[str, ...], use
 @click.option("--events-config", type=click.Path(exists=True, dir_okay=False), default=None, help="YAML file of event triggers.")
 @click.option("--dialect", type=click.Choice(DIALECT_NAMES), default="spec", show_default=True,
               envvar="APIMCTL_SERVE_DIALECT",
-              help="spec: the specification; mashery: as real deployments answer (SUPPLEMENT §10).")
+              help="spec: the platform's specification; mashery: as real deployments answer "
+                   "(README, Against a real area).")
 @click.option("--nested-wildcards/--no-nested-wildcards", default=None,
               help="Whether `X.*` in `fields` returns every field of X; without, only a top-level "
-                   "`fields=*` is a wildcard, as on real areas (SUPPLEMENT §10.10.8). Default: the dialect's.")
+                   "`fields=*` is a wildcard, as on real areas (README, Against a real area). Default: the dialect's.")
 @click.option("--traffic-port", type=click.IntRange(0, 65535), default=None,
-              help="Also run the traffic manager (what callers of the endpoints see, SUPPLEMENT §11) on this port.")
+              help="Also run the traffic manager (what callers of the endpoints see: README, What will a caller see) on this port.")
 @click.option("--traffic-host", default="127.0.0.1", show_default=True, help="Address of the traffic listener.")
 def command(host: str, port: int, db: str, tokens: tuple[str, ...], clients: tuple[str, ...],
             users: tuple[str, ...], auto_approve_domains: bool, object_responses: bool,

@@ -15,9 +15,12 @@ the command line or in the environment come from a profile (:mod:`apimctl.cli.pr
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 import sqlite3
+import ssl
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -33,6 +36,7 @@ from apimctl.api.client import ApiClient
 from apimctl.api.dialect import DialectChoice
 from apimctl.cli.common import envvar
 from apimctl.cli.profiles import apply_profile
+from apimctl.cli.tls import verification
 from apimctl.errors import ApimctlError, NotFound
 
 EMBEDDED_DIR = ".apimctl"
@@ -69,13 +73,18 @@ async def open_client(
     announce: Callable[[str], None],
     dialect: str = "auto",
     dialect_source: str = "",
+    observe: Callable[[httpx.Response], None] | None = None,
+    verify: ssl.SSLContext | bool = True,
 ) -> AsyncIterator[ApiClient]:
-    """An open ApiClient for the target the options name; closed on exit."""
+    """An open ApiClient for the target the options name; closed on exit. ``observe`` is
+    shown every reply (``apimctl doctor`` reads the quota headers)."""
     common: dict[str, Any] = {
         "parallelism": parallelism,
         "timeout": timeout,
         "log": announce if verbose else None,
     }
+    if observe is not None:
+        common["on_response"] = observe
     if url:
         exchange = {
             "api_key": api_key,
@@ -84,15 +93,15 @@ async def open_client(
             "password": password,
             "area": area,
         }
-        client = _remote_client(url, token, exchange, qps=qps, **common)
+        # no client-side limit against this machine (apimctl serve) unless --qps was given
+        limit = None if loopback(url) and not qps_given else qps
+        client = _remote_client(url, token, exchange, qps=limit, verify=verify, **common)
     else:
         transport, embedded_token = _embedded_server()
         announce(EMBEDDED_NOTICE)
         # No client-side limit in-process unless --qps was given explicitly.
         limit = qps if qps_given else None
-        client = ApiClient(
-            EMBEDDED_URL, token=embedded_token, qps=limit, transport=transport, **common
-        )
+        client = ApiClient(EMBEDDED_URL, token=embedded_token, qps=limit, transport=transport, **common)
     # the dialect asked for (SUPPLEMENT §10); "auto": detected (the embedded server is spec)
     client.dialect = DialectChoice(dialect or "auto", dialect_source, embedded=not url,
                                    host=client.dialect.host)
@@ -101,6 +110,17 @@ async def open_client(
             yield client
         except NotFound as exc:
             raise _wrong_base(exc, client, url) from None
+
+
+def loopback(url: str) -> bool:
+    """Whether ``url`` names this machine (``localhost``, ``127.0.0.0/8``, ``::1``)."""
+    host = (httpx.URL(url).host if "://" in url else "").rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def connection_settings(ctx: click.Context) -> dict[str, Any]:
@@ -122,6 +142,9 @@ def connection_settings(ctx: click.Context) -> dict[str, Any]:
     register_credentials(settings)
     settings["qps_given"] = "qps" in given or "qps" in from_profile
     settings["verbose"] = bool(settings["verbose"])
+    remote = bool(settings.get("url")) and str(settings["url"]).strip() != EXPLICIT_EMBEDDED
+    settings["verify"] = (verification(params.get("ca_bundle"), bool(params.get("insecure")))
+                          if remote else True)  # the embedded server is in-process: no TLS
     settings["dialect_source"] = ("APIMCTL_DIALECT" if ctx.get_parameter_source("dialect") == ParameterSource.ENVIRONMENT
                                   else "profile" if "dialect" in from_profile else "--dialect")
     url = settings["url"]
@@ -277,3 +300,39 @@ def _embedded_server() -> tuple[httpx.ASGITransport, str]:
         raise ApimctlError(f"cannot open the embedded server's database {database.resolve()}: {exc}; "
                            "move it away to start afresh, or set --url or APIMCTL_URL") from None
     return httpx.ASGITransport(app=app), token
+
+
+class Paced:
+    """Opens the client as :func:`open_client` does and remembers it, so that the command can
+    say afterwards when the client-side rate limit (``--qps``) set the pace of the run."""
+
+    SHARE = 0.5  # the limit's minimum time over the run's time that is worth a note
+    SECONDS = 1.0  # runs shorter than this never are
+
+    def __init__(self, settings: Mapping[str, Any], announce: Callable[[str], None],
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings
+        self.announce = announce
+        self.clock = clock
+        self.client: ApiClient | None = None
+        self.started = clock()
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncIterator[ApiClient]:
+        async with open_client(**self.settings, announce=self.announce) as client:
+            self.client = client
+            yield client
+
+    def note(self) -> str | None:
+        """``Note: ...`` when the limit's spacing of the calls took most of the run."""
+        client = self.client
+        qps = client.limiter.qps if client is not None else None
+        if client is None or not qps:
+            return None
+        calls = client.stats.total()
+        forced, took = max(0, calls - client.limiter.burst) / qps, self.clock() - self.started
+        if took < self.SECONDS or forced < self.SHARE * took:
+            return None
+        return (f"Note: the client-side rate limit (--qps {qps:g}) spaced this run's {calls} calls "
+                f"over at least {forced:.1f} s of its {took:.1f} s; raise it (--qps, APIMCTL_QPS) "
+                "where the area allows more, or --qps 0 to turn it off.")

@@ -45,7 +45,7 @@ DIALECTS = ("auto", "spec", "mashery")  # auto: spec, as the embedded server is 
 @click.option("--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file (the summary line still goes to stderr).")
 @click.option("--dialect", type=click.Choice(DIALECTS), default="auto", show_default=True,
-              help="Dialect of the embedded area (SUPPLEMENT §10); auto: spec, as the embedded server.")
+              help="Dialect of the embedded area (README, Against a real area); auto: spec, as the embedded server.")
 @click.option("--url", default=None,
               help="Management API of a running server, instead of the embedded area (with --traffic-url; "
                    "APIMCTL_URL alone does not switch the run away from the embedded area).")

@@ -19,6 +19,7 @@ naming the referenced object's parent, in the same list item).
 
 from __future__ import annotations
 
+import difflib
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -460,7 +461,8 @@ class _Checker:
         elif ref.reference.within is not None:
             self.compound(target, ref, obj.path)
         elif target.top_level and _checkable(self.doc, target) and ref.name not in self.names.get(target.name, {}):
-            self.add(Finding((*obj.path, *ref.path), _message(ref, target, ref.name)))
+            self.add(Finding((*obj.path, *ref.path), _message(ref, target, ref.name)
+                             + did_you_mean(ref.name, self.names.get(target.name, {}))))
 
     def in_own_parent(self, obj: Declared, target: Kind, ref: Ref) -> None:
         """A name within the document's own parent (an endpoint's error set)."""
@@ -487,13 +489,15 @@ class _Checker:
             if _checkable(self.doc, parent_kind):
                 self.add(Finding((*base, *ref.parent_path),
                                  _DEFAULT_UNKNOWN["global"].format(label=parent_kind.label, key=ref.parent,
-                                                                   manifest_key=parent_kind.manifest_key)))
+                                                                   manifest_key=parent_kind.manifest_key)
+                                 + did_you_mean(ref.parent, self.names.get(parent_kind.name, {}))))
             return
         parent = self.firsts.get((parent_kind.name, ref.parent))
         if parent is None or not isinstance(parent.get(target.manifest_key), list):
             return
         if ref.name not in self.children.get((target.name, ref.parent), {}):
-            self.add(Finding((*base, *ref.path), _message(ref, target, ref.key)))
+            self.add(Finding((*base, *ref.path), _message(ref, target, ref.key)
+                             + did_you_mean(ref.name, self.children.get((target.name, ref.parent), {}))))
 
     def host(self, target: Kind, ref: Ref, base: Path) -> None:
         declared = self.domains.get(target.name)
@@ -515,6 +519,12 @@ class _Checker:
         elif ref.name.lower() not in self.warned:
             self.warned.add(ref.name.lower())
             self.add(Finding(where, _HOST_UNMANAGED.format(**fields), "warning"))
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'X'?)`` when one known name is close to ``name`` (a typo), else ``""``."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _checkable(doc: Mapping[str, Any], kind: Kind) -> bool:

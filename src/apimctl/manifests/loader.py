@@ -123,6 +123,9 @@ def _read_yaml(src: SourceFile, text: str, env: Mapping[str, str], problems: Pro
         mark = exc.problem_mark or exc.context_mark
         detail = exc.problem or exc.context or "invalid YAML"
         where = Position(src.display, mark.line + 1, mark.column + 1) if mark else Position(src.display, 1, 1)
+        opened = exc.context_mark  # where the unfinished construct began
+        if exc.problem and exc.context and opened and (mark is None or opened.index != mark.index):
+            detail += f" ({exc.context} at line {opened.line + 1}, column {opened.column + 1})"
         if mark and 0 <= mark.index < len(text) and text[mark.index] == "\t":
             detail += " (a tab: YAML is indented with spaces)"
         elif mark and _unquoted_reference_in_flow(text, mark.index):

@@ -10,6 +10,7 @@ from typing import Any
 from apimctl import kinds
 from apimctl.kinds.references import host_part
 from apimctl.planning.desired import Desired
+from apimctl.plans.model import Plan
 from apimctl.state.live import LiveState
 
 HOST_FIELDS = ("publicDomains", "systemDomains", "trafficManagerDomain")
@@ -51,3 +52,33 @@ def _hosts(doc: Mapping[str, Any]) -> Iterable[str]:
 
 def _under(host: str, domain: str) -> bool:
     return host == domain or host.endswith("." + domain)
+
+
+def new_domains_needed(plan: Plan) -> dict[str, list[str]]:
+    """The domains ``plan`` creates that endpoints it creates or updates need (a host under
+    one), each with those endpoints' keys. An area holds a new domain as ``waiting`` until an
+    operator approves it, and refuses those endpoints meanwhile."""
+    created = [s.key.strip().lower() for s in plan.steps
+               if s.kind == kinds.DOMAIN.name and s.action == "create"]
+    needs: dict[str, list[str]] = {}
+    if not created:
+        return needs
+    for step in plan.steps:
+        if step.kind != kinds.ENDPOINT.name or step.action == "delete":
+            continue
+        hosts = _hosts({c.path: c.after for c in step.changes if c.path in HOST_FIELDS})
+        for host in hosts:
+            for domain in created:
+                if _under(host, domain) and step.key not in needs.setdefault(domain, []):
+                    needs[domain].append(step.key)
+    return {d: keys for d, keys in needs.items() if keys}
+
+
+def new_domain_warnings(plan: Plan) -> list[str]:
+    """One warning per new domain that new or changed endpoints need (for a target that does
+    not approve domains at once: every real area)."""
+    return [f"domain {domain} is new: the area holds it as waiting until an operator approves "
+            f"it, and refuses {kinds.ENDPOINT.label}{'' if len(keys) == 1 else 's'} "
+            f"{', '.join(keys)} until then (apply creates the domain, then fails on "
+            f"{'it' if len(keys) == 1 else 'them'}); have it approved, then apply again"
+            for domain, keys in new_domains_needed(plan).items()]

@@ -11,6 +11,7 @@ a ``\\`` is ``\\\\``); a pattern is matched (fnmatch) against the escaped key.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Any
 from apimctl import kinds
 from apimctl.errors import PlanError
 from apimctl.kinds import Kind
+from apimctl.kinds.references import did_you_mean
 from apimctl.plans.model import Step
 
 NOT_PRUNABLE = "is not declared but cannot be pruned"
@@ -80,7 +82,8 @@ def rotate_rules(texts: Sequence[str]) -> list[RotateRule]:
 
 def _check_kind(kind: str, what: str) -> Kind:
     if kind not in kinds.BY_NAME:
-        raise PlanError(f"{what}: unknown kind {kind!r} (known: {', '.join(kinds.BY_NAME)})")
+        raise PlanError(f"{what}: unknown kind {kind!r}{did_you_mean(kind, kinds.BY_NAME)} "
+                        f"(known: {', '.join(kinds.BY_NAME)})")
     return kinds.BY_NAME[kind]
 
 
@@ -174,12 +177,14 @@ def check_ignores(rules: Sequence[IgnoreRule], known: set[tuple[str, str]]) -> N
                    for k, n in known):
             hint = (r" (inside a name, / is written \/ and \ is written \\)"
                     if "/" in rule.key or "\\" in rule.key else "")
-            raise PlanError(f"{text} matches no declared or live {rule.kind}{hint}")
+            raise PlanError(f"{text} matches no declared or live {rule.kind}{hint}"
+                            + _closest(rule.kind, rule.key, known))
         kind = kinds.BY_NAME[rule.kind]
         fields = {f.partition(".")[0] for f in (*kind.fields, *kind.nested, *kind.secret)}
         head = rule.path.replace("[", ".").partition(".")[0]
         if head and not any(fnmatch.fnmatchcase(f, head) for f in fields):
-            raise PlanError(f"{text}: a {rule.kind} has no field {head!r} "
+            raise PlanError(f"{text}: a {rule.kind} has no field {head!r}"
+                            f"{did_you_mean(head, fields)} "
                             f"(fields: {', '.join(sorted(fields - {'id', 'created', 'updated'}))})")
 
 
@@ -189,4 +194,16 @@ def check_targets(targets: Sequence[tuple[str, str]], known: set[tuple[str, str]
         if not hit:
             hint = (r" (inside a name, / is written \/ and \ is written \\)"
                     if "/" in key or "\\" in key else "")
-            raise PlanError(f"--target {kind}:{key} matches no declared or live object{hint}")
+            raise PlanError(f"--target {kind}:{key} matches no declared or live object{hint}"
+                            + _closest(kind, key, known))
+
+
+def _closest(kind: str, key: str, known: set[tuple[str, str]]) -> str:
+    """`` (did you mean 'KIND:KEY'?)``: the closest address of the same kind, else of any."""
+    for candidates in ([(k, n) for k, n in known if k == kind], list(known)):
+        keys = sorted({n for _, n in candidates})
+        close = difflib.get_close_matches(key, keys, n=1, cutoff=0.6)
+        if close:
+            found = min(k for k, n in candidates if n == close[0])
+            return f" (did you mean '{found}:{close[0]}'?)"
+    return ""

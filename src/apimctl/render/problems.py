@@ -65,11 +65,14 @@ def render_json(problems: Sequence[Problem], *, files: int = 0, objects: int = 0
 
 
 def summary(problems: Sequence[Problem], *, files: int, objects: int) -> str:
-    """``2 errors, 1 warning in 3 files`` or ``valid: 3 files, 12 objects``."""
+    """``2 errors, 1 warning in 3 files`` (``1 error; no manifest file was read`` when no file
+    was) or ``valid: 3 files, 12 objects``."""
     errors = sum(1 for p in problems if p.severity == "error")
     warnings = len(problems) - errors
     if errors:
         counts = _plural(errors, "error") + (f", {_plural(warnings, 'warning')}" if warnings else "")
+        if not files:  # a path that does not exist, a directory without manifests
+            return f"{counts}; no manifest file was read"
         return f"{counts} in {_plural(files, 'file')}"
     text = f"valid: {_plural(files, 'file')}, {_plural(objects, 'object')}"
     return text + (f", {_plural(warnings, 'warning')}" if warnings else "")

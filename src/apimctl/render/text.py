@@ -14,7 +14,8 @@ from collections.abc import Callable
 
 import click
 
-from apimctl.plans.model import WRITE_ONLY_NOTE, Impact, Plan, Step
+from apimctl import kinds
+from apimctl.plans.model import WRITE_ONLY_NOTE, Impact, Plan, Step, address
 from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.render.style import (
     SYMBOLS,
@@ -147,6 +148,11 @@ def _write_only(plan: Plan, paint: Paint) -> list[str]:
     return [*lines, ""]
 
 
+def render_totals(plan: Plan, *, color: bool = False) -> str:
+    """The plan's last line: ``Plan: 1 to create, 2 to update, 0 to delete.``"""
+    return _totals(plan, _painter(color))
+
+
 def _totals(plan: Plan, paint: Paint) -> str:
     if not plan.has_changes and plan.duplicates:
         return paint("No changes planned, but the area holds duplicates (see above).", "yellow")
@@ -159,10 +165,17 @@ def _totals(plan: Plan, paint: Paint) -> str:
     )
 
 
-def render_apply_summary(result: ApplyResult, *, plan: Plan | None = None, color: bool = False) -> str:
+COLLAPSE_AT = 40
+"""Beyond this many, the steps done and not started are counted per action and kind (failed
+and not converged ones are always listed: each has its reason)."""
+
+
+def render_apply_summary(result: ApplyResult, *, plan: Plan | None = None, color: bool = False,
+                         full: bool = False) -> str:
     """What an apply did: done, failed, skipped and not converged steps with reasons, then totals.
 
-    With ``plan``, its resolved secret values are scrubbed from the reasons too.
+    With ``plan``, its resolved secret values are scrubbed from the reasons too. Long lists of
+    steps done or not started are collapsed to counts unless ``full``.
     """
     paint = _painter(color)
     redactor = Redactor(plan or Plan())
@@ -173,7 +186,8 @@ def render_apply_summary(result: ApplyResult, *, plan: Plan | None = None, color
     for title, outcomes, style in sections:
         if outcomes:
             out.append(paint(f"{title}:", style))
-            out += [_outcome(o, paint) for o in outcomes]
+            collapse = not full and len(outcomes) > COLLAPSE_AT and style != "red"
+            out += _counted(outcomes, paint) if collapse else [_outcome(o, paint) for o in outcomes]
             out.append("")
     if result.stopped and not result.interrupted:
         out += [paint(f"Stopped early: {result.stopped}", "red"), ""]
@@ -183,11 +197,33 @@ def render_apply_summary(result: ApplyResult, *, plan: Plan | None = None, color
     return redactor.text("\n".join(out) + "\n")
 
 
+def _counted(outcomes: list[StepOutcome], paint: Paint) -> list[str]:
+    """``  + create endpoint: 660`` per action and kind, in the order they first came."""
+    counts = Counter((o.action, o.address.partition(":")[0]) for o in outcomes)
+    lines = [f"  {paint(SYMBOLS.get(action, '?'), SYMBOLS.get(action, '?'))} {action} {kind}: {n}"
+             for (action, kind), n in counts.items()]
+    return [*lines, f"  ({len(outcomes)} steps; --full lists each)"]
+
+
 def _outcome(outcome: StepOutcome, paint: Paint) -> str:
     kind, _, key = outcome.address.partition(":")
     symbol = SYMBOLS.get(outcome.action, "?")
     line = f"  {paint(symbol, symbol)} {outcome.action} {kind} {json.dumps(key, ensure_ascii=False)}"
     return f"{line}: {outcome.reason}" if outcome.reason else line
+
+
+def _waiting_domains(result: ApplyResult) -> list[str]:
+    """The domains this apply created that its failed endpoints need: the area refuses those
+    endpoints until the domains are approved, so a rerun alone changes nothing."""
+    if result.plan is None or not result.failed:
+        return []
+    from apimctl.planning.domains import new_domains_needed  # only a partial apply needs it
+
+    failed = {o.address for o in result.failed}
+    created = {o.address.lower() for o in result.done}
+    return [domain for domain, keys in new_domains_needed(result.plan).items()
+            if address(kinds.DOMAIN.name, domain).lower() in created
+            and any(address(kinds.ENDPOINT.name, k) in failed for k in keys)]
 
 
 def _apply_headline(result: ApplyResult) -> str:
@@ -203,6 +239,13 @@ def _apply_headline(result: ApplyResult) -> str:
         (("failed", result.failed), ("skipped", result.skipped), ("not converged", result.non_converged))
         if items
     )
+    waiting = _waiting_domains(result)
+    if waiting:
+        return (f"Apply finished partially: {done}; {problems}. A rerun cannot converge yet: "
+                f"the new domain{'s' if len(waiting) > 1 else ''} {', '.join(waiting)} "
+                f"{'wait' if len(waiting) > 1 else 'waits'} for approval by the area's operator "
+                "(apimctl serve: restart it with --auto-approve-domains); rerun once "
+                f"{'they are' if len(waiting) > 1 else 'it is'} active.")
     if result.done:
         return f"Apply finished partially: {done}; {problems}. Rerun to converge."
     return f"Apply failed: nothing was written; {problems}."

@@ -25,6 +25,7 @@ def options(**overrides: Any) -> dict[str, Any]:
         "verbose": False,
         "dialect": "auto",
         "dialect_source": "--dialect",
+        "verify": True,
     }
     options.update(overrides)
     return options

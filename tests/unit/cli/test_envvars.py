@@ -1,5 +1,9 @@
 """Every option of every command has its environment variable, named by the rule, and
-setting the variable has the option's effect (checked by parsing, for every option)."""
+setting the variable has the option's effect (checked by parsing, for every option).
+
+The rule: a connection setting is ``APIMCTL_<NAME>`` for every command (``APIMCTL_URL``); any
+other option is ``APIMCTL_<COMMAND>_<NAME>`` (``APIMCTL_PLAN_FORMAT``), so one variable never
+means two things; ``serve``'s options are all ``APIMCTL_SERVE_<NAME>``."""
 
 from __future__ import annotations
 
@@ -10,9 +14,9 @@ import click
 import pytest
 
 from apimctl.cli import cli
-from apimctl.cli.common import Lines, Number
+from apimctl.cli.common import CONNECTION_SETTINGS, Lines, Number
 
-REQUIRED_ARGS = {"completion": ["bash"], "call": ["GET", "https://api.example.com/"]}
+REQUIRED_ARGS = {"completion": ["bash"], "call": ["GET", "https://api.example.com/"], "show": ["plan.json"]}
 
 
 def options() -> list[tuple[str, click.Option]]:
@@ -22,7 +26,10 @@ def options() -> list[tuple[str, click.Option]]:
 
 def expected(command: str, param: click.Option) -> str:
     long = max(param.opts, key=len).lstrip("-").upper().replace("-", "_")
-    return f"APIMCTL_SERVE_{long}" if command == "serve" else f"APIMCTL_{long}"
+    connects = any(p.name == "parallelism" for p in cli.commands[command].params)
+    if command != "serve" and connects and long.lower() in CONNECTION_SETTINGS:
+        return f"APIMCTL_{long}"
+    return f"APIMCTL_{command.upper()}_{long}"
 
 
 def sample(param: click.Option, tmp_path: Path) -> tuple[str, Any]:
@@ -62,8 +69,8 @@ def test_every_option_has_its_variable(command: str, param: click.Option, tmp_pa
 
 
 def test_repeatable_text_options_take_one_value_per_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("APIMCTL_TARGET", "plan:Weather Partners/Gold\nservice:Weather\n")
-    monkeypatch.setenv("APIMCTL_DETAILED_EXITCODE", "true")
+    monkeypatch.setenv("APIMCTL_PLAN_TARGET", "plan:Weather Partners/Gold\nservice:Weather\n")
+    monkeypatch.setenv("APIMCTL_PLAN_DETAILED_EXITCODE", "true")
     ctx = cli.commands["plan"].make_context("plan", [], parent=click.Context(cli))
     assert ctx.params["targets"] == ("plan:Weather Partners/Gold", "service:Weather")
     assert ctx.params["detailed_exitcode"] is True
@@ -71,6 +78,54 @@ def test_repeatable_text_options_take_one_value_per_line(monkeypatch: pytest.Mon
 
 
 def test_the_command_line_wins_over_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("APIMCTL_FORMAT", "json")
+    monkeypatch.setenv("APIMCTL_PLAN_FORMAT", "json")
     ctx = cli.commands["plan"].make_context("plan", ["--format", "markdown"], parent=click.Context(cli))
     assert ctx.params["fmt"] == "markdown"
+
+
+def test_no_variable_means_two_things() -> None:
+    """Two options share a variable only when both are the same connection setting."""
+    seen: dict[str, tuple[str, click.Option]] = {}
+    for command, param in options():
+        variable = str(param.envvar)
+        if variable in seen:
+            other_command, other = seen[variable]
+            assert param.name == other.name and param.name in CONNECTION_SETTINGS, (
+                variable, command, other_command)
+            assert param.help == other.help
+        seen[variable] = (command, param)
+
+
+@pytest.mark.parametrize(("variable", "value"), [
+    ("APIMCTL_PLAN_FORMAT", "markdown"), ("APIMCTL_SCHEMA_PLAN", "1"), ("APIMCTL_EXPORT_OUT", "p3.json"),
+])
+def test_one_commands_variable_leaves_the_others_alone(variable: str, value: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job's ``env:`` set for one command breaks no other one (issue: APIMCTL_FORMAT=markdown
+    broke apply and validate)."""
+    monkeypatch.setenv(variable, value)
+    for command in ("validate", "apply", "schema", "drift", "lint", "render"):
+        if variable.startswith(f"APIMCTL_{command.upper()}_"):
+            continue
+        ctx = cli.commands[command].make_context(command, [], parent=click.Context(cli))
+        assert value not in {str(v) for v in ctx.params.values()}, (command, ctx.params)
+
+
+def test_help_shows_each_options_variable() -> None:
+    for name in ("plan", "apply", "export"):
+        command = cli.commands[name]
+        text = command.get_help(click.Context(command, info_name=name, parent=click.Context(cli)))
+        flat = " ".join(text.split())
+        assert f"APIMCTL_{name.upper()}_" in flat and "env var: APIMCTL_URL" in flat
+
+
+def test_a_variable_named_as_before_is_reported(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    (tmp_path / "m.yaml").write_text("services: []\n")
+    result = CliRunner().invoke(cli, ["validate", str(tmp_path / "m.yaml")],
+                                env={"APIMCTL_FORMAT": "json", "APIMCTL_TOKEN": "x"})
+    assert "APIMCTL_FORMAT is not read any more; validate's --format comes from " \
+           "APIMCTL_VALIDATE_FORMAT" in result.output
+    assert "APIMCTL_TOKEN" not in result.output
+    assert result.exit_code == 0, result.output

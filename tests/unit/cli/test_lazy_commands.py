@@ -22,7 +22,8 @@ def test_every_listed_command_is_the_command_of_its_name() -> None:
     assert isinstance(cli.commands, LazyCommands)
     names = list(cli.commands)
     assert names == ["validate", "lint", "render", "plan", "apply", "drift", "export", "serve",
-                     "schema", "unlock", "completion", "call", "test", "import"]
+                     "schema", "unlock", "completion", "call", "test", "show", "doctor", "init",
+                     "import"]
     for name in names:
         command = cli.commands[name]
         assert isinstance(command, click.Command) and command.name == name

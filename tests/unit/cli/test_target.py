@@ -129,3 +129,43 @@ def test_connection_settings_from_the_options() -> None:
     assert settings == _options(url="https://h/v3/rest", token="t", verbose=True)
     assert _settings(["--qps", "5"])["qps_given"] is True
     assert _settings([], env={"APIMCTL_QPS": "3"}) == _options(url=None, qps=3.0, qps_given=True)
+
+
+@pytest.mark.parametrize(("url", "given", "limit"), [
+    ("http://127.0.0.1:8080/v3/rest", False, None),
+    ("http://localhost:8080/v3/rest", False, None),
+    ("http://[::1]:8080/v3/rest", False, None),
+    ("http://127.0.0.1:8080/v3/rest", True, 2.0),     # asked for: kept
+    ("https://apim.example.test/v3/rest", False, 2.0),
+])
+async def test_no_client_side_limit_against_this_machine(url: str, given: bool, limit: float | None) -> None:
+    async with target.open_client(**_options(url=url, token="t", qps_given=given),
+                                  announce=print) as client:
+        assert client.limiter.qps == limit
+
+
+class _Stub:
+    """What Paced reads of a client: its limiter and its call count."""
+
+    def __init__(self, qps: float | None, calls: int) -> None:
+        self.limiter = type("L", (), {"qps": qps, "burst": 1})()
+        self.stats = type("S", (), {"total": lambda _self: calls})()
+
+
+@pytest.mark.parametrize(("qps", "calls", "took", "noted"), [
+    (2.0, 9, 4.5, True),        # 4 s of spacing in a 4.5 s run
+    (2.0, 9, 20.0, False),      # the area was slow, not the limit
+    (2.0, 2, 0.6, False),       # too short to matter
+    (None, 90, 9.0, False),     # no limit
+])
+def test_the_plan_says_when_the_rate_limit_set_the_pace(qps: float | None, calls: int, took: float,
+                                                        noted: bool) -> None:
+    now = [100.0]
+    paced = target.Paced({}, print, clock=lambda: now[0])
+    paced.client = _Stub(qps, calls)  # type: ignore[assignment]
+    now[0] += took
+    note = paced.note()
+    assert (note is not None) == noted
+    if note:
+        assert note.startswith(f"Note: the client-side rate limit (--qps 2) spaced this run's {calls} calls")
+        assert "--qps 0" in note

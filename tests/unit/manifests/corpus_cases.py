@@ -57,9 +57,11 @@ CASES: list[Case] = [
     Case("tab-indent", {"m.yaml": "services:\n\t- name: Weather\n"},
          ['m.yaml:2:1: invalid YAML: found character that cannot start any token (a tab: YAML is indented with spaces)']),
     Case("unclosed-flow", {"m.yaml": "services: [{name: Weather\n"},
-         ["m.yaml:2:1: invalid YAML: did not find expected ',' or '}'"]),
+         ["m.yaml:2:1: invalid YAML: did not find expected ',' or '}' "
+          "(while parsing a flow mapping at line 1, column 12)"]),
     Case("bad-indentation", {"m.yaml": "services:\n  - name: Weather\n   version: '2'\n"},
-         ["m.yaml:3:4: invalid YAML: did not find expected '-' indicator"]),
+         ["m.yaml:3:4: invalid YAML: did not find expected '-' indicator "
+          "(while parsing a block collection at line 2, column 3)"]),
     Case("duplicate-top-level-key", {"m.yaml": DOMAINS + SERVICE + "services: []\n"},
          ["m.yaml:10:1: services: duplicate key 'services' (first written at line 2)"]),
     Case("duplicate-nested-key", {"m.yaml": DOMAINS + service("        requestPathAlias: /again\n")},
@@ -215,7 +217,7 @@ CASES: list[Case] = [
          ["m.yaml:11:9: services[0].endpoints[0].errorSet: unknown error set 'XML errors' (this service declares: JSON errors)"]),
     Case("unknown-plan-service", {"m.yaml": DOMAINS + SERVICE + "packages:\n  - name: P\n    plans:\n"
                                   "      - {name: Gold, services: [{name: Wether}]}\n"},
-         ["m.yaml:13:34: packages[0].plans[0].services[0].name: unknown service 'Wether'; declare it under services"]),
+         ["m.yaml:13:34: packages[0].plans[0].services[0].name: unknown service 'Wether'; declare it under services (did you mean 'Weather'?)"]),
     Case("unknown-plan-endpoint", {"m.yaml": DOMAINS + SERVICE + "packages:\n  - name: P\n    plans:\n"
                                    "      - {name: Gold, services: [{name: Weather, endpoints: [Forecast, Alerts]}]}\n"},
          ["m.yaml:13:71: packages[0].plans[0].services[0].endpoints[1]: unknown endpoint 'Weather/Alerts'; declare it under the service's endpoints"]),
@@ -349,8 +351,8 @@ CASES: list[Case] = [
           "encoded: save the file as UTF-8"]),
     Case("unquoted-reference-in-flow", {"m.yaml": DOMAINS + service("        systemDomainAuthentication: "
                                                                     "{type: httpBasic, password: ${PW}}\n")},
-         ["m.yaml:10:66: invalid YAML: did not find expected ',' or '}' (inside [...] or {...}, quote a value "
-          "that holds ${...})"], env={"PW": "pw"}),
+         ["m.yaml:10:66: invalid YAML: did not find expected ',' or '}' (while parsing a flow mapping at "
+          "line 10, column 37) (inside [...] or {...}, quote a value that holds ${...})"], env={"PW": "pw"}),
     Case("emailTemplateSetId-null-is-valid", {"m.yaml": "packages:\n  - name: P\n    plans:\n"
                                               "      - {name: Gold, emailTemplateSetId: null}\n"
                                               "      - {name: Silver, emailTemplateSetId: '7'}\n"},

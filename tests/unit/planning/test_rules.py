@@ -11,6 +11,7 @@ from apimctl.planning.rules import (
     IgnoreRule,
     PruneRule,
     RotateRule,
+    check_ignores,
     check_targets,
     ignore_rules,
     parse_target,
@@ -137,3 +138,17 @@ def test_check_targets() -> None:
         check_targets([("service", "Nothing")], known)
     with pytest.raises(PlanError, match=r"inside a name, / is written \\/"):
         check_targets([("service", "a/b")], known)
+
+
+def test_a_mistyped_target_or_ignore_names_the_closest_object() -> None:
+    known = {("service", "Weather"), ("endpoint", "Weather/Forecast"), ("role", "Partners")}
+    with pytest.raises(PlanError, match=r"\(did you mean 'endpoint:Weather/Forecast'\?\)"):
+        check_targets([("endpoint", "Weather/Forcast")], known)
+    with pytest.raises(PlanError, match=r"\(did you mean 'role:Partners'\?\)"):
+        check_targets([("service", "Partner")], known)  # no close service: any kind
+    with pytest.raises(PlanError, match=r"unknown kind 'servce' \(did you mean 'service'\?\)"):
+        parse_target("servce:Weather")
+    with pytest.raises(PlanError, match=r"did you mean 'endpoint:Weather/Forecast'"):
+        check_ignores([IgnoreRule.parse("endpoint:Wether/Forecast:cors", "--ignore")], known)
+    with pytest.raises(PlanError, match=r"no field 'cros' \(did you mean 'cors'\?\)"):
+        check_ignores([IgnoreRule.parse("endpoint:Weather/Forecast:cros.maxAge", "--ignore")], known)

@@ -1,0 +1,53 @@
+"""Manifests in subdirectories (a warning, or ``--recursive``), and the summary's counts."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from apimctl.cli import cli
+
+from ..manifests.corpus_cases import DOMAINS, SERVICE
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), standalone_mode=False, catch_exceptions=False)
+    return int(result.return_value or 0), result.stdout, result.stderr
+
+
+LAYOUT = {"apimctl/m.yaml": DOMAINS + SERVICE, "apimctl/team/roles.yaml": "roles: [Ops]\n",
+          "apimctl/team/more/roles.yaml": "roles: [Dev]\n",
+          "apimctl/overlays/prod/o.yaml": "services:\n  - {name: Weather, version: '9'}\n",
+          "apimctl/.hidden/x.yaml": "roles: [Hidden]\n"}
+
+
+def test_unread_subdirectories_are_warned_about(workdir) -> None:
+    workdir(LAYOUT)
+    code, _, err = invoke("validate", "apimctl", "--overlay", "apimctl/overlays/prod")
+    assert code == 0
+    assert "Warning: apimctl/team holds 1 manifest file that is not read (only the files " \
+           "directly in apimctl are): add apimctl/team to the paths, or use --recursive" in err
+    assert "apimctl/team/more holds 1 manifest file" in err
+    assert "overlays" not in err and ".hidden" not in err  # an overlay, a hidden folder
+    assert err.rstrip().endswith("valid: 2 files, 4 objects")
+
+
+def test_a_named_subdirectory_is_not_warned_about(workdir) -> None:
+    workdir(LAYOUT)
+    _, _, err = invoke("validate", "apimctl", "apimctl/team", "apimctl/team/more",
+                       "--overlay", "apimctl/overlays/prod")
+    assert "Warning" not in err and "valid: 4 files, 6 objects" in err
+
+
+def test_recursive_reads_every_subdirectory_but_overlays(workdir) -> None:
+    workdir(LAYOUT)
+    code, _, err = invoke("validate", "apimctl", "--recursive", "--overlay", "apimctl/overlays/prod")
+    assert code == 0 and "Warning" not in err
+    assert err.strip() == "valid: 4 files, 6 objects"
+
+
+def test_a_missing_path_reads_no_file(workdir) -> None:
+    workdir({})
+    code, out, err = invoke("validate", "nowhere")
+    assert code == 1
+    assert out == "nowhere: no such file or directory\n"
+    assert err == "1 error; no manifest file was read\n"
