@@ -6,7 +6,8 @@ embedded server in one line on stderr), renders the plan as text, JSON or Markdo
 and says on stderr where ``--out`` saved it.
 
 Exit codes: 0 (no changes, or changes without ``--detailed-exitcode``), 2 (changes pending
-with ``--detailed-exitcode``; unmanaged objects alone are not changes), 1 error.
+with ``--detailed-exitcode``: steps, or duplicates in the area that ``--repair-duplicates``
+would delete; unmanaged objects alone are not changes), 1 error.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from apimctl.cli.common import (
 from apimctl.cli.lint import lint_gate, lint_options
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.planning.command import PlanRequest, plan
+from apimctl.planning.duplicates import pending
 from apimctl.plans.model import Plan
 
 
@@ -41,7 +43,7 @@ from apimctl.plans.model import Plan
               help="text (like terraform plan), json (versioned; docs/plan-format.md) or "
                    "markdown (for pull-request comments).")
 @click.option("--detailed-exitcode", is_flag=True,
-              help="Exit 2 when there are changes (0 none, 1 error).")
+              help="Exit 2 when there are changes, duplicates in the area included (0 none, 1 error).")
 @click.option("--target", "targets", multiple=True, metavar="KIND:NAME",
               help="Only these objects, what they contain and what they need. Repeatable.")
 @click.option("--prune", is_flag=True, envvar=envvar("prune"),
@@ -68,7 +70,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
 
     Reads the live configuration and writes nothing. Without --url it plans against the
     embedded reference server in .apimctl/local.db. Exit codes: 0 no changes (or changes
-    without --detailed-exitcode), 2 changes pending with --detailed-exitcode, 1 error.
+    without --detailed-exitcode), 2 changes pending with --detailed-exitcode (duplicates in
+    the area included: --repair-duplicates deletes them), 1 error.
     """
     if not paths:
         raise click.UsageError("give at least one manifest PATH (a file or a directory)")
@@ -83,7 +86,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     if out_file:
         _say(f"Saved the plan to {out_file}; apply it with: apimctl apply --plan {out_file}")
     click.echo(render(made, fmt, color=color_wanted(no_color)), nl=False)
-    return EXIT_CHANGES if detailed_exitcode and made.has_changes else EXIT_OK
+    due = made.has_changes or bool(pending(made))  # duplicates left alone are changes too
+    return EXIT_CHANGES if detailed_exitcode and due else EXIT_OK
 
 
 def render(plan: Plan, fmt: str, *, color: bool) -> str:
