@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from apimctl.applying.fence import Term, elapsed
+from apimctl.applying.fence import LeaseLost, Term, elapsed
 from apimctl.errors import ApiError, ApimctlError, Invalid, NotFound, ServerError, TransportError
 from apimctl.kinds.role import LEASE_NAME, ROLE
 from apimctl.state.normalise import canonical_datetime
@@ -344,11 +344,13 @@ class Lease:
             self._lose("broken by someone else: `apimctl unlock`, or taken over by another apply")
             return
         holder = replace(self.holder, expires=self.clock() + self.ttl, role_id=current.role_id)
-        try:
-            await self.client.put(ROLE.item_path(current.role_id),
-                                  {"name": LEASE_NAME, "description": holder.text()})
+        body = {"name": LEASE_NAME, "description": holder.text()}
+        try:  # the renewal is a write too: not sent once the term is over (paused while reading)
+            await self.term.within(lambda: self.client.put(ROLE.item_path(current.role_id), body))
         except NotFound:
             self._lose("broken by someone else while it was renewed")
+            return
+        except LeaseLost:
             return
         self.holder = holder
         self.term.confirm(began)
