@@ -13,15 +13,14 @@ Every read of the role names the fields it needs (:data:`LEASE_FIELDS`): a real 
 a role's ``description`` out unless asked (SUPPLEMENT 10.10.8). A lease whose description
 cannot be read (missing, or not ours to parse) is held until its ``updated`` time (else
 ``created``) plus the lifetime, and never taken over before; this run knows its own by the
-role's id.
+role's id. ``apimctl unlock`` deletes it by hand (like ``terraform force-unlock``). The role is
+visible in the platform's administration pages and under ``GET /roles``; planning never shows
+or prunes it (:data:`apimctl.kinds.role.RESERVED_NAMES`).
 
 Fencing (:mod:`apimctl.applying.fence`): the writes of the apply go through a client that
-sends nothing unless the lease is known to be held, confirming it first when the last
-confirmation is older than a third of its lifetime; a lease lost (broken, taken over after
-this run was paused past its lifetime) stops the apply.
-``apimctl unlock`` deletes it by hand (like ``terraform force-unlock``). The role is visible in
-the platform's administration pages and under ``GET /roles``; planning never shows or prunes it
-(:data:`apimctl.kinds.role.RESERVED_NAMES`).
+sends nothing unless the lease is known to be held (:meth:`Lease.hold`), confirming it first
+when the last confirmation is older than a third of its lifetime; a lease lost (broken, taken
+over after this run was paused past its lifetime) stops the apply.
 
 Called by the apply command (:mod:`apimctl.applying.command`) and by ``apimctl unlock``
 (:func:`break_lease`, the core of ``apimctl.cli.unlock``).
