@@ -1,13 +1,11 @@
-"""The apply lease against areas that hide a role's description, and duplicates as changes; in
-both dialects (the ``dialect`` fixture). A holder paused past the lease's lifetime:
+"""The apply lease against areas that hide a role's description, in both dialects (the
+``dialect`` fixture). A holder paused past the lease's lifetime, and duplicates as changes:
 ``test_lease_paused_holder``.
 
 - Racing applies (8 at once, in one process) of manifests creating maintenance events, whose
   names the platform does not keep unique: against an area whose roles carry no
   ``description`` unless ``fields`` names it (SUPPLEMENT 10.10.8), and against one that never
   shows it, 0 duplicates, and the lease is released at the end.
-- ``plan --detailed-exitcode`` exits 2 while the area holds duplicates, and says how to
-  repair them.
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +26,7 @@ from apimctl.kinds.role import LEASE_NAME
 from apimctl.plans.result import ApplyResult
 from apimctl.server import ServerConfig, create_app
 
-from .apply_support import Runs, Server, server
+from .apply_support import Server
 
 EVENTS = 6
 RACERS = 8
@@ -124,34 +121,5 @@ def test_racing_applies_never_duplicate_where_descriptions_are_hidden(
     assert found == wanted(), found  # every object once, and the lease released
 
 
-# --- a paused holder --------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory, dialect_options: tuple[str, ...]) -> Iterator[Server]:
-    with server(tmp_path_factory.mktemp("fencing"), *dialect_options, areas=1) as srv:
-        yield srv
-
-
 def events_in(srv: Server, token: str) -> Counter[str]:
     return Counter(e["name"] for e in srv.get("/scheduledMaintenanceEvents", {"limit": "1000"}, token))
-
-
-def test_plan_counts_duplicates_as_changes_until_they_are_repaired(shared: Server, tmp_path: Path) -> None:
-    srv, token = shared, shared.fresh_token()
-    folder = events_manifest(tmp_path / "m", 1)
-    runs = Runs()
-    assert runs.run(srv, "apply", "--auto-approve", str(folder), token=token).returncode == 0
-    copy = {"name": "Upgrade 0", "startDateTime": "2026-12-01T02:00:00Z", "endDateTime": "2026-12-01T04:00:00Z"}
-    reply = httpx.post(f"{srv.url}/scheduledMaintenanceEvents", json=copy, timeout=5,
-                       headers={"Authorization": f"Bearer {token}"})
-    assert reply.status_code == 200, reply.text
-    for fmt in ("text", "markdown"):
-        held = runs.run(srv, "plan", "--detailed-exitcode", "--format", fmt, str(folder), token=token)
-        assert held.returncode == 2, held.stdout + held.stderr
-        assert "--repair-duplicates" in held.stdout
-    assert runs.run(srv, "plan", str(folder), token=token).returncode == 0  # without the flag: 0
-    repaired = runs.run(srv, "apply", "--auto-approve", "--repair-duplicates", str(folder), token=token)
-    assert repaired.returncode == 0, repaired.stdout + repaired.stderr
-    assert events_in(srv, token) == Counter({"Upgrade 0": 1})
-    assert runs.run(srv, "plan", "--detailed-exitcode", str(folder), token=token).returncode == 0

@@ -1,6 +1,7 @@
 """A real ``apimctl apply`` stopped with SIGSTOP past its lease's lifetime (a frozen CI runner),
-taken over by another apply, then resumed: it writes nothing more (not even its lease), exits 3
-and lists what it did; the area holds no duplicate.
+taken over by another apply, then resumed: it writes nothing more, exits 3 and lists what it
+did; the area holds no duplicate. And ``plan --detailed-exitcode`` exits 2 while an area holds
+duplicates, saying how to repair them.
 
 One scenario per dialect (``apimctl serve`` and ``apimctl serve --dialect mashery``), both run
 side by side (each against its own server) so that their waits overlap; the apply that takes
@@ -21,6 +22,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
 import pytest
 
 from apimctl.kinds.role import LEASE_NAME
@@ -65,7 +67,7 @@ def scenarios(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Scenari
         for dialect in DIALECTS:
             tmp = tmp_path_factory.mktemp(f"paused-{dialect}")
             options = () if dialect == "spec" else ("--dialect", dialect)
-            srv = stack.enter_context(server(tmp, *options, areas=1))
+            srv = stack.enter_context(server(tmp, *options, areas=2))
             out.append(Scenario(dialect, srv, srv.fresh_token(), events_manifest(tmp / "m", EVENTS)))
         yield out
         for one in out:
@@ -145,3 +147,26 @@ def check(one: Scenario) -> None:
     assert summary["summary"]["done"] >= 3  # what it did is listed
     assert events_in(one.srv, one.token) == Counter({f"Upgrade {i}": 1 for i in range(EVENTS)}), one.dialect
     assert LEASE_NAME not in [r["name"] for r in one.srv.get("/roles", {"limit": "1000"}, one.token)]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_plan_counts_duplicates_as_changes_until_they_are_repaired(
+        scenarios: list[Scenario], tmp_path: Path, dialect: str) -> None:
+    srv = next(one.srv for one in scenarios if one.dialect == dialect)
+    token = srv.fresh_token()
+    folder = events_manifest(tmp_path / "m", 1)
+    runs = Runs()
+    assert runs.run(srv, "apply", "--auto-approve", str(folder), token=token).returncode == 0
+    copy = {"name": "Upgrade 0", "startDateTime": "2026-12-01T02:00:00Z", "endDateTime": "2026-12-01T04:00:00Z"}
+    reply = httpx.post(f"{srv.url}/scheduledMaintenanceEvents", json=copy, timeout=5,
+                       headers={"Authorization": f"Bearer {token}"})
+    assert reply.status_code == 200, reply.text
+    for fmt in ("text", "markdown"):
+        held = runs.run(srv, "plan", "--detailed-exitcode", "--format", fmt, str(folder), token=token)
+        assert held.returncode == 2, held.stdout + held.stderr
+        assert "--repair-duplicates" in held.stdout
+    assert runs.run(srv, "plan", str(folder), token=token).returncode == 0  # without the flag: 0
+    repaired = runs.run(srv, "apply", "--auto-approve", "--repair-duplicates", str(folder), token=token)
+    assert repaired.returncode == 0, repaired.stdout + repaired.stderr
+    assert events_in(srv, token) == Counter({"Upgrade 0": 1})
+    assert runs.run(srv, "plan", "--detailed-exitcode", str(folder), token=token).returncode == 0
