@@ -364,9 +364,9 @@ class Lease:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._renewer
             self._renewer = None
-        if not (self.holder.role_id or self._posted):
-            return
-        try:  # even once lost: a lease still ours (not taken over meanwhile) is released
+        if self.lost or not (self.holder.role_id or self._posted):
+            return  # a lost lease is another's, or expires by itself: no call after a loss
+        try:
             current = await find(self.client, self.ttl)
             if current is not None and self.ours(current):
                 await self.client.delete(ROLE.item_path(current.role_id))
