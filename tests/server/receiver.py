@@ -3,8 +3,9 @@
 ``Receiver`` is a small Starlette app served by uvicorn on 127.0.0.1 (a free port) in a
 background thread. It records every request it gets (method, path, query, headers, raw body)
 and answers with whatever the test scripted for that event: ``proceed``, ``proceed_with_changes``,
-``stop``, an error status, a malformed body, a reply slower than the caller's timeout, or a
-very large reply (sent piece by piece, with or without ``Content-Length``).
+``stop``, an error status, a malformed body, a reply slower than the caller's timeout, a
+reply dripped one byte at a time, or a very large reply (sent piece by piece, with or without
+``Content-Length``).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ class Reply:
     """What the receiver answers: a JSON body (or raw bytes), a status, an optional delay.
 
     ``repeat`` sends the content that many times over, streamed one copy at a time (a large
-    reply the receiver never holds whole); ``chunked`` leaves out ``Content-Length``.
+    reply the receiver never holds whole); ``chunked`` leaves out ``Content-Length``; ``drip``
+    sends the content one byte at a time, that many seconds apart (headers at once).
     """
 
     status: int = 200
@@ -67,12 +69,15 @@ class Reply:
     delay: float = 0.0
     repeat: int = 1
     chunked: bool = False
+    drip: float = 0.0
 
     def content(self) -> bytes:
         return self.raw if self.raw is not None else json.dumps(self.body).encode()
 
     def response(self) -> Response:
         content = self.content()
+        if self.drip:
+            return self._dripped(content)
         if self.repeat == 1 and not self.chunked:
             return Response(content, status_code=self.status, media_type="application/json")
 
@@ -82,6 +87,15 @@ class Reply:
 
         headers = {} if self.chunked else {"content-length": str(len(content) * self.repeat)}
         return StreamingResponse(pieces(), status_code=self.status, headers=headers, media_type="application/json")
+
+    def _dripped(self, content: bytes) -> Response:
+        async def drops() -> AsyncIterator[bytes]:
+            for byte in content:
+                yield bytes([byte])
+                await asyncio.sleep(self.drip)
+
+        return StreamingResponse(drops(), status_code=self.status, media_type="application/json",
+                                 headers={"content-length": str(len(content))})
 
 
 PROCEED = Reply()

@@ -20,7 +20,9 @@ written:
 
 Then the area's lease is taken (:mod:`apimctl.applying.lease`; unless ``lock`` is off): after
 the refusals and the confirmation, so that a refused, cancelled or empty apply writes nothing,
-and before the first write. Under the lease the plan is checked once more: a plan made from
+and before the first write, and every write is fenced by it (:mod:`apimctl.applying.fence`):
+sent only while the lease is known to be held; a lease lost stops the apply (exit 3, or 1 when
+nothing was written). Under the lease the plan is checked once more: a plan made from
 manifests is made again if the area changed since it was read (a light read of every object's
 fingerprint, :mod:`apimctl.applying.snapshot`; a second apply that waited for the first finds
 nothing left to do; one that was confirmed on a terminal is refused if it changed), and a saved
@@ -62,7 +64,8 @@ from apimctl.applying.bodies import (
     resolve_secrets,
 )
 from apimctl.applying.calls import Client
-from apimctl.applying.lease import Lease
+from apimctl.applying.fence import FencedClient, elapsed
+from apimctl.applying.lease import DEFAULT_TTL, Lease
 from apimctl.applying.reading import Keeper
 from apimctl.applying.run import ApplyOptions, apply_plan, by_address, read_state
 from apimctl.applying.schedule import ProgressCallback
@@ -106,6 +109,7 @@ class ApplyRequest:
     repair_duplicates: bool = False
     lock: bool = True
     lock_timeout: float = 0.0
+    lease_ttl: float = DEFAULT_TTL  # seconds the lease lives without renewal
     rotate: tuple[str, ...] = ()  # --rotate KIND:KEY:PATH; --rotate-secrets is ROTATE_ALL
     max_affected_keys: int | None = None
     impact: str = "auto"  # --impact: the callers each change affects
@@ -114,7 +118,8 @@ class ApplyRequest:
 async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | None = None,
                 progress: Display | None = None, notice: Notice = quiet,
                 note: Callable[[str], None] | None = None,
-                interrupt: asyncio.Event | None = None) -> ApplyResult:
+                interrupt: asyncio.Event | None = None,
+                ticks: Callable[[], float] = elapsed) -> ApplyResult:
     """Apply ``request`` to the area ``connect()`` opens a client to.
 
     ``confirm(plan)`` is asked after every refusal and before any write; without it the
@@ -128,6 +133,8 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
     ``interrupt`` is set by the caller on Ctrl-C or SIGTERM: before the lease is taken it
     cancels the apply (nothing written); during the execution no new step is started, the
     running ones finish (bounded), and the result is ``interrupted`` (exit code 130).
+
+    ``ticks`` is the monotonic clock the lease's fencing reads (injectable for tests).
     """
     source = _read_input(request, notice)
     async with connect() as client:
@@ -150,11 +157,12 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
                     return ApplyResult(cancelled=True, plan=plan)
         if _interrupted(interrupt):  # a signal that waited for the prompt to end
             return ApplyResult(cancelled=True, interrupted=True, plan=plan)
-        async with _leased(client, request, notice) as lease:
+        async with _leased(client, request, notice, ticks) as lease:
             if lease is not None:
                 plan, planned = await _recheck(source, client, request, plan, planned, lease,
                                                asked=confirm is not None)
-            result = (await _execute(client, plan, planned, request, progress, note, interrupt)
+            writer = client if lease is None else FencedClient(client, lease)
+            result = (await _execute(writer, plan, planned, request, progress, note, interrupt)
                       if plan.steps else ApplyResult(plan=plan))
         return meter.counted(result)  # the lease released: its calls are counted too
 
@@ -208,12 +216,14 @@ async def _execute(client: Client, plan: Plan, planned: Keeper | None, request: 
 
 
 @asynccontextmanager
-async def _leased(client: Client, request: ApplyRequest, notice: Notice) -> AsyncIterator[Lease | None]:
+async def _leased(client: Client, request: ApplyRequest, notice: Notice,
+                  ticks: Callable[[], float]) -> AsyncIterator[Lease | None]:
     """The area's lease for the writes (``None`` with ``lock`` off), released on every exit."""
     if not request.lock:
         yield None
         return
-    lease = Lease(client, timeout=request.lock_timeout, note=notice)
+    lease = Lease(client, timeout=request.lock_timeout, ttl=request.lease_ttl, note=notice,
+                  ticks=ticks)
     try:
         await lease.acquire()
         yield lease

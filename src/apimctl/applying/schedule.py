@@ -8,7 +8,7 @@ that fails marks its dependants (transitively) as skipped; independent units sti
 A unit written without some of its steps (:class:`PartlyDone`) counts those steps as failed
 and holds back only what depends on them.
 An error of a *stopping* type (the daily quota is gone, the token was refused, the server is
-unreachable) stops the start of new units: what is running finishes, the rest is reported as
+unreachable, the apply lease was lost) stops the start of new units: what is running finishes, the rest is reported as
 not started.
 An *interrupt* (``interrupt``: an :class:`asyncio.Event` the caller sets on Ctrl-C or SIGTERM)
 stops the start of new units the same way; the running calls get up to ``grace`` seconds to
@@ -25,10 +25,11 @@ from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from apimctl.applying.fence import LeaseLost
 from apimctl.errors import ApimctlError, AuthError, QuotaExhausted, Unreachable
 from apimctl.plans.model import Step
 
-STOPPING_ERRORS: tuple[type[BaseException], ...] = (QuotaExhausted, AuthError, Unreachable)
+STOPPING_ERRORS: tuple[type[BaseException], ...] = (QuotaExhausted, AuthError, Unreachable, LeaseLost)
 
 INTERRUPTED = "interrupted (Ctrl-C or SIGTERM)"
 GRACE = 10.0  # seconds the running calls get to finish after an interrupt

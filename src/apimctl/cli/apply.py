@@ -44,6 +44,7 @@ from rich.progress import (
 from rich.text import Text
 
 from apimctl.applying.command import ApplyRequest, apply
+from apimctl.applying.lease import DEFAULT_TTL
 from apimctl.applying.schedule import GRACE, ProgressCallback, ProgressEvent
 from apimctl.cli.common import (
     EXIT_INTERRUPTED,
@@ -96,6 +97,9 @@ from apimctl.render.style import Redactor
 @click.option("--lock-timeout", type=Number(zero=True), default=0.0, show_default=True,
               metavar="SECONDS",
               help="Wait up to SECONDS for another apply's lease on the area (0: refuse at once).")
+@click.option("--lease-lifetime", type=Number(zero=False), default=DEFAULT_TTL, hidden=True,
+              metavar="SECONDS",
+              help="Seconds the area's lease lives without renewal (for tests of the fencing).")
 @click.option("--no-lock", is_flag=True,
               help="Take no lease on the area (for pipelines that serialise applies themselves).")
 @click.option("--repair-duplicates", is_flag=True,
@@ -112,14 +116,16 @@ from apimctl.render.style import Redactor
 def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, ...], plan_file: str | None,
             auto_approve: bool, max_deletes: int | None, fmt: str, prune: bool, targets: tuple[str, ...],
             ignores: tuple[str, ...], lock_timeout: float, no_lock: bool, no_color: bool,
-            full: bool = False, repair_duplicates: bool = False, rotate_secrets: bool = False,
-            rotate: tuple[str, ...] = (), max_affected_keys: int | None = None,
-            impact: str = "auto", **_connection: Any) -> int:
+            full: bool = False, lease_lifetime: float = DEFAULT_TTL, repair_duplicates: bool = False,
+            rotate_secrets: bool = False, rotate: tuple[str, ...] = (),
+            max_affected_keys: int | None = None, impact: str = "auto", **_connection: Any) -> int:
     """Apply the manifests in PATH... (or a saved --plan FILE) to the area.
 
     Shows the plan and asks for confirmation on a terminal; pass --auto-approve in CI.
     Before its first write it takes the area's lease (the role apimctl-apply-lease): a second
     apply waits up to --lock-timeout, then is refused naming the holder (see `apimctl unlock`).
+    Every write is sent only while the lease is known to be held; an apply whose lease was
+    lost (broken, or taken over while this run was paused) stops at once.
     Exit codes: 0 done (or nothing to do), 3 partial apply (rerun converges),
     1 nothing written or refused, 130 interrupted.
     """
@@ -146,7 +152,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                            target=target_label(settings.get("url")),
                            parallelism=int(settings.get("parallelism") or 8),
                            repair_duplicates=repair_duplicates,
-                           lock=not no_lock, lock_timeout=lock_timeout,
+                           lock=not no_lock, lock_timeout=lock_timeout, lease_ttl=lease_lifetime,
                            rotate=rotations(rotate_secrets, rotate),
                            max_affected_keys=max_affected_keys, impact=impact)
     result = run_interruptible(

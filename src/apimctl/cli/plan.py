@@ -6,7 +6,8 @@ embedded server in one line on stderr), renders the plan as text, JSON or Markdo
 and says on stderr where ``--out`` saved it.
 
 Exit codes: 0 (no changes, or changes without ``--detailed-exitcode``), 2 (changes pending
-with ``--detailed-exitcode``; unmanaged objects alone are not changes), 1 error.
+with ``--detailed-exitcode``: steps, or duplicates in the area that ``--repair-duplicates``
+would delete; unmanaged objects alone are not changes), 1 error.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from apimctl.cli.pager import show_plan
 from apimctl.cli.running import deadline_of, run_command
 from apimctl.cli.target import Paced, connection_settings, target_label
 from apimctl.planning.command import PlanRequest, plan
+from apimctl.planning.duplicates import pending
 from apimctl.plans.model import Plan
 
 
@@ -45,7 +47,7 @@ from apimctl.plans.model import Plan
               help="text (like terraform plan), json (versioned; docs/plan-format.md) or "
                    "markdown (for pull-request comments).")
 @click.option("--detailed-exitcode", is_flag=True,
-              help="Exit 2 when there are changes (0 none, 1 error).")
+              help="Exit 2 when there are changes, duplicates in the area included (0 none, 1 error).")
 @click.option("--target", "targets", multiple=True, metavar="KIND:NAME", shell_complete=complete_address,
               help="Only these objects, what they contain and what they need. Repeatable.")
 @click.option("--prune", is_flag=True,
@@ -81,7 +83,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
 
     Reads the live configuration and writes nothing. Without --url it plans against the
     embedded reference server in .apimctl/local.db. Exit codes: 0 no changes (or changes
-    without --detailed-exitcode), 2 changes pending with --detailed-exitcode, 1 error.
+    without --detailed-exitcode), 2 changes pending with --detailed-exitcode (duplicates in
+    the area included: --repair-duplicates deletes them), 1 error.
     """
     if not paths:
         raise click.UsageError("give at least one manifest PATH (a file or a directory)")
@@ -114,7 +117,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
         click.echo(render(made, fmt, color=color, saved=out_file), nl=False)
     if tests and not _call_checks(tests, paths, overlays, fmt):
         return EXIT_ERROR
-    return EXIT_CHANGES if detailed_exitcode and made.has_changes else EXIT_OK
+    due = made.has_changes or bool(pending(made))  # duplicates left alone are changes too
+    return EXIT_CHANGES if detailed_exitcode and due else EXIT_OK
 
 
 def _call_checks(tests: tuple[str, ...], paths: tuple[str, ...], overlays: tuple[str, ...], fmt: str) -> bool:

@@ -11,6 +11,9 @@ collection writes carry out (:mod:`apimctl.applying.collections`).
 
 Without repair nothing guesses: :func:`check_duplicates` refuses an apply that would write to
 an object whose copies are not told apart by an ``id:`` pin.
+
+Duplicates left alone are changes still due: :func:`pending` is what ``plan
+--detailed-exitcode`` counts with the steps (exit 2), so a CI gate sees them.
 """
 
 from __future__ import annotations
@@ -107,9 +110,14 @@ def repair_changes(found: Sequence[Duplicate]) -> list[Change]:
     return [Change(f"{d.path}{DUPLICATES}", list(d.ids), [d.keep]) for d in found]
 
 
+def pending(plan: Plan) -> list[Duplicate]:
+    """The groups of duplicates the plan leaves alone (``--repair-duplicates`` deletes them)."""
+    return [d for d in plan.duplicates if not d.repair]
+
+
 def warning(plan: Plan) -> str | None:
     """The plan's warning line about the duplicates it found, if any."""
-    left = [d for d in plan.duplicates if not d.repair]
+    left = pending(plan)
     if not left:
         return None
     return f"the area holds {len(left)} group(s) of duplicates (see Duplicates): {REPAIR_HINT}"

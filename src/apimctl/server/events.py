@@ -15,22 +15,34 @@ for the delete events; query ``event=<name>&txn=<32 hex digits>``; headers ``Acc
 JSON text in their form field, booleans as ``true``/``false`` and nulls as empty strings.
 A reply is read in chunks; one larger than :data:`MAX_REPLY_BYTES` is a failed delivery.
 
+An area's ``timeout`` is a total deadline per call: waiting for a connection, connecting,
+sending and reading the whole reply, whatever the receiver drips. The calls run on an event
+loop of the dispatcher's own (:class:`_Caller`, a thread), each area with its own connection
+pool, under ``asyncio.timeout``; the request's worker thread waits for the outcome and, while
+it waits, lends its place in the server's shared worker pool (:func:`_lent_worker`), so that a
+slow receiver of one area never stalls another area's calls.
+
 Secrets (a key's ``secret``) travel to the configured receiver, which is part of the protocol,
 but never appear in the event log.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 import secrets
 import threading
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
+import anyio.from_thread
+import anyio.to_thread
 import httpx
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -64,6 +76,7 @@ __all__ = [
 AGENT = "Svc Event Trigger 1.0"
 LOG_SIZE = 1000
 MAX_REPLY_BYTES = 1024 * 1024  # a receiver's reply beyond this is a failed delivery
+MAX_LENT = 256  # worker places lent to the shared pool at once, by threads waiting on receivers
 
 
 class EventVeto(Invalid):
@@ -105,7 +118,7 @@ class EventDispatcher:
         self.areas = parse_events_config(config)
         self._log: deque[dict[str, Any]] = deque(maxlen=log_size)
         self._lock = threading.Lock()
-        self._client: httpx.Client | None = None
+        self._caller = _Caller()
 
     def enabled(self, area: str, obj: str, event: str) -> bool:
         settings = self.areas.get(area)
@@ -168,20 +181,9 @@ class EventDispatcher:
         return entries[-limit:] if limit > 0 else []
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        self._caller.close()
 
     # -- one call ---------------------------------------------------------------------------
-
-    def _http(self) -> httpx.Client:
-        with self._lock:
-            if self._client is None:
-                # trust_env off: callbacks go straight to the configured URL, never via a proxy
-                # identity: a reply is read as sent, so its size bounds what is held in memory
-                self._client = httpx.Client(headers={"User-Agent": "apimctl-reference-server",
-                                                     "Accept-Encoding": "identity"}, trust_env=False)
-            return self._client
 
     def _send(
         self,
@@ -196,24 +198,21 @@ class EventDispatcher:
         call = _build_call(settings, area, obj, event, payload, obj_id, txn)
         started = time.perf_counter()
         try:
-            with self._http().stream(
-                METHODS[event], call.url, headers=call.headers, content=call.body or None,
-                timeout=settings.timeout,
-            ) as response:
-                raw = _read_reply(response)
-        except httpx.TimeoutException:
-            call.outcome, call.error = "timeout", f"no reply within {settings.timeout:g} s"
+            with _lent_worker():
+                answer = self._caller.call(area, call, settings.timeout)
+        except (TimeoutError, httpx.TimeoutException):
+            call.outcome, call.error = "timeout", f"no complete reply within {settings.timeout:g} s"
         except httpx.HTTPError as exc:
             call.outcome, call.error = "failed", f"cannot reach the receiver: {type(exc).__name__}"
         else:
-            call.status = response.status_code
-            if raw is None:
+            call.status = answer.status
+            if answer.raw is None:
                 call.outcome, call.error = "failed", f"reply larger than {MAX_REPLY_BYTES} bytes"
             else:
-                call.reply = _reply_body(raw, response)
+                call.reply = _reply_body(answer.raw, answer.charset)
         call.duration_ms = round((time.perf_counter() - started) * 1000, 1)
         if call.status is not None and call.duration_ms > settings.timeout * 1000:
-            call.outcome, call.error = "timeout", f"no reply within {settings.timeout:g} s"
+            call.outcome, call.error = "timeout", f"no complete reply within {settings.timeout:g} s"
         return call
 
     def _record(self, call: _Call) -> None:
@@ -282,7 +281,7 @@ def _form_value(value: Any) -> str:
     return str(value)
 
 
-def _read_reply(response: httpx.Response) -> bytes | None:
+async def _read_reply(response: httpx.Response) -> bytes | None:
     """The reply body, read in chunks; ``None`` (unread beyond the limit) when it is larger
     than :data:`MAX_REPLY_BYTES`."""
     declared = response.headers.get("content-length", "")
@@ -290,7 +289,7 @@ def _read_reply(response: httpx.Response) -> bytes | None:
         return None
     chunks: list[bytes] = []
     size = 0
-    for chunk in response.iter_raw():
+    async for chunk in response.aiter_raw():
         size += len(chunk)
         if size > MAX_REPLY_BYTES:
             return None
@@ -298,11 +297,11 @@ def _read_reply(response: httpx.Response) -> bytes | None:
     return b"".join(chunks)
 
 
-def _reply_body(raw: bytes, response: httpx.Response) -> Any:
+def _reply_body(raw: bytes, charset: str | None) -> Any:
     try:
         return json.loads(raw)
     except (ValueError, RecursionError):
-        return _text(raw, response.charset_encoding)[:2000]
+        return _text(raw, charset)[:2000]
 
 
 def _text(raw: bytes, charset: str | None) -> str:
@@ -310,6 +309,121 @@ def _text(raw: bytes, charset: str | None) -> str:
         return raw.decode(charset or "utf-8", errors="replace")
     except LookupError:  # an unknown charset: read it as UTF-8
         return raw.decode("utf-8", errors="replace")
+
+
+# --- the calls: a loop of their own, a total deadline each ----------------------------------
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """A receiver's reply: its status, charset and body (``None``: larger than allowed)."""
+
+    status: int
+    charset: str | None
+    raw: bytes | None
+
+
+class _Caller:
+    """Makes the receivers' calls on an event loop of its own (a daemon thread, started with
+    the first call), with a connection pool per area, each call under its total deadline."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._clients: dict[str, httpx.AsyncClient] = {}  # touched on the loop's thread only
+
+    def call(self, area: str, call: _Call, timeout: float) -> _Answer:
+        """Send ``call`` and read the whole reply within ``timeout`` seconds, or raise
+        ``TimeoutError`` (``httpx.HTTPError`` when the receiver cannot be reached)."""
+        future = asyncio.run_coroutine_threadsafe(self._exchange(area, call, timeout), self._running())
+        try:
+            return future.result(timeout + 1.0)  # the loop cuts it at ``timeout``: a safety net
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise TimeoutError(f"no complete reply within {timeout:g} s") from None
+
+    async def _exchange(self, area: str, call: _Call, timeout: float) -> _Answer:
+        client = self._client(area)
+        async with asyncio.timeout(timeout):
+            request = client.build_request(METHODS[call.event], call.url, headers=call.headers,
+                                           content=call.body or None, timeout=timeout)
+            response = await client.send(request, stream=True)
+            try:
+                raw = await _read_reply(response)
+            finally:
+                await response.aclose()
+        return _Answer(response.status_code, response.charset_encoding, raw)
+
+    def _client(self, area: str) -> httpx.AsyncClient:
+        client = self._clients.get(area)
+        if client is None:
+            # trust_env off: callbacks go straight to the configured URL, never via a proxy
+            # identity: a reply is read as sent, so its size bounds what is held in memory
+            client = self._clients[area] = httpx.AsyncClient(
+                headers={"User-Agent": "apimctl-reference-server", "Accept-Encoding": "identity"},
+                trust_env=False)
+        return client
+
+    def _running(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
+                                                name="event-trigger-calls")
+                self._thread.start()
+            return self._loop
+
+    def close(self) -> None:
+        with self._lock:
+            loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
+        if loop is None or thread is None:
+            return
+
+        async def close_clients() -> None:
+            for client in self._clients.values():
+                await client.aclose()
+            self._clients.clear()
+
+        asyncio.run_coroutine_threadsafe(close_clients(), loop).result(5)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()
+
+
+_lent = 0  # worker places lent right now (see _lent_worker)
+_lent_lock = threading.Lock()
+
+
+@contextmanager
+def _lent_worker() -> Iterator[None]:
+    """While this thread waits on a receiver, the server's shared worker pool (AnyIO's default
+    thread limiter, which runs every request's handler) counts one worker more, so that writes
+    waiting on a slow receiver never hold the places other requests need. Outside a worker
+    thread of AnyIO (a dispatcher called directly), or past :data:`MAX_LENT`, nothing is lent."""
+    global _lent
+    try:
+        limiter = anyio.from_thread.run_sync(anyio.to_thread.current_default_thread_limiter)
+    except RuntimeError:  # not called from a worker thread of the server
+        yield
+        return
+    with _lent_lock:
+        lend = _lent < MAX_LENT
+        _lent += lend
+    if not lend:
+        yield
+        return
+    anyio.from_thread.run_sync(_resize, limiter, 1)
+    try:
+        yield
+    finally:
+        anyio.from_thread.run_sync(_resize, limiter, -1)
+        with _lent_lock:
+            _lent -= 1
+
+
+def _resize(limiter: anyio.CapacityLimiter, change: int) -> None:
+    limiter.total_tokens = max(1, int(limiter.total_tokens) + change)
 
 
 # --- reading a pre event's reply -----------------------------------------------------------
