@@ -78,8 +78,9 @@ def test_plan_masks_what_apply_sends(shared: ThreadServer, tmp_path: Path) -> No
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout + done.stderr)
     assert all("(sensitive)" in text for text in outputs), outputs
-    saved = runs.run("plan", "--out", str(tmp_path / "plan.json"), path)  # what apply will send
-    assert "holds values read from the environment" in saved.stderr and "(AUTH_PW, REGION)" in saved.stderr
+    saved = runs.run("plan", "--out", str(tmp_path / "plan.json"), path)  # what apply would send
+    assert saved.returncode == 1 and not (tmp_path / "plan.json").exists(), saved.stderr
+    assert "not saving" in saved.stderr and "(AUTH_PW, REGION)" in saved.stderr
     applied = runs.run("apply", "--auto-approve", "--format", "json", path)
     assert applied.returncode == 0, applied.stdout + applied.stderr
     outputs += [public.stdout + public.stderr, applied.stdout + applied.stderr]

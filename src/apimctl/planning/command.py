@@ -75,11 +75,15 @@ async def plan(request: PlanRequest, connect: Connect, *, notice: Notice = quiet
     made.target = request.target
     if request.out:
         check_saveable(made)
-        save_plan(made, request.out)
         if manifest.masked_variables:
-            notice(f"Warning: {request.out} holds values read from the environment into fields that "
-                   f"are not secret ({', '.join(manifest.masked_variables)}), as apply will send them: "
-                   "keep it private, or declare the variables public with --public-env")
+            # a saved plan holds what apply will send, and pipelines keep it as an artifact a
+            # pull request's author can read: it may hold only values declared public
+            raise PlanError(f"not saving {request.out}: it would hold values read from the "
+                            "environment into fields that are not secret "
+                            f"({', '.join(manifest.masked_variables)}), which a saved plan shows "
+                            "as they are; declare the variables public with --public-env (from the "
+                            "pipeline), or apply from the manifests")
+        save_plan(made, request.out)
     return made
 
 
