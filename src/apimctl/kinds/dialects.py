@@ -10,7 +10,7 @@ value of :class:`Dialect` here, and every stage asks this table, never a dialect
 - defaults that differ (§10.5): a new endpoint's ``returnedHeaders``, the ``detailHeader`` of
   an error set's messages (:func:`comparable`, :func:`message_default`, :func:`field_default`);
 - plan entitlements (§10.6): read with explicit nested ``fields``, written with an explicit
-  endpoint list (``whole_service_entitlements``: a target that ignores the list);
+  endpoint list;
 - role permissions (§10.7): item by item, or the whole collection with a required ``action``;
 - fields of real deployments apimctl does not manage (§10.8): carried through writes
   untouched and never compared unless the manifest names them (:data:`UNMANAGED`).
@@ -114,9 +114,6 @@ class Dialect:
     roles_as_collection: bool = False
     # a role permission must carry its action
     role_action_required: bool = False
-    # entitling a service entitles all its endpoints even when the body lists some
-    # (apimctl then removes the extras in the same apply); no known dialect does
-    whole_service_entitlements: bool = False
     # the fields of §10.8 exist (and are read); elsewhere they are dropped from writes
     has_extra_fields: bool = False
     # routes are unique by (HTTP method, public domain, path): endpoints may share a path on a

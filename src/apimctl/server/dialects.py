@@ -98,8 +98,6 @@ class Dialect:
     # error-message defaults (§10.5): id -> {"detailHeader": ..., "code": ...}
     messages: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
     auto_entitle: bool = False  # entitling a service entitles all its endpoints and methods
-    # ... even when the body lists some (a target that can only entitle whole services)
-    whole_service_entitlements: bool = False
     # resource tree (§10.6, 10.7, 10.9): path of segments -> operations; extra singletons
     node_ops: Mapping[str, frozenset[str]] = field(default_factory=lambda: MappingProxyType({}))
     extra_singles: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=lambda: MappingProxyType({}))

@@ -175,7 +175,7 @@ class LiveState:
 
 
 def _params(kind: Kind) -> list[tuple[str, str]]:
-    return [("fields", kind.fields_param()), *kind.list_params]
+    return [("fields", kind.fields_param())]
 
 
 def _check(kind: Kind, item: Mapping[str, Any]) -> None:
