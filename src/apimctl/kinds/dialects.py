@@ -27,8 +27,18 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-SPEC_NAME = "spec"
-MASHERY_NAME = "mashery"
+from apimctl import platform
+from apimctl.platform import (
+    FORWARDED_HEADERS,
+    GRANT_TYPES,
+    MASHERY_MESSAGE_DETAILS,
+    MASHERY_RETURNED_HEADERS,
+    RETURNED_HEADERS,
+    Vocabulary,
+)
+
+SPEC_NAME = platform.SPEC_NAME
+MASHERY_NAME = platform.MASHERY_NAME
 AUTO = "auto"
 CHOICES: tuple[str, ...] = (SPEC_NAME, MASHERY_NAME, AUTO)
 
@@ -45,24 +55,13 @@ def _frozen(value: Mapping[str, Any]) -> Mapping[str, Any]:
 
 # --- vocabularies (§10.2): per kind, per field path, the values in each dialect, same order --
 
-_GRANTS_SPEC = ("authorization-code", "implicit", "password", "client-credentials")
-_GRANTS_MASHERY = ("authorization_code", "implicit", "password", "client_credentials")
-
-VOCABULARIES: Mapping[str, Mapping[str, Mapping[str, tuple[str, ...]]]] = _frozen({
+VOCABULARIES: Mapping[str, Mapping[str, Vocabulary]] = _frozen({
     "endpoint": _frozen({
-        "forwardedHeaders": _frozen({
-            SPEC_NAME: ("svc-host", "svc-message-id", "svc-service-id"),
-            MASHERY_NAME: ("mashery-host", "mashery-message-id", "mashery-service-id"),
-        }),
-        "returnedHeaders": _frozen({
-            SPEC_NAME: ("svc-message-id", "svc-responder"),
-            MASHERY_NAME: ("mashery-message-id", "mashery-responder"),
-        }),
-        "oauthGrantTypes": _frozen({SPEC_NAME: _GRANTS_SPEC, MASHERY_NAME: _GRANTS_MASHERY}),
+        "forwardedHeaders": FORWARDED_HEADERS,
+        "returnedHeaders": RETURNED_HEADERS,
+        "oauthGrantTypes": GRANT_TYPES,
     }),
-    "service": _frozen({
-        "securityProfile.oauth.grantTypes": _frozen({SPEC_NAME: _GRANTS_SPEC, MASHERY_NAME: _GRANTS_MASHERY}),
-    }),
+    "service": _frozen({"securityProfile.oauth.grantTypes": GRANT_TYPES}),
 })
 
 # --- fields of real deployments apimctl does not manage (§10.8), per kind, by dotted path ----
@@ -78,27 +77,6 @@ UNMANAGED: Mapping[str, tuple[str, ...]] = _frozen({
 # the read projection of endpoints names these too (ignored by a ``spec`` target, §1)
 ENDPOINT_EXTRA_READ_FIELDS: tuple[str, ...] = UNMANAGED["endpoint"]
 
-_DETAILS = {
-    "ERR_403_NOT_AUTHORIZED": "Not Authorized",
-    "ERR_403_DEVELOPER_INACTIVE": "Account Inactive",
-    "ERR_403_DEVELOPER_OVER_QPS": "Account Over Queries Per Second Limit",
-    "ERR_403_DEVELOPER_OVER_RATE": "Account Over Rate Limit",
-    "ERR_403_DEVELOPER_UNKNOWN_REFERER": "Invalid Referer",
-    "ERR_403_SERVICE_OVER_QPS": "Rate Limit Exceeded",
-    "ERR_403_SERVICE_REQUIRES_SSL": "Service Requires SSL",
-    "ERR_503_SERVICE_UNAVAILABLE": "Scheduled Maintenance",
-    "ERR_400_UNSUPPORTED_PARAMETER": "Unsupported Parameter",
-    "ERR_400_UNSUPPORTED_SIGNATURE_METHOD": "Unsupported Signature Method",
-    "ERR_400_MISSING_REQUIRED_CONSUMER_KEY": "Missing Required Consumer Key",
-    "ERR_400_MISSING_REQUIRED_REQUEST_TOKEN": "Missing Required Request Token",
-    "ERR_400_MISSING_REQUIRED_ACCESS_TOKEN": "Missing Required Access Token",
-    "ERR_400_DUPLICATED_OAUTH_PROTOCOL_PARAMETER": "Duplicated OAuth Protocol Parameter",
-    "ERR_401_TIMESTAMP_IS_INVALID": "Timestamp Is Invalid",
-    "ERR_401_INVALID_SIGNATURE": "Invalid Signature",
-    "ERR_401_INVALID_OR_EXPIRED_TOKEN": "Invalid Or Expired Token",
-    "ERR_401_INVALID_CONSUMER_KEY": "Invalid Consumer Key",
-    "ERR_401_INVALID_NONCE": "Invalid NONCE",
-}
 
 
 @dataclass(frozen=True)
@@ -131,8 +109,8 @@ class Dialect:
 SPEC = Dialect(SPEC_NAME)
 MASHERY = Dialect(
     MASHERY_NAME,
-    defaults=_frozen({"endpoint": _frozen({"returnedHeaders": ("mashery-responder",)})}),
-    message_details=_frozen(_DETAILS),
+    defaults=_frozen({"endpoint": _frozen({"returnedHeaders": MASHERY_RETURNED_HEADERS})}),
+    message_details=MASHERY_MESSAGE_DETAILS,
     roles_as_collection=True,
     role_action_required=True,
     has_extra_fields=True,
