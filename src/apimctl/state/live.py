@@ -26,7 +26,6 @@ its digests instead of normalising and diffing both sides.
 from __future__ import annotations
 
 import asyncio
-import gc
 from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from apimctl.errors import ServerError
 from apimctl.kinds import Kind
 from apimctl.kinds.dialects import VOCABULARIES, mashery_values
 from apimctl.kinds.ops import Context, Key, Lookups
+from apimctl.speed import collector_paused
 from apimctl.state.digests import Digests
 from apimctl.state.normal_batches import NormalBatches
 from apimctl.state.packing import PLAIN, Packer, encoded
@@ -432,12 +432,5 @@ def no_cycle_collection() -> Iterator[None]:
     endpoints, and of the planning time). The objects made meanwhile go to the oldest
     generation when it resumes, rather than being scanned at once by the next collection of
     the youngest (half a second at 50,000 endpoints)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused(promote=True):
         yield
-    finally:
-        if enabled:
-            gc.freeze()
-            gc.unfreeze()
-            gc.enable()
