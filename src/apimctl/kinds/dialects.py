@@ -36,6 +36,7 @@ from apimctl.platform import (
     RETURNED_HEADERS,
     Vocabulary,
 )
+from apimctl.speed import per_name
 
 SPEC_NAME = platform.SPEC_NAME
 MASHERY_NAME = platform.MASHERY_NAME
@@ -133,27 +134,24 @@ def dialect_of(name: str | None) -> Dialect:
 # --- translation ------------------------------------------------------------------------------
 
 
-_TRANSLATIONS: dict[tuple[str, str, str], tuple[Dialect, Mapping[str, str]]] = {}
+_NO_TRANSLATION: Mapping[str, str] = _frozen({})
 
 
 def _translation(kind: str, path: str, dialect: Dialect) -> Mapping[str, str]:
-    """Every spelling of the field's values (in any dialect) -> the dialect's spelling
-    (computed once per field and dialect: the vocabularies are constants)."""
-    cached = _TRANSLATIONS.get((kind, path, dialect.name))
-    if cached is not None and cached[0] is dialect:
-        return cached[1]
-    table = _TRANSLATIONS[(kind, path, dialect.name)] = (dialect, _make_translation(kind, path, dialect))
-    return table[1]
+    """Every spelling of the field's values (in any dialect) -> the dialect's spelling."""
+    return _translations(dialect).get((kind, path), _NO_TRANSLATION)
 
 
-def _make_translation(kind: str, path: str, dialect: Dialect) -> Mapping[str, str]:
-    vocab = VOCABULARIES.get(kind, {}).get(path, {})
-    target = vocab.get(dialect.name, ())
-    out: dict[str, str] = {}
-    for spellings in vocab.values():
-        for i, value in enumerate(spellings):
-            if i < len(target):
-                out[value] = target[i]
+@per_name
+def _translations(dialect: Dialect) -> Mapping[tuple[str, str], Mapping[str, str]]:
+    """:func:`_translation` of every field with a vocabulary (computed once per dialect: the
+    vocabularies are constants)."""
+    out: dict[tuple[str, str], Mapping[str, str]] = {}
+    for kind, paths in VOCABULARIES.items():
+        for path, vocab in paths.items():
+            target = vocab.get(dialect.name, ())
+            out[(kind, path)] = {value: target[i] for spellings in vocab.values()
+                                 for i, value in enumerate(spellings) if i < len(target)}
     return out
 
 
