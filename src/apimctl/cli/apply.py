@@ -33,6 +33,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from apimctl import process
 from apimctl.applying.command import ApplyRequest, apply
 from apimctl.applying.schedule import GRACE, ProgressCallback, ProgressEvent
 from apimctl.cli.common import (
@@ -138,7 +139,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                                 confirm=None if auto_approve else term.confirm,
                                 progress=term.progress, notice=term.say,
                                 note=term.note if settings.get("verbose") else None,
-                                interrupt=interrupt),
+                                interrupt=interrupt, keep=process.keep),
         term, deadline_of(ctx))
     if term.prompt_interrupted:
         result.interrupted = True

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from apimctl import process
 from apimctl.cli.common import (
     EXIT_CHANGES,
     EXIT_ERROR,
@@ -86,7 +87,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                           target=target_label(settings.get("url")),
                           repair_duplicates=repair_duplicates,
                           rotate=rotations(rotate_secrets, rotate), impact=impact)
-    made = run_command(lambda: plan(request, lambda: open_client(**settings, announce=_say), notice=_say),
+    made = run_command(lambda: plan(request, lambda: open_client(**settings, announce=_say), notice=_say,
+                                    keep=process.keep),
                        deadline_of(ctx), _say)
     if out_file:
         _say(f"Saved the plan to {out_file}; apply it with: apimctl apply --plan {out_file}")
