@@ -6,7 +6,8 @@ For each size (N endpoints = N/10 services of 10 endpoints, N/100 packages of 5 
 1. writes the generated manifests as YAML into a temporary directory (one file per service,
    ``packages.yaml`` and ``domains.yaml``, the layout of ``apimctl export --layout per-service``)
    and times ``apimctl validate`` on them;
-2. starts ``apimctl serve`` on 127.0.0.1 (a free port, a new SQLite database) and loads the area
+2. starts ``apimctl serve --dialect D`` on 127.0.0.1 (a free port, a new SQLite database; ``D``
+   is ``--dialect``, ``spec`` by default, ``mashery`` for the real deployments' way) and loads the area
    with a real ``apimctl apply --auto-approve --qps 0`` from empty;
 3. restarts the server on that database (so its memory and CPU figures start clean) and times
    list pages of 1,000 services with ``fields=id,name,endpoints.*`` (offset 0 and the last page),
@@ -26,6 +27,7 @@ asserted. Linux only (``/proc``).
     .venv/bin/python benchmarks/scale.py                  # 1k and 10k endpoints (< 2 min)
     .venv/bin/python benchmarks/scale.py --with-50k       # 1k, 10k and 50k
     .venv/bin/python benchmarks/scale.py --sizes 1000     # a quick run
+    .venv/bin/python benchmarks/scale.py --dialect mashery  # against serve --dialect mashery
 """
 
 from __future__ import annotations
@@ -153,14 +155,15 @@ def free_port() -> int:
 class Server:
     """``apimctl serve`` as a child process on 127.0.0.1, with an operator token."""
 
-    def __init__(self, folder: Path, db: Path, timeout: float = 30.0) -> None:
+    def __init__(self, folder: Path, db: Path, dialect: str, timeout: float = 30.0) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.url = f"{self.base}/v3/rest"
         self.log = (folder / f"serve-{self.port}.log").open("wb")
         self.proc = subprocess.Popen(
             [*apimctl(), "serve", "--host", "127.0.0.1", "--port", str(self.port), "--db", str(db),
-             "--token", f"{TOKEN}=scale", "--auto-approve-domains", "--operator-token", OPERATOR],
+             "--token", f"{TOKEN}=scale", "--auto-approve-domains", "--operator-token", OPERATOR,
+             "--dialect", dialect],
             cwd=folder, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env=child_env())
         self.http = httpx.Client(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120)
@@ -248,8 +251,8 @@ class Server:
 
 
 @contextlib.contextmanager
-def serving(folder: Path, db: Path) -> Iterator[Server]:
-    server = Server(folder, db)
+def serving(folder: Path, db: Path, dialect: str) -> Iterator[Server]:
+    server = Server(folder, db, dialect)
     try:
         yield server
     finally:
@@ -312,7 +315,7 @@ def median_get(server: Server, params: dict[str, Any], repeat: int) -> tuple[flo
     return statistics.median(timings), resp
 
 
-def measure(endpoints: int, scale: float, repeat: int) -> Figures:
+def measure(endpoints: int, scale: float, repeat: int, dialect: str) -> Figures:
     services = max(1, endpoints // ENDPOINTS_PER_SERVICE)
     packages = max(1, services // 10)
     fig = Figures(endpoints=services * ENDPOINTS_PER_SERVICE, services=services, packages=packages,
@@ -333,11 +336,11 @@ def measure(endpoints: int, scale: float, repeat: int) -> Figures:
 
         v["validate"] = run(["validate", str(base)], folder, short)
 
-        with serving(folder, db) as server:
+        with serving(folder, db, dialect) as server:
             v["load"] = run(["apply", str(base), "--auto-approve", "--no-color", *connection(server)],
                             folder, long)
 
-        with serving(folder, db) as server:  # a fresh process: clean peak RSS and CPU
+        with serving(folder, db, dialect) as server:  # a fresh process: clean peak RSS and CPU
             measure_server(server, fig, repeat)
 
             bound = sum(max(1, math.ceil(server.total(p) / PAGE)) for p in TOP_LEVEL)
@@ -544,6 +547,8 @@ def main() -> None:
     parser.add_argument("--with-50k", action="store_true", help="add the 50k size (slow)")
     parser.add_argument("--repeat", type=int, default=3,
                         help="repetitions of each timed server GET (median); default 3")
+    parser.add_argument("--dialect", choices=("spec", "mashery"), default="spec",
+                        help="the dialect of the server (apimctl serve --dialect); default spec")
     parser.add_argument("--timeout-scale", type=float, default=1.0,
                         help="multiply every child-process timeout by this")
     args = parser.parse_args()
@@ -554,13 +559,13 @@ def main() -> None:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="apimctl-scale-") as tmp:
         startup = run(["plan", "--help"], Path(tmp), 60)
-    print(f"apimctl: {' '.join(apimctl())}; start-up RSS (apimctl plan --help) "
+    print(f"apimctl: {' '.join(apimctl())}; server dialect {args.dialect}; start-up RSS (apimctl plan --help) "
           f"{startup.rss_mb:.0f} MB, {startup.wall:.2f} s")
     figs: list[Figures] = []
     for n in sizes:
         t0 = time.perf_counter()
         print(f"measuring {label(n)} endpoints ...", flush=True)
-        figs.append(measure(n, args.timeout_scale, max(1, args.repeat)))
+        figs.append(measure(n, args.timeout_scale, max(1, args.repeat), args.dialect))
         print(f"  done in {time.perf_counter() - t0:.0f} s", flush=True)
     print()
     print_table(figs)

@@ -38,7 +38,7 @@ from apimctl import kinds
 from apimctl.api.dialect import Detected
 from apimctl.planning import ManifestLike, build_plan, ignore_rules, parse_target
 from apimctl.planning.build import target_dialect
-from apimctl.planning.command import Notice, quiet, read_manifests
+from apimctl.planning.command import Keep, Notice, keep_nothing, quiet, read_manifests
 from apimctl.planning.impact import attach_impact
 from apimctl.plans.model import Duplicate, Plan, Step, Unmanaged
 from apimctl.state.live import Lister, LiveObject, LiveState, read_live
@@ -280,11 +280,12 @@ class DriftRequest:
 
 
 async def drift(request: DriftRequest, connect: Callable[[], AbstractAsyncContextManager[Lister]],
-                *, notice: Notice = quiet) -> DriftReport:
+                *, notice: Notice = quiet, keep: Keep = keep_nothing) -> DriftReport:
     """The drift report of ``request``'s manifests against the area ``connect()`` opens a
-    client to. Bad input is refused before the client is opened; warnings go to ``notice``."""
+    client to. Bad input is refused before the client is opened; warnings go to ``notice``,
+    the manifests to ``keep``."""
     manifest = read_manifests(request.paths, request.overlays, request.targets, request.ignores,
-                              notice)
+                              notice, keep=keep)
     async with connect() as client:
         return await detect_drift(client, manifest, ignores=request.ignores,
                                   targets=request.targets, target=request.target,

@@ -1,8 +1,12 @@
 """Facts of the platform's specification that both sides of apimctl rely on.
 
 The reconciler (``kinds``, ``normalise``, ``apply``, ``export``) and the reference server
-(``server.catalog``) never import each other's internals; constants that the specification
-fixes for both live here instead of being written twice.
+(``server.catalog``, ``server.tables``, ``server.dialects``) never import each other's
+internals; constants that the specification and its supplement fix for both live here
+instead of being written twice: the error message catalog (§5), the default ``detailHeader``
+of its messages in the ``mashery`` dialect (§10.5) and the enum vocabularies the dialects
+spell differently (§10.2). ``tests/unit/kinds/test_platform_facts.py`` checks that both
+sides and the manifest schema agree with them.
 """
 
 from __future__ import annotations
@@ -36,4 +40,51 @@ ERROR_CATALOG: Mapping[str, tuple[int, str]] = MappingProxyType({
     "ERR_401_INVALID_OR_EXPIRED_TOKEN": (401, "Unauthorized"),
     "ERR_401_INVALID_CONSUMER_KEY": (401, "Unauthorized"),
     "ERR_401_INVALID_NONCE": (401, "Unauthorized"),
+})
+
+SPEC_NAME = "spec"
+MASHERY_NAME = "mashery"
+
+# A vocabulary the dialects spell differently (SUPPLEMENT §10.2): dialect name -> its values,
+# in the same order, so that the n-th value of one dialect is the n-th of the other.
+Vocabulary = Mapping[str, tuple[str, ...]]
+
+GRANT_TYPES: Vocabulary = MappingProxyType({
+    SPEC_NAME: ("authorization-code", "implicit", "password", "client-credentials"),
+    MASHERY_NAME: ("authorization_code", "implicit", "password", "client_credentials"),
+})
+FORWARDED_HEADERS: Vocabulary = MappingProxyType({
+    SPEC_NAME: ("svc-host", "svc-message-id", "svc-service-id"),
+    MASHERY_NAME: ("mashery-host", "mashery-message-id", "mashery-service-id"),
+})
+RETURNED_HEADERS: Vocabulary = MappingProxyType({
+    SPEC_NAME: ("svc-message-id", "svc-responder"),
+    MASHERY_NAME: ("mashery-message-id", "mashery-responder"),
+})
+
+# A new endpoint's ``returnedHeaders`` in the ``mashery`` dialect (§10.5); ``spec``: none.
+MASHERY_RETURNED_HEADERS: tuple[str, ...] = ("mashery-responder",)
+
+# The default ``detailHeader`` of the catalog's messages in the ``mashery`` dialect (§10.5), by
+# message id; the others (and every message in ``spec``) default to "".
+MASHERY_MESSAGE_DETAILS: Mapping[str, str] = MappingProxyType({
+    "ERR_403_NOT_AUTHORIZED": "Not Authorized",
+    "ERR_403_DEVELOPER_INACTIVE": "Account Inactive",
+    "ERR_403_DEVELOPER_OVER_QPS": "Account Over Queries Per Second Limit",
+    "ERR_403_DEVELOPER_OVER_RATE": "Account Over Rate Limit",
+    "ERR_403_DEVELOPER_UNKNOWN_REFERER": "Invalid Referer",
+    "ERR_403_SERVICE_OVER_QPS": "Rate Limit Exceeded",
+    "ERR_403_SERVICE_REQUIRES_SSL": "Service Requires SSL",
+    "ERR_503_SERVICE_UNAVAILABLE": "Scheduled Maintenance",
+    "ERR_400_UNSUPPORTED_PARAMETER": "Unsupported Parameter",
+    "ERR_400_UNSUPPORTED_SIGNATURE_METHOD": "Unsupported Signature Method",
+    "ERR_400_MISSING_REQUIRED_CONSUMER_KEY": "Missing Required Consumer Key",
+    "ERR_400_MISSING_REQUIRED_REQUEST_TOKEN": "Missing Required Request Token",
+    "ERR_400_MISSING_REQUIRED_ACCESS_TOKEN": "Missing Required Access Token",
+    "ERR_400_DUPLICATED_OAUTH_PROTOCOL_PARAMETER": "Duplicated OAuth Protocol Parameter",
+    "ERR_401_TIMESTAMP_IS_INVALID": "Timestamp Is Invalid",
+    "ERR_401_INVALID_SIGNATURE": "Invalid Signature",
+    "ERR_401_INVALID_OR_EXPIRED_TOKEN": "Invalid Or Expired Token",
+    "ERR_401_INVALID_CONSUMER_KEY": "Invalid Consumer Key",
+    "ERR_401_INVALID_NONCE": "Invalid NONCE",
 })

@@ -24,7 +24,6 @@ from __future__ import annotations
 import atexit
 import collections
 import contextlib
-import gc
 import importlib
 import os
 import pickle
@@ -37,6 +36,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any, TypeVar
+
+from apimctl.speed import collector_paused
 
 ENV = "APIMCTL_WORKERS"
 _T = TypeVar("_T")
@@ -243,11 +244,8 @@ def _serve(inbox: IO[bytes], outbox: IO[bytes]) -> None:
     a call of many small containers (documents) would otherwise be scanned again and again
     as it is built (four times the time)."""
     while True:
-        gc.disable()
-        try:
+        with collector_paused():
             call = _receive(inbox)
-        finally:
-            gc.enable()
         if call is None:
             break
         fn, args = call

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import weakref
+from pathlib import Path
 
 import pytest
 
@@ -31,3 +32,21 @@ def test_values_are_kept_only_once_the_process_ends_with_the_command(monkeypatch
     del value
     gc.collect()
     assert kept() is not None
+
+
+def test_the_core_hands_the_manifests_to_its_callers_keep() -> None:
+    """``plan``, ``apply`` and ``drift`` read the manifests through ``read_manifests``: the
+    caller's ``keep`` gets them (the console script passes :func:`process.keep`); by default
+    the core keeps nothing."""
+    from apimctl.manifests import Manifest
+    from apimctl.planning.command import quiet, read_manifests
+
+    folder = Path(__file__).resolve().parents[1] / "scenarios" / "001-create-from-empty" / "manifests"
+    kept: list[object] = []
+    manifest = read_manifests((str(folder),), (), (), (), quiet, keep=kept.append)
+    assert kept == [manifest] and isinstance(manifest, Manifest)
+    value = read_manifests((str(folder),), (), (), (), quiet)
+    freed = weakref.ref(value)
+    del value
+    gc.collect()
+    assert freed() is None

@@ -10,7 +10,6 @@ anything a server or a library might echo.
 
 from __future__ import annotations
 
-import gc
 import math
 import re
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from apimctl.errors import (
     TransportError,
 )
 from apimctl.kinds.dialects import ERROR_CODE_HEADERS
+from apimctl.speed import collector_paused
 
 MASHERY_CODE_HEADER = ERROR_CODE_HEADERS[1]  # its throttling replies carry no Retry-After
 
@@ -97,15 +97,11 @@ def decode(response: httpx.Response) -> Any:
     # fast, straight from the bytes (no text copy of a page of 1,000 services), the cyclic
     # collector paused: the decoded values hold no cycles, and a collection while the area's
     # pages pile up would walk all of them (it tripled the decoding time of a page)
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return msgspec.json.decode(content)
-    except msgspec.DecodeError:
-        pass  # what only the standard decoder reads (NaN, a BOM, lone surrogates), or an error
-    finally:
-        if collecting:
-            gc.enable()
+    with collector_paused():
+        try:
+            return msgspec.json.decode(content)
+        except msgspec.DecodeError:
+            pass  # what only the standard decoder reads (NaN, a BOM, lone surrogates), or an error
     try:
         return response.json()
     except ValueError:

@@ -186,8 +186,6 @@ class CollectionWrites:
             if sid not in live:
                 # the endpoints are always listed: only those are entitled (SUPPLEMENT §10.6)
                 await self.post_idempotent(base, svc)
-                if self.dialect.whole_service_entitlements:
-                    await self.remove_extra_endpoints(f"{base}/{sid}", svc)
                 continue
             have_eps = {e["id"]: e for e in live[sid].get(ENDPOINTS) or []}
             want_eps = {e["id"]: e for e in svc[ENDPOINTS]}
@@ -210,14 +208,6 @@ class CollectionWrites:
                 await delete_quietly(self.client, f"{base}/{sid}/endpoints/{eid}")
         for sid in live.keys() - want.keys():
             await delete_quietly(self.client, f"{base}/{sid}")
-
-    async def remove_extra_endpoints(self, path: str, want: Mapping[str, Any]) -> None:
-        """A target that entitled the whole service: the endpoints the manifest does not grant
-        are removed at once, in the same apply (the plan says so)."""
-        got = as_items(await self.client.get(f"{path}/{ENDPOINTS}", {"fields": "id,name"}))
-        granted = {e["id"] for e in want.get(ENDPOINTS) or []}
-        for extra in sorted(str(e.get("id")) for e in got if e.get("id") not in granted):
-            await delete_quietly(self.client, f"{path}/{ENDPOINTS}/{extra}")
 
     async def reconcile_entitled_methods(self, base: str, have: Mapping[str, Any], want: Mapping[str, Any]) -> None:
         have_ids = {str(m.get("id")) for m in have.get(METHODS) or []}

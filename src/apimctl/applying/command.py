@@ -74,7 +74,7 @@ from apimctl.errors import PlanError
 from apimctl.manifests import Manifest
 from apimctl.planning import build_plan
 from apimctl.planning.build import target_dialect
-from apimctl.planning.command import Notice, quiet, read_manifests
+from apimctl.planning.command import Keep, Notice, keep_nothing, quiet, read_manifests
 from apimctl.planning.duplicates import check_duplicates
 from apimctl.planning.impact import attach_impact, check_affected_keys
 from apimctl.plans.file import load_plan
@@ -119,13 +119,13 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
                 progress: Display | None = None, notice: Notice = quiet,
                 note: Callable[[str], None] | None = None,
                 interrupt: asyncio.Event | None = None,
-                ticks: Callable[[], float] = elapsed) -> ApplyResult:
+                ticks: Callable[[], float] = elapsed, keep: Keep = keep_nothing) -> ApplyResult:
     """Apply ``request`` to the area ``connect()`` opens a client to.
 
     ``confirm(plan)`` is asked after every refusal and before any write; without it the
     plan is applied unasked (``--auto-approve``). ``progress(plan)`` opens the display of
     the execution and gives its callback; ``notice`` gets manifest warnings, ``note`` the
-    verbose log of the writes. The result carries the plan; an empty plan gives an empty
+    verbose log of the writes, ``keep`` the manifests. The result carries the plan; an empty plan gives an empty
     result, a declined confirmation a ``cancelled`` one. ``notice`` also hears about the
     lease (waiting for it, taking over a stale one); another apply holding it past
     ``lock_timeout`` raises :class:`~apimctl.applying.lease.LeaseHeld`.
@@ -136,7 +136,7 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
 
     ``ticks`` is the monotonic clock the lease's fencing reads (injectable for tests).
     """
-    source = _read_input(request, notice)
+    source = _read_input(request, notice, keep)
     async with connect() as client:
         meter = Meter(client)
         plan, planned = await _plan_of(source, client, request)
@@ -266,7 +266,7 @@ def _signature(plan: Plan) -> list[tuple[str, str, tuple[Any, ...]]]:
 
 
 
-def _read_input(request: ApplyRequest, notice: Notice) -> Plan | Manifest:
+def _read_input(request: ApplyRequest, notice: Notice, keep: Keep) -> Plan | Manifest:
     """The saved plan, or the manifests (``--target`` and ``--ignore`` checked): everything
     that can be refused before a call."""
     if request.plan_file is not None:
@@ -275,7 +275,7 @@ def _read_input(request: ApplyRequest, notice: Notice) -> Plan | Manifest:
                             "`plan --out FILE`, and apply that plan")
         return load_plan(request.plan_file)
     return read_manifests(request.paths, request.overlays, request.targets, request.ignores,
-                          notice, rotate=request.rotate)
+                          notice, rotate=request.rotate, keep=keep)
 
 
 async def _plan_of(source: Plan | Manifest, client: Client,

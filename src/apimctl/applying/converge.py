@@ -121,7 +121,7 @@ class ListCall:
 
 def _projection(kind: Kind) -> list[tuple[str, str]]:
     """The query of :func:`apimctl.state.live.read_raw` for ``kind``."""
-    return [("fields", kind.fields_param()), *kind.list_params]
+    return [("fields", kind.fields_param())]
 
 
 def _encoded(text: str) -> int:

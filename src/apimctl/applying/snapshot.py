@@ -115,7 +115,7 @@ class Snapshot:
     async def read(cls, client: Lister) -> Snapshot:
         """The area's snapshot now: every top-level kind listed with :func:`snapshot_fields`."""
         async def one(kind: Kind) -> list[dict[str, Any]]:
-            params = [("fields", ",".join(snapshot_fields(kind))), *kind.list_params]
+            params = [("fields", ",".join(snapshot_fields(kind)))]
             return await client.list_all(kind.collection_path(), params, page_size=PAGE_SIZE,
                                          page_index=kind.page_index)
 

@@ -40,7 +40,6 @@ from apimctl.applying.schedule import PartlyDone, Unit
 from apimctl.errors import ApiError, Invalid, NotFound
 from apimctl.kinds import Kind
 from apimctl.kinds.dialects import dialect_of, field_default
-from apimctl.kinds.plan import SERVICES as ENTITLEMENTS
 from apimctl.plans.model import Plan, Step
 
 # The projections of create replies: the ids apply indexes for later steps (an endpoint's
@@ -120,17 +119,6 @@ class Writer(CollectionWrites):
         made = await self.post_once(step, self.collection(step), self.bodies.body(step), name,
                                     kind.identity, params=CREATE_FIELDS.get(step.kind))
         self.index.add_tree(kind, {**made, kind.identity: name}, kinds.split_key(kind, step.key)[0])
-        await self.trim_whole_services((step,))
-
-    async def trim_whole_services(self, steps: Sequence[Step]) -> None:
-        """On a target that entitles whole services (SUPPLEMENT §10.6; the plan says so), the
-        new plans were entitled to every endpoint of their services: the endpoints the
-        manifests do not grant are removed at once, in the same apply."""
-        if not self.dialect.whole_service_entitlements:
-            return
-        for step in steps:
-            if ENTITLEMENTS in kinds.get(step.kind).ops.collections and (step.desired or {}).get(ENTITLEMENTS):
-                await self.reconcile(step, ENTITLEMENTS)
 
     async def post_once(self, step: Step, path: str, body: Any, name: str, identity: str = "name",
                         params: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -186,7 +174,6 @@ class Writer(CollectionWrites):
         made, left_out = await self.post_tree(step, kind.collection_path(), body, name, TREE_FIELDS[kind.name],
                                               optional.manifest_key, steps[optional.name], names)
         self.index.add_tree(kind, {**{c.manifest_key: [] for c in kids}, **made, kind.identity: name})
-        await self.trim_whole_services([s for s in (step, *children) if s.address not in left_out])
         if left_out:
             raise PartlyDone(left_out)
 

@@ -43,6 +43,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from apimctl import process
 from apimctl.applying.command import ApplyRequest, apply
 from apimctl.applying.lease import DEFAULT_TTL
 from apimctl.applying.schedule import GRACE, ProgressCallback, ProgressEvent
@@ -160,7 +161,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                                 confirm=None if auto_approve else term.confirm,
                                 progress=term.progress, notice=term.say,
                                 note=term.note if settings.get("verbose") else None,
-                                interrupt=interrupt),
+                                interrupt=interrupt, keep=process.keep),
         term, deadline_of(ctx))
     if term.prompt_interrupted:
         result.interrupted = True

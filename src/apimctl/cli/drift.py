@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from apimctl import process
 from apimctl.cli.common import (
     EXIT_CHANGES,
     EXIT_OK,
@@ -60,7 +61,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     settings = connection_settings(ctx)
     request = DriftRequest(paths=paths, overlays=overlays, ignores=ignores, targets=targets,
                            prune=prune, target=target_label(settings.get("url")), impact=impact)
-    report = run_command(lambda: drift(request, lambda: open_client(**settings, announce=_say), notice=_say),
+    report = run_command(lambda: drift(request, lambda: open_client(**settings, announce=_say), notice=_say,
+                                       keep=process.keep),
                          deadline_of(ctx), _say)
     color = fmt == "text" and color_wanted(no_color)
     click.echo(render_drift(report, fmt, color=color), nl=False)

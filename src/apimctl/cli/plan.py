@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from apimctl import process
 from apimctl.cli.common import (
     EXIT_CHANGES,
     EXIT_ERROR,
@@ -96,7 +97,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                           repair_duplicates=repair_duplicates,
                           rotate=rotations(rotate_secrets, rotate), impact=impact)
     paced = Paced(settings, _say)
-    made = run_command(lambda: plan(request, paced.connect, notice=_say), deadline_of(ctx), _say)
+    made = run_command(lambda: plan(request, paced.connect, notice=_say, keep=process.keep),
+                       deadline_of(ctx), _say)
     note = paced.note()
     if note:
         _say(note)

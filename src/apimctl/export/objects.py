@@ -19,7 +19,7 @@ from typing import Any
 from apimctl import kinds
 from apimctl.export.fields import differing
 from apimctl.export.naming import DEFAULT_ORDER, variable_names
-from apimctl.kinds import Kind
+from apimctl.kinds import Kind, reference_checks
 from apimctl.kinds import references as refs
 from apimctl.kinds.dialects import SPEC, Dialect, comparable, exported_messages
 from apimctl.kinds.ops import Exported, escape_literal
@@ -59,7 +59,7 @@ def build_documents(live: LiveState, *, manifest_keys: Sequence[str] | None = No
 def _referenced(docs: Mapping[str, list[Any]], kind: Kind) -> set[str]:
     """Names of the objects of ``kind`` that the documents refer to (as written: escaped)."""
     referring = {k.name for k in kinds.KINDS if any(r.kind == kind.name for r in k.references)}
-    return {ref.name for obj in refs.objects(docs)
+    return {ref.name for obj in reference_checks.objects(docs)
             if obj.kind.name in referring and isinstance(obj.entry, Mapping)
             for ref in refs.refs_of(obj.kind, obj.entry, obj.parent_key) if ref.kind == kind.name}
 

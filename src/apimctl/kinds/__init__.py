@@ -37,7 +37,6 @@ from apimctl import platform
 from apimctl.kinds.base import (
     Kind,
     Reference,
-    SubResource,
     escape_name,
     join_key,
     split_first,
@@ -115,6 +114,6 @@ __all__ = [
     "MAINTENANCE_EVENT", "META_FIELDS", "METHOD_DEFAULTS", "NESTED_COMPUTED_FIELDS",
     "OAUTH_DEFAULTS", "ORDER", "ORGANIZATION", "PACKAGE", "PLAN", "PROCESSOR_DEFAULTS", "RESPONSE_FILTER_DEFAULTS",
     "ROLE", "SERVICE", "SYSTEM_DOMAIN_AUTH_DEFAULTS", "TOP_LEVEL", "Kind", "Reference",
-    "SubResource", "by_manifest_key", "children_of", "escape_name", "get", "join_key",
+    "by_manifest_key", "children_of", "escape_name", "get", "join_key",
     "split_first", "split_key", "unescape_name",
 ]

@@ -56,15 +56,6 @@ class Reference:
 
 
 @dataclass(frozen=True)
-class SubResource:
-    """An API sub-collection apply writes to (paths relative to the object's own path)."""
-
-    path: str
-    body: str | None = None
-    note: str = ""
-
-
-@dataclass(frozen=True)
 class Kind:
     """Everything the pipeline needs to know about one kind of object.
 
@@ -98,7 +89,6 @@ class Kind:
     - ``page_index``: list paging counts pages rather than items.
     - ``pinnable``: the manifest may carry ``id``/``previousNames``; ``deletable``: the API can
       delete it (domains cannot be deleted).
-    - ``sub_resources``: the sub-collections apply writes to, relative to the object's path.
     - ``ops``: what the kind does at each stage (:class:`KindOps`).
     - ``reserved``: identities apimctl itself uses (the apply lease role): never read into
       live state, so never planned, pruned or exported.
@@ -141,11 +131,9 @@ class Kind:
     children: tuple[str, ...] = ()
     fields: tuple[str, ...] = ()
     read_also: tuple[str, ...] = ()
-    list_params: tuple[tuple[str, str], ...] = ()
     page_index: bool = False
     pinnable: bool = True
     deletable: bool = True
-    sub_resources: Mapping[str, SubResource] = field(default_factory=lambda: frozen({}))
     fold_case: bool = False
     label: str = ""
     item_labels: Mapping[str, str] = field(default_factory=lambda: frozen({}))

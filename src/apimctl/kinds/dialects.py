@@ -10,7 +10,7 @@ value of :class:`Dialect` here, and every stage asks this table, never a dialect
 - defaults that differ (§10.5): a new endpoint's ``returnedHeaders``, the ``detailHeader`` of
   an error set's messages (:func:`comparable`, :func:`message_default`, :func:`field_default`);
 - plan entitlements (§10.6): read with explicit nested ``fields``, written with an explicit
-  endpoint list (``whole_service_entitlements``: a target that ignores the list);
+  endpoint list;
 - role permissions (§10.7): item by item, or the whole collection with a required ``action``;
 - fields of real deployments apimctl does not manage (§10.8): carried through writes
   untouched and never compared unless the manifest names them (:data:`UNMANAGED`).
@@ -27,8 +27,19 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-SPEC_NAME = "spec"
-MASHERY_NAME = "mashery"
+from apimctl import platform
+from apimctl.platform import (
+    FORWARDED_HEADERS,
+    GRANT_TYPES,
+    MASHERY_MESSAGE_DETAILS,
+    MASHERY_RETURNED_HEADERS,
+    RETURNED_HEADERS,
+    Vocabulary,
+)
+from apimctl.speed import per_name
+
+SPEC_NAME = platform.SPEC_NAME
+MASHERY_NAME = platform.MASHERY_NAME
 AUTO = "auto"
 CHOICES: tuple[str, ...] = (SPEC_NAME, MASHERY_NAME, AUTO)
 
@@ -45,24 +56,13 @@ def _frozen(value: Mapping[str, Any]) -> Mapping[str, Any]:
 
 # --- vocabularies (§10.2): per kind, per field path, the values in each dialect, same order --
 
-_GRANTS_SPEC = ("authorization-code", "implicit", "password", "client-credentials")
-_GRANTS_MASHERY = ("authorization_code", "implicit", "password", "client_credentials")
-
-VOCABULARIES: Mapping[str, Mapping[str, Mapping[str, tuple[str, ...]]]] = _frozen({
+VOCABULARIES: Mapping[str, Mapping[str, Vocabulary]] = _frozen({
     "endpoint": _frozen({
-        "forwardedHeaders": _frozen({
-            SPEC_NAME: ("svc-host", "svc-message-id", "svc-service-id"),
-            MASHERY_NAME: ("mashery-host", "mashery-message-id", "mashery-service-id"),
-        }),
-        "returnedHeaders": _frozen({
-            SPEC_NAME: ("svc-message-id", "svc-responder"),
-            MASHERY_NAME: ("mashery-message-id", "mashery-responder"),
-        }),
-        "oauthGrantTypes": _frozen({SPEC_NAME: _GRANTS_SPEC, MASHERY_NAME: _GRANTS_MASHERY}),
+        "forwardedHeaders": FORWARDED_HEADERS,
+        "returnedHeaders": RETURNED_HEADERS,
+        "oauthGrantTypes": GRANT_TYPES,
     }),
-    "service": _frozen({
-        "securityProfile.oauth.grantTypes": _frozen({SPEC_NAME: _GRANTS_SPEC, MASHERY_NAME: _GRANTS_MASHERY}),
-    }),
+    "service": _frozen({"securityProfile.oauth.grantTypes": GRANT_TYPES}),
 })
 
 # --- fields of real deployments apimctl does not manage (§10.8), per kind, by dotted path ----
@@ -78,27 +78,6 @@ UNMANAGED: Mapping[str, tuple[str, ...]] = _frozen({
 # the read projection of endpoints names these too (ignored by a ``spec`` target, §1)
 ENDPOINT_EXTRA_READ_FIELDS: tuple[str, ...] = UNMANAGED["endpoint"]
 
-_DETAILS = {
-    "ERR_403_NOT_AUTHORIZED": "Not Authorized",
-    "ERR_403_DEVELOPER_INACTIVE": "Account Inactive",
-    "ERR_403_DEVELOPER_OVER_QPS": "Account Over Queries Per Second Limit",
-    "ERR_403_DEVELOPER_OVER_RATE": "Account Over Rate Limit",
-    "ERR_403_DEVELOPER_UNKNOWN_REFERER": "Invalid Referer",
-    "ERR_403_SERVICE_OVER_QPS": "Rate Limit Exceeded",
-    "ERR_403_SERVICE_REQUIRES_SSL": "Service Requires SSL",
-    "ERR_503_SERVICE_UNAVAILABLE": "Scheduled Maintenance",
-    "ERR_400_UNSUPPORTED_PARAMETER": "Unsupported Parameter",
-    "ERR_400_UNSUPPORTED_SIGNATURE_METHOD": "Unsupported Signature Method",
-    "ERR_400_MISSING_REQUIRED_CONSUMER_KEY": "Missing Required Consumer Key",
-    "ERR_400_MISSING_REQUIRED_REQUEST_TOKEN": "Missing Required Request Token",
-    "ERR_400_MISSING_REQUIRED_ACCESS_TOKEN": "Missing Required Access Token",
-    "ERR_400_DUPLICATED_OAUTH_PROTOCOL_PARAMETER": "Duplicated OAuth Protocol Parameter",
-    "ERR_401_TIMESTAMP_IS_INVALID": "Timestamp Is Invalid",
-    "ERR_401_INVALID_SIGNATURE": "Invalid Signature",
-    "ERR_401_INVALID_OR_EXPIRED_TOKEN": "Invalid Or Expired Token",
-    "ERR_401_INVALID_CONSUMER_KEY": "Invalid Consumer Key",
-    "ERR_401_INVALID_NONCE": "Invalid NONCE",
-}
 
 
 @dataclass(frozen=True)
@@ -114,9 +93,6 @@ class Dialect:
     roles_as_collection: bool = False
     # a role permission must carry its action
     role_action_required: bool = False
-    # entitling a service entitles all its endpoints even when the body lists some
-    # (apimctl then removes the extras in the same apply); no known dialect does
-    whole_service_entitlements: bool = False
     # the fields of §10.8 exist (and are read); elsewhere they are dropped from writes
     has_extra_fields: bool = False
     # routes are unique by (HTTP method, public domain, path): endpoints may share a path on a
@@ -134,8 +110,8 @@ class Dialect:
 SPEC = Dialect(SPEC_NAME)
 MASHERY = Dialect(
     MASHERY_NAME,
-    defaults=_frozen({"endpoint": _frozen({"returnedHeaders": ("mashery-responder",)})}),
-    message_details=_frozen(_DETAILS),
+    defaults=_frozen({"endpoint": _frozen({"returnedHeaders": MASHERY_RETURNED_HEADERS})}),
+    message_details=MASHERY_MESSAGE_DETAILS,
     roles_as_collection=True,
     role_action_required=True,
     has_extra_fields=True,
@@ -158,27 +134,24 @@ def dialect_of(name: str | None) -> Dialect:
 # --- translation ------------------------------------------------------------------------------
 
 
-_TRANSLATIONS: dict[tuple[str, str, str], tuple[Dialect, Mapping[str, str]]] = {}
+_NO_TRANSLATION: Mapping[str, str] = _frozen({})
 
 
 def _translation(kind: str, path: str, dialect: Dialect) -> Mapping[str, str]:
-    """Every spelling of the field's values (in any dialect) -> the dialect's spelling
-    (computed once per field and dialect: the vocabularies are constants)."""
-    cached = _TRANSLATIONS.get((kind, path, dialect.name))
-    if cached is not None and cached[0] is dialect:
-        return cached[1]
-    table = _TRANSLATIONS[(kind, path, dialect.name)] = (dialect, _make_translation(kind, path, dialect))
-    return table[1]
+    """Every spelling of the field's values (in any dialect) -> the dialect's spelling."""
+    return _translations(dialect).get((kind, path), _NO_TRANSLATION)
 
 
-def _make_translation(kind: str, path: str, dialect: Dialect) -> Mapping[str, str]:
-    vocab = VOCABULARIES.get(kind, {}).get(path, {})
-    target = vocab.get(dialect.name, ())
-    out: dict[str, str] = {}
-    for spellings in vocab.values():
-        for i, value in enumerate(spellings):
-            if i < len(target):
-                out[value] = target[i]
+@per_name
+def _translations(dialect: Dialect) -> Mapping[tuple[str, str], Mapping[str, str]]:
+    """:func:`_translation` of every field with a vocabulary (computed once per dialect: the
+    vocabularies are constants)."""
+    out: dict[tuple[str, str], Mapping[str, str]] = {}
+    for kind, paths in VOCABULARIES.items():
+        for path, vocab in paths.items():
+            target = vocab.get(dialect.name, ())
+            out[(kind, path)] = {value: target[i] for spellings in vocab.values()
+                                 for i, value in enumerate(spellings) if i < len(target)}
     return out
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from apimctl.kinds.base import Kind, Reference, SubResource, frozen
+from apimctl.kinds.base import Kind, Reference, frozen
 from apimctl.kinds.dialects import ENDPOINT_EXTRA_READ_FIELDS
 from apimctl.kinds.error_set import ERROR_SET
 from apimctl.kinds.error_set import PLATFORM_ERROR_SET as PLATFORM_ERROR_SET  # planning uses it
@@ -273,14 +273,4 @@ ENDPOINT: Kind = Kind(
     # real deployments (SUPPLEMENT §10.8) are compared only when a manifest names them
     read_also=("created", "updated", *ENDPOINT_EXTRA_READ_FIELDS),
     ops=EndpointOps(lambda: ENDPOINT),
-    sub_resources=frozen({
-        "cors": SubResource("cors", "cors", "singleton; PUT changes the fields sent"),
-        "cache": SubResource("cache", "cache", "singleton; PUT changes the fields sent"),
-        "systemDomainAuthentication": SubResource(
-            "systemDomainAuthentication", "systemDomainAuthentication",
-            "singleton; POST creates, PUT changes, DELETE removes (null)"),
-        "methods": SubResource("methods", "method", "keyed by name"),
-        "responseFilters": SubResource("methods/{method}/responseFilters", "responseFilter",
-                                       "keyed by name within a method"),
-    }),
 )

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from apimctl import platform
-from apimctl.kinds.base import Kind, SubResource, frozen
+from apimctl.kinds.base import Kind, frozen
 from apimctl.kinds.ops import Lookups, Ops, Read, Resolver, as_list, fingerprint
 
 MESSAGES = "errorMessages"
@@ -66,8 +66,4 @@ ERROR_SET: Kind = Kind(
     nested=frozen({"errorMessages": frozen({"status": "", "detailHeader": "", "responseBody": ""})}),
     read_also=("created", "updated"),
     ops=ErrorSetOps(lambda: ERROR_SET),
-    sub_resources=frozen({
-        "errorMessages": SubResource("errorMessages", "errorMessage",
-                                     "PUT errorMessages/{id} upserts one message"),
-    }),
 )

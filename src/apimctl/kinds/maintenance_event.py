@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from apimctl.kinds.base import Kind, Reference, SubResource, frozen, join_key
+from apimctl.kinds.base import Kind, Reference, join_key
 from apimctl.kinds.endpoint import ENDPOINT
 from apimctl.kinds.ops import (
     Exported,
@@ -82,9 +82,6 @@ MAINTENANCE_EVENT: Kind = Kind(
     left_alone=frozenset({"endpoints"}),
     fields=("id", "name", "created", "updated", "startDateTime", "endDateTime",
             "endpoints.id", "endpoints.name"),
-    sub_resources=frozen({
-        "endpoints": SubResource("endpoints", None, "POST {id: endpoint id} / DELETE"),
-    }),
     export_file="maintenance.yaml",
     ops=MaintenanceEventOps(lambda: MAINTENANCE_EVENT),
 )

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from apimctl.kinds.base import Kind, Reference, SubResource, frozen, join_key
+from apimctl.kinds.base import Kind, Reference, frozen, join_key
 from apimctl.kinds.endpoint import ENDPOINT, METHOD, METHODS
 from apimctl.kinds.ops import Exported, Lookups, Ops, Read, Resolver, as_list, fingerprint, names_of
 from apimctl.kinds.role import ROLE
@@ -154,12 +154,5 @@ PLAN: Kind = Kind(
     sets=frozenset({"roles"}),
     left_alone=frozenset({"services", "roles"}),
     fields=PLAN_READ_FIELDS,
-    sub_resources=frozen({
-        "services": SubResource("services", None, "POST {id} entitles a service; DELETE removes"),
-        "endpoints": SubResource("services/{service}/endpoints", None, "POST {id} / DELETE"),
-        "methods": SubResource("services/{service}/endpoints/{endpoint}/methods", None,
-                               "POST {id} / DELETE; only when undefinedMethodsAllowed is false"),
-        "roles": SubResource("roles", "role", "role permissions {id: role id, action: register_keys}"),
-    }),
     ops=_OPS,
 )

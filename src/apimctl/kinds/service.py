@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from apimctl.kinds.base import Kind, Reference, SubResource, frozen
+from apimctl.kinds.base import Kind, Reference, frozen
 from apimctl.kinds.dialects import UNMANAGED
 from apimctl.kinds.endpoint import ENDPOINT
 from apimctl.kinds.error_set import ERROR_SET
@@ -90,12 +90,6 @@ SERVICE: Kind = Kind(
         *(f"{ERROR_SET.manifest_key}.{f}" for f in ERROR_SET.fields),
         *(f"{ENDPOINT.manifest_key}.{f}" for f in ENDPOINT.fields),
     ),
-    sub_resources=frozen({
-        "cache": SubResource("cache", "cache", "singleton; POST sets, PUT changes, DELETE resets"),
-        "oauth": SubResource("securityProfile/oauth", "oauth",
-                             "securityProfile.oauth; DELETE sets it to null"),
-        "roles": SubResource("roles", "role", "role permissions {id: role id, action: read}"),
-    }),
     file_per_object=True,
     ops=ServiceOps(lambda: SERVICE),
 )

@@ -28,7 +28,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import SchemaError
 
-from apimctl import kinds
+from apimctl.kinds import ENDPOINT, SERVICE
 from apimctl.lint.function_base import ABSENT, Context, Function, OptionError, Result, show
 from apimctl.lint.time_functions import (
     datetime_check,
@@ -241,14 +241,15 @@ def shared_routes(value: Any, _: Any, label: str, ctx: Context) -> list[Result]:
     other HTTP methods: valid where routes are unique by method too (SUPPLEMENT §10.10.1), but
     refused by areas that keep (domain, path) unique (§4), and easy to misroute."""
     claimed: dict[tuple[str, str], list[JsonPath]] = {}
-    services, endpoints = kinds.SERVICE.manifest_key, kinds.ENDPOINT.manifest_key
+    services, endpoints = SERVICE.manifest_key, ENDPOINT.manifest_key
     for si, service in enumerate(_items(value, services)):
         for ei, endpoint in enumerate(_items(service, endpoints)):
             alias = endpoint.get("requestPathAlias")
             if not isinstance(alias, str):
                 continue
             for host in {str(h).lower() for h in endpoint.get("publicDomains") or [] if isinstance(h, str)}:
-                claimed.setdefault((host, alias), []).append((services, si, endpoints, ei, "requestPathAlias"))
+                claimed.setdefault((host, alias), []).append(
+                    (services, si, endpoints, ei, "requestPathAlias"))
     out: list[Result] = []
     for (host, alias), paths in sorted(claimed.items()):
         for path in paths if len(paths) > 1 else ():

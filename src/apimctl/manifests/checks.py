@@ -22,11 +22,12 @@ from datetime import datetime
 from typing import Any
 
 from apimctl import kinds
-from apimctl.kinds import ENDPOINT, MAINTENANCE_EVENT, PLAN, Kind
+from apimctl.kinds import ENDPOINT, MAINTENANCE_EVENT, PLAN, Kind, reference_checks
 from apimctl.kinds import references as refs
 from apimctl.kinds.dialects import SPEC_NAME
 from apimctl.kinds.endpoint import endpoint_routes
-from apimctl.kinds.references import Declared, Ref
+from apimctl.kinds.reference_checks import Declared
+from apimctl.kinds.references import Ref
 from apimctl.manifests.identity import KIND_LABEL, NESTED, TOP_LEVEL, identity
 from apimctl.manifests.model import JsonPath, Position, Problems
 
@@ -56,7 +57,7 @@ class Context:
 
     @functools.cached_property
     def declared(self) -> list[Declared]:
-        return list(refs.objects(self.doc))
+        return list(reference_checks.objects(self.doc))
 
     @functools.cached_property
     def keyed_lists(self) -> list[tuple[JsonPath, list[Any], str]]:
@@ -244,7 +245,7 @@ def _unique_ids(ctx: Context) -> None:
 
 def _references(ctx: Context) -> None:
     """Every reference a kind declares (:mod:`apimctl.kinds.references`)."""
-    for finding in refs.check(ctx.doc, ctx.declared):
+    for finding in reference_checks.check(ctx.doc, ctx.declared):
         if finding.severity == "warning":
             ctx.warning(finding.path, finding.message)
         else:
@@ -385,7 +386,7 @@ _SECRET_PARTS: dict[str, tuple[list[str], ...]] = {
 
 def secret_paths(doc: dict[str, Any], declared: Iterable[Declared] | None = None) -> Iterator[JsonPath]:
     """The paths of the secret fields present in ``doc`` (``declared``: its objects, when known)."""
-    for obj in refs.objects(doc) if declared is None else declared:
+    for obj in reference_checks.objects(doc) if declared is None else declared:
         if not isinstance(obj.entry, dict):
             continue
         for parts in _SECRET_PARTS[obj.kind.name]:

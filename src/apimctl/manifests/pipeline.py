@@ -8,7 +8,6 @@ are returned (or raised as :class:`~apimctl.errors.ManifestError`), every one of
 from __future__ import annotations
 
 import contextlib
-import gc
 import itertools
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -26,6 +25,7 @@ from apimctl.manifests.merge import Merged, merge_documents
 from apimctl.manifests.model import JsonPath, Manifest, Position, Problems, format_path
 from apimctl.manifests.overlay import apply_overlay
 from apimctl.manifests.schema import checker
+from apimctl.speed import collector_paused
 
 NESTED_OBJECTS: dict[str, tuple[str, ...]] = {
     k.manifest_key: tuple(c.manifest_key for c in kinds.children_of(k)) for k in kinds.TOP_LEVEL if k.children}
@@ -96,16 +96,8 @@ def validate(paths: Sequence[str], overlays: Sequence[str] = (),
 def _collector_paused() -> Iterator[None]:
     """Loading allocates hundreds of thousands of small, acyclic objects and keeps them, so the
     cyclic garbage collector would only rescan them again and again (a third of the time)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused(promote=True):
         yield
-    finally:
-        if enabled:
-            # hand the new objects to the oldest generation instead of scanning them all at once
-            gc.freeze()
-            gc.unfreeze()
-            gc.enable()
 
 
 def _validate(paths: Sequence[str], overlays: Sequence[str], env: Mapping[str, str],

@@ -53,7 +53,6 @@ from apimctl.kinds.dialects import SPEC_NAME, dialect_of, translate, translated_
 from apimctl.planning import verdicts
 from apimctl.planning.desired import Desired, ManifestLike, desired_objects, locator
 from apimctl.planning.domains import domain_warnings
-from apimctl.planning.entitlements import whole_service_warnings
 from apimctl.planning.impact import attach_impact
 from apimctl.planning.matching import match
 from apimctl.planning.order import dependencies, order
@@ -136,7 +135,6 @@ def _build(manifest: ManifestLike, live: LiveState, *, prune: bool, targets: Seq
         plan.warnings.append(f"only {', '.join(targets)} (--target) and what they need were planned; "
                              "other differences are not shown")
     plan.warnings.extend(domain_warnings(desired, live))
-    plan.warnings.extend(whole_service_warnings(plan.steps, live_docs, table))
     _keep_relevant(plan)
     _check_deletes(plan, max_deletes)
     return plan

@@ -13,6 +13,8 @@ server):
 - a plan to save whose secrets are literal values rather than ``${VAR}`` references.
 
 Nothing here prints: lines for the user (manifest warnings) go to the ``notice`` callback.
+Nothing here decides how long the manifests live: the caller's ``keep`` callback gets them
+(the console script passes :func:`apimctl.process.keep`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
-from apimctl import process
 from apimctl.errors import PlanError
 from apimctl.kinds.dialects import SPEC_NAME
 from apimctl.manifests import Manifest, load_manifests
@@ -35,10 +36,15 @@ from apimctl.state.live import Lister
 
 Connect = Callable[[], AbstractAsyncContextManager[Lister]]
 Notice = Callable[[str], None]
+Keep = Callable[[object], None]
 
 
 def quiet(line: str) -> None:
     """The default ``notice``: tell nobody."""
+
+
+def keep_nothing(value: object) -> None:
+    """The default ``keep``: the manifests are freed as usual, once the command is done."""
 
 
 @dataclass(frozen=True)
@@ -59,14 +65,15 @@ class PlanRequest:
     impact: str | None = "auto"  # --impact; None: no caller impact
 
 
-async def plan(request: PlanRequest, connect: Connect, *, notice: Notice = quiet) -> Plan:
+async def plan(request: PlanRequest, connect: Connect, *, notice: Notice = quiet,
+               keep: Keep = keep_nothing) -> Plan:
     """The plan of ``request``'s manifests against the area ``connect()`` opens a client to,
     saved to ``request.out`` when given. Raises before opening the client when the input is
-    bad, and before saving when the plan may not be saved."""
+    bad, and before saving when the plan may not be saved. ``keep`` gets the manifests."""
     if request.out:
         check_destination(request.out)
     manifest = read_manifests(request.paths, request.overlays, request.targets, request.ignores,
-                              notice, rotate=request.rotate)
+                              notice, rotate=request.rotate, keep=keep)
     async with connect() as client:
         made = await make_plan(client, manifest, prune=request.prune, targets=request.targets,
                                ignores=request.ignores, max_deletes=request.max_deletes,
@@ -88,14 +95,16 @@ async def plan(request: PlanRequest, connect: Connect, *, notice: Notice = quiet
 
 
 def read_manifests(paths: tuple[str, ...], overlays: tuple[str, ...], targets: tuple[str, ...],
-                   ignores: tuple[str, ...], notice: Notice, *, rotate: tuple[str, ...] = ()) -> Manifest:
+                   ignores: tuple[str, ...], notice: Notice, *, rotate: tuple[str, ...] = (),
+                   keep: Keep = keep_nothing) -> Manifest:
     """The manifests at ``paths``, with the ``--target``, ``--ignore`` and ``--rotate`` texts checked too:
-    everything that can be refused before a call. Warnings go to ``notice``."""
+    everything that can be refused before a call. Warnings go to ``notice``; ``keep`` gets the
+    manifests as soon as they are read."""
     # large manifests: the worker process that reads a part of them also makes, while they
     # are checked here, the desired side of the services' comparisons
     manifest = load_manifests(list(paths), list(overlays),
                               apart=(made_of_items, (SPEC_NAME,), AHEAD_KINDS))
-    process.keep(manifest)  # not taken apart before the command ends
+    keep(manifest)
     for warning in manifest.warnings:
         notice(f"Warning: {warning}")
     for text in targets:

@@ -26,6 +26,7 @@ from apimctl.errors import PlanError
 from apimctl.kinds import Kind
 from apimctl.kinds.ops import as_list
 from apimctl.plans.model import DUPLICATES, Change, Duplicate, Plan, Step
+from apimctl.speed import per_name
 from apimctl.state.normalise import canonical_datetime
 
 PINNED = "pinned by id"
@@ -61,15 +62,10 @@ def _groups(items: list[Mapping[str, Any]], key_field: str | None
             yield shown, group
 
 
-_PATHS: dict[str, tuple[Kind, tuple[str, ...]]] = {}
-
-
+@per_name
 def _paths(kind: Kind) -> tuple[str, ...]:
     """The keyed lists and sets of ``kind``, sorted (computed once)."""
-    found = _PATHS.get(kind.name)
-    if found is None or found[0] is not kind:
-        found = _PATHS[kind.name] = (kind, tuple(sorted(set(kind.keyed) | set(kind.sets))))
-    return found[1]
+    return tuple(sorted(set(kind.keyed) | set(kind.sets)))
 
 
 def _visit(kind: Kind, raw: Mapping[str, Any], schema: str, shown: str

@@ -33,6 +33,7 @@ from apimctl.plans.model import (
     WriteOnly,
     address,
 )
+from apimctl.speed import per_name
 from apimctl.state.digests import unchanged
 from apimctl.state.live import LiveObject, LiveState
 from apimctl.state.normalise import Context, normalise
@@ -305,16 +306,10 @@ class Builder:
         return key
 
 
-_WRITE_ONLY: dict[str, tuple[Kind, tuple[tuple[str, tuple[str, ...], str], ...]]] = {}
-
-
+@per_name
 def _write_only(kind: Kind) -> tuple[tuple[str, tuple[str, ...], str], ...]:
     """The kind's write-only paths, sorted: each with its parts and its holder's path."""
-    found = _WRITE_ONLY.get(kind.name)
-    if found is None or found[0] is not kind:
-        paths = tuple((p, tuple(p.split(".")), p.rpartition(".")[0]) for p in sorted(kind.write_only))
-        found = _WRITE_ONLY[kind.name] = (kind, paths)
-    return found[1]
+    return tuple((p, tuple(p.split(".")), p.rpartition(".")[0]) for p in sorted(kind.write_only))
 
 
 def literal_secrets(plan: Plan) -> list[str]:

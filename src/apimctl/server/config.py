@@ -31,10 +31,6 @@ class ServerConfig:
     events_config: dict[str, Any] | None = None
     max_body_bytes: int = 10 * 1024 * 1024
     dialect: str = "spec"  # spec | mashery (apimctl.server.dialects)
-    # entitling a service entitles all its endpoints even when the body lists some: a target
-    # that can only entitle whole services, to
-    # rehearse how apimctl removes the extras (mashery dialect only; SUPPLEMENT §10.6)
-    whole_service_entitlements: bool = False
     # ``X.*`` in ``fields`` below the top level: True honours it (every field of X), False
     # ignores it as an unknown name (SUPPLEMENT §10.10.8), None keeps the dialect's way
     nested_wildcards: bool | None = None
@@ -44,8 +40,6 @@ class ServerConfig:
         """The dialect's table (:mod:`apimctl.server.dialects`), with the switches above."""
         table = dialect_of(self.dialect)
         changes: dict[str, Any] = {}
-        if self.whole_service_entitlements and table.auto_entitle:
-            changes["whole_service_entitlements"] = True
         if self.nested_wildcards is not None and self.nested_wildcards != table.nested_wildcards:
             changes["nested_wildcards"] = self.nested_wildcards
         return replace(table, **changes) if changes else table

@@ -30,7 +30,15 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from apimctl.platform import ERROR_CATALOG
+from apimctl.platform import (
+    ERROR_CATALOG,
+    FORWARDED_HEADERS,
+    GRANT_TYPES,
+    MASHERY_MESSAGE_DETAILS,
+    MASHERY_NAME,
+    MASHERY_RETURNED_HEADERS,
+    RETURNED_HEADERS,
+)
 from apimctl.server.fields import (
     ANY,
     BOOLEAN,
@@ -98,8 +106,6 @@ class Dialect:
     # error-message defaults (§10.5): id -> {"detailHeader": ..., "code": ...}
     messages: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: MappingProxyType({}))
     auto_entitle: bool = False  # entitling a service entitles all its endpoints and methods
-    # ... even when the body lists some (a target that can only entitle whole services)
-    whole_service_entitlements: bool = False
     # resource tree (§10.6, 10.7, 10.9): path of segments -> operations; extra singletons
     node_ops: Mapping[str, frozenset[str]] = field(default_factory=lambda: MappingProxyType({}))
     extra_singles: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=lambda: MappingProxyType({}))
@@ -160,32 +166,10 @@ class Dialect:
 
 SPEC = Dialect("spec")
 
-_GRANTS = ("authorization_code", "implicit", "password", "client_credentials")
-_DETAILS = {
-    "ERR_403_NOT_AUTHORIZED": "Not Authorized",
-    "ERR_403_DEVELOPER_INACTIVE": "Account Inactive",
-    "ERR_403_DEVELOPER_OVER_QPS": "Account Over Queries Per Second Limit",
-    "ERR_403_DEVELOPER_OVER_RATE": "Account Over Rate Limit",
-    "ERR_403_DEVELOPER_UNKNOWN_REFERER": "Invalid Referer",
-    "ERR_403_SERVICE_OVER_QPS": "Rate Limit Exceeded",
-    "ERR_403_SERVICE_REQUIRES_SSL": "Service Requires SSL",
-    "ERR_503_SERVICE_UNAVAILABLE": "Scheduled Maintenance",
-    "ERR_400_UNSUPPORTED_PARAMETER": "Unsupported Parameter",
-    "ERR_400_UNSUPPORTED_SIGNATURE_METHOD": "Unsupported Signature Method",
-    "ERR_400_MISSING_REQUIRED_CONSUMER_KEY": "Missing Required Consumer Key",
-    "ERR_400_MISSING_REQUIRED_REQUEST_TOKEN": "Missing Required Request Token",
-    "ERR_400_MISSING_REQUIRED_ACCESS_TOKEN": "Missing Required Access Token",
-    "ERR_400_DUPLICATED_OAUTH_PROTOCOL_PARAMETER": "Duplicated OAuth Protocol Parameter",
-    "ERR_401_TIMESTAMP_IS_INVALID": "Timestamp Is Invalid",
-    "ERR_401_INVALID_SIGNATURE": "Invalid Signature",
-    "ERR_401_INVALID_OR_EXPIRED_TOKEN": "Invalid Or Expired Token",
-    "ERR_401_INVALID_CONSUMER_KEY": "Invalid Consumer Key",
-    "ERR_401_INVALID_NONCE": "Invalid NONCE",
-}
-_MESSAGES = {mid: _frozen({"detailHeader": text}) for mid, text in _DETAILS.items()}
+_MESSAGES = {mid: _frozen({"detailHeader": text}) for mid, text in MASHERY_MESSAGE_DETAILS.items()}
 # the published default set shows this message with code 504
 _MESSAGES["ERR_400_DUPLICATED_OAUTH_PROTOCOL_PARAMETER"] = _frozen(
-    {"detailHeader": _DETAILS["ERR_400_DUPLICATED_OAUTH_PROTOCOL_PARAMETER"], "code": 504})
+    {"detailHeader": MASHERY_MESSAGE_DETAILS["ERR_400_DUPLICATED_OAUTH_PROTOCOL_PARAMETER"], "code": 504})
 
 _ROLE_OPS = frozenset({"list", "fetch", "replace", "clear"})
 
@@ -213,10 +197,10 @@ MASHERY = Dialect(
     comma_filters=True,
     overlays=_frozen({
         "Endpoint": _frozen({
-            "forwardedHeaders": _frozen({"values": ("mashery-host", "mashery-message-id", "mashery-service-id")}),
-            "returnedHeaders": _frozen({"values": ("mashery-message-id", "mashery-responder"),
-                                        "default": ["mashery-responder"]}),
-            "oauthGrantTypes": _frozen({"values": _GRANTS}),
+            "forwardedHeaders": _frozen({"values": FORWARDED_HEADERS[MASHERY_NAME]}),
+            "returnedHeaders": _frozen({"values": RETURNED_HEADERS[MASHERY_NAME],
+                                        "default": list(MASHERY_RETURNED_HEADERS)}),
+            "oauthGrantTypes": _frozen({"values": GRANT_TYPES[MASHERY_NAME]}),
             # §10.3, §10.10.3: null (or "") when no back-end credentials are set
             "systemDomainCredentialKey": _CREDENTIAL,
             "systemDomainCredentialSecret": _CREDENTIAL,
@@ -230,7 +214,7 @@ MASHERY = Dialect(
         }),
         # §10.10.3: sample responses read null when unset
         "Method": _frozen({"sampleJsonResponse": _UNSET_NULL, "sampleXmlResponse": _UNSET_NULL}),
-        "OAuth": _frozen({"grantTypes": _frozen({"values": _GRANTS})}),
+        "OAuth": _frozen({"grantTypes": _frozen({"values": GRANT_TYPES[MASHERY_NAME]})}),
         # a plan's ceilings may be null (no limit, as 0): public clients type them nullable
         # (the Go client of the v3 API, aliakseiyanchuk/mashery-v3-go-client, masherytypes),
         # as they do a service's overall QPS limit

@@ -37,10 +37,9 @@ _ENTITLE_ALL = "_entitleAll"  # a new entitlement without endpoints, to be expan
 
 def mark_entitlement(obj: dict[str, Any], body: dict[str, Any], ctx: WriteCtx, path: str, created: bool) -> None:
     """Where the dialect entitles a whole service (SUPPLEMENT §10.6), a new entitlement that
-    lists no endpoints (or any new one, on a target that ignores the list) is marked for
-    :func:`finalize` to entitle every endpoint and method."""
+    lists no endpoints is marked for :func:`finalize` to entitle every endpoint and method."""
     listed = isinstance(body, dict) and "endpoints" in body
-    if created and ctx.dialect.auto_entitle and (not listed or ctx.dialect.whole_service_entitlements):
+    if created and ctx.dialect.auto_entitle and not listed:
         obj[_ENTITLE_ALL] = True
 
 

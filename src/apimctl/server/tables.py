@@ -21,6 +21,7 @@ Deliberate extensions of the specification's tables (documented for clients):
 
 from __future__ import annotations
 
+from apimctl.platform import FORWARDED_HEADERS, GRANT_TYPES, RETURNED_HEADERS, SPEC_NAME
 from apimctl.server.fields import (
     ANY,
     BOOLEAN,
@@ -137,8 +138,8 @@ _TABLES: list[Resource] = [
         exp("jsonpCallbackParameterValue"),
         exp("scheduledMaintenanceEvent", ONE, nested="ScheduledMaintenanceEvent",
             computed="endpoint_event", nullable=True),
-        exp("forwardedHeaders", ENUM_LIST, values=("svc-host", "svc-message-id", "svc-service-id")),
-        exp("returnedHeaders", ENUM_LIST, values=("svc-message-id", "svc-responder")),
+        exp("forwardedHeaders", ENUM_LIST, values=FORWARDED_HEADERS[SPEC_NAME]),
+        exp("returnedHeaders", ENUM_LIST, values=RETURNED_HEADERS[SPEC_NAME]),
         exp("methods", MANY, nested="Method"),
         exp("numberOfHttpRedirectsToFollow", INTEGER, default=0),
         exp("outboundRequestTargetPath"),
@@ -148,8 +149,7 @@ _TABLES: list[Resource] = [
         exp("publicDomains", MANY, nested="Domain"),
         exp("requestAuthenticationType", default="apiKey"),
         exp("requestProtocol", ENUM, values=("rest", "soap", "xml-rpc", "json-rpc", "other"), default="rest"),
-        exp("oauthGrantTypes", ENUM_LIST,
-            values=("authorization-code", "implicit", "password", "client-credentials")),
+        exp("oauthGrantTypes", ENUM_LIST, values=GRANT_TYPES[SPEC_NAME]),
         exp("supportedHttpMethods", ENUM_LIST,
             values=("get", "post", "put", "delete", "head", "options", "patch"), default=["get"]),
         exp("systemDomainAuthentication", ONE, nested="SystemDomainAuthentication", nullable=True),
@@ -186,8 +186,7 @@ _TABLES: list[Resource] = [
         imp("allowMultipleToken", BOOLEAN),
         imp("secureTokensEnabled", BOOLEAN),
         imp("forwardedHeaders", ENUM_LIST, values=("access-token", "client-id", "scope", "user-context")),
-        imp("grantTypes", ENUM_LIST,
-            values=("authorization-code", "implicit", "password", "client-credentials")),
+        imp("grantTypes", ENUM_LIST, values=GRANT_TYPES[SPEC_NAME]),
         imp("tokenBasedRateLimitsEnabled", BOOLEAN),
         imp("qpsLimitCeiling", INTEGER, default=0),
         imp("rateLimitCeiling", INTEGER, default=0),

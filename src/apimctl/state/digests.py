@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from apimctl.kinds import Kind
+from apimctl.speed import per_name
 
 _ENCODE = msgspec.msgpack.Encoder().encode
 _UNSET: Any = object()
@@ -35,16 +36,10 @@ def digest(value: Any) -> bytes | None:
         return None
 
 
-_LEFT_ALONE: dict[str, tuple[Kind, tuple[str, ...]]] = {}
-
-
+@per_name
 def _left_alone(kind: Kind) -> tuple[str, ...]:
     """The top-level collections of ``kind`` left alone when omitted (computed once)."""
-    found = _LEFT_ALONE.get(kind.name)
-    if found is None or found[0] is not kind:
-        names = tuple(sorted(n for n in kind.left_alone if "." not in n))
-        found = _LEFT_ALONE[kind.name] = (kind, names)
-    return found[1]
+    return tuple(sorted(n for n in kind.left_alone if "." not in n))
 
 
 def _without(normal: Mapping[str, Any], names: tuple[str, ...]) -> Mapping[str, Any]:

@@ -26,7 +26,6 @@ its digests instead of normalising and diffing both sides.
 from __future__ import annotations
 
 import asyncio
-import gc
 from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from apimctl.errors import ServerError
 from apimctl.kinds import Kind
 from apimctl.kinds.dialects import VOCABULARIES, mashery_values
 from apimctl.kinds.ops import Context, Key, Lookups
+from apimctl.speed import collector_paused, per_name
 from apimctl.state.digests import Digests
 from apimctl.state.normal_batches import NormalBatches
 from apimctl.state.packing import PLAIN, Packer, encoded
@@ -175,7 +175,7 @@ class LiveState:
 
 
 def _params(kind: Kind) -> list[tuple[str, str]]:
-    return [("fields", kind.fields_param()), *kind.list_params]
+    return [("fields", kind.fields_param())]
 
 
 def _check(kind: Kind, item: Mapping[str, Any]) -> None:
@@ -274,21 +274,17 @@ class _Kept:
     repeated: tuple[int, ...]  # the scalars whose texts repeat across objects (shared)
 
 
-_KEPT: dict[str, _Kept] = {}
 _ABSENT: Any = object()  # a kept field the raw object lacks
 _NO_CONTEXT = Context()
 
 
+@per_name
 def _kept(kind: Kind) -> _Kept:
-    found = _KEPT.get(kind.name)
-    if found is None or found.kind is not kind:
-        paths = (*kind.keyed, *kind.sets)
-        scalars = tuple(sorted({"id", "created", "status", kind.identity}))
-        found = _KEPT[kind.name] = _Kept(
-            kind, scalars, tuple(sorted({p.split(".")[0] for p in paths})),
-            tuple((tuple(p.split(".")), kind.keyed.get(p, "id")) for p in paths),
-            tuple(i for i, name in enumerate(scalars) if name != "id"))
-    return found
+    paths = (*kind.keyed, *kind.sets)
+    scalars = tuple(sorted({"id", "created", "status", kind.identity}))
+    return _Kept(kind, scalars, tuple(sorted({p.split(".")[0] for p in paths})),
+                 tuple((tuple(p.split(".")), kind.keyed.get(p, "id")) for p in paths),
+                 tuple(i for i, name in enumerate(scalars) if name != "id"))
 
 
 def _lists_at(value: Any, parts: tuple[str, ...]) -> Iterator[list[Any]]:
@@ -432,12 +428,5 @@ def no_cycle_collection() -> Iterator[None]:
     endpoints, and of the planning time). The objects made meanwhile go to the oldest
     generation when it resumes, rather than being scanned at once by the next collection of
     the youngest (half a second at 50,000 endpoints)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused(promote=True):
         yield
-    finally:
-        if enabled:
-            gc.freeze()
-            gc.unfreeze()
-            gc.enable()

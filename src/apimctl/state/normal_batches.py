@@ -8,7 +8,6 @@ it, here otherwise.
 
 from __future__ import annotations
 
-import gc
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +15,7 @@ from apimctl import kinds, workers
 from apimctl.kinds import Kind
 from apimctl.kinds.dialects import without_unmanaged
 from apimctl.kinds.ops import Context
+from apimctl.speed import collector_paused
 from apimctl.state.digests import Digests, digests
 from apimctl.state.normalise import normalise
 from apimctl.state.packing import Packer
@@ -92,9 +92,7 @@ def normal_digests(batch: list[tuple[str, bytes, bytes | None, Context]]) -> lis
     """The digests of the normal forms of packed live documents, each ``(kind name, packed
     bytes, the preset dictionary they were deflated against, context)`` (in the worker
     process, or here)."""
-    enabled = gc.isenabled()
-    gc.disable()  # acyclic: the normal forms are freed as they are digested
-    try:
+    with collector_paused():  # acyclic: the normal forms are freed as they are digested
         out: list[Digests | None] = []
         memo: dict[Any, Any] = {}  # the batch's objects share the normal forms of their nested values
         packers: dict[bytes | None, Packer] = {}
@@ -103,9 +101,6 @@ def normal_digests(batch: list[tuple[str, bytes, bytes | None, Context]]) -> lis
             packer = packers.get(zdict) or packers.setdefault(zdict, Packer(zdict))
             out.append(live_digests(kind, normalise(kind, packer.unpack(packed), ctx, memo=memo)))
         return out
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def live_digests(kind: Kind, normal: dict[str, Any]) -> Digests | None:

@@ -46,6 +46,7 @@ import msgspec
 from apimctl.kinds import BY_NAME, META_FIELDS, NESTED_COMPUTED_FIELDS, Kind
 from apimctl.kinds.base import spelt_unset
 from apimctl.kinds.ops import Context, KindOps
+from apimctl.speed import per_name
 
 __all__ = ["Context", "canonical_datetime", "normalise", "secret_hash"]
 
@@ -297,14 +298,7 @@ class _Compiled:
         return _SCALAR
 
 
-_COMPILED: dict[str, _Compiled] = {}
-
-
-def _compiled(kind: Kind) -> _Compiled:
-    found = _COMPILED.get(kind.name)
-    if found is None or found.kind is not kind:
-        found = _COMPILED[kind.name] = _Compiled(kind)
-    return found
+_compiled = per_name(_Compiled)
 
 
 class _Normaliser:

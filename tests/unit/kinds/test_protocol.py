@@ -23,7 +23,6 @@ def test_operations_answer_for_their_own_kind(kind: kinds.Kind) -> None:
     read = kind.ops.read(raw, Lookups(), None)
     assert isinstance(read, Read)
     assert isinstance(kind.ops.context({}), Context)
-    assert set(kind.ops.collections) <= set(kind.sub_resources)  # each one is written through its API
     assert isinstance(kind.ops.defaults_for(read.doc), Mapping)
     assert set(kind.ops.context_fields) <= set(kind.defaults) | set(kind.nested)
 

@@ -3,6 +3,7 @@ to, renames, write bodies, host coverage, and the manifest check of undeclared n
 
 from __future__ import annotations
 
+from apimctl.kinds import reference_checks
 from apimctl.kinds import references as refs
 
 PLAN = {"name": "Gold", "services": [{"name": "Weather", "endpoints": [{"name": "Forecast"}]}]}
@@ -55,10 +56,10 @@ def test_resolve_gives_write_bodies() -> None:
 
 
 def test_check_names_undeclared_references() -> None:
-    findings = refs.check({"roles": ["A"], "services": [{"name": "W", "roles": ["A", "B"]}]})
+    findings = reference_checks.check({"roles": ["A"], "services": [{"name": "W", "roles": ["A", "B"]}]})
     assert [(f.path, f.severity) for f in findings] == [(("services", 0, "roles", 1), "error")]
     assert "unknown role 'B'" in findings[0].message
-    assert refs.check({"roles": ["A", "B"], "services": [{"name": "W", "roles": ["A", "B"]}]}) == []
+    assert reference_checks.check({"roles": ["A", "B"], "services": [{"name": "W", "roles": ["A", "B"]}]}) == []
 
 
 def _endpoint(name: str, error_set: str, host: str) -> dict[str, object]:
@@ -71,8 +72,8 @@ def test_check_resolves_each_reference_in_its_own_scope() -> None:
                          "endpoints": [_endpoint(f"a{i}", "E2", "api.example.com") for i in range(3)]},
                         {"name": "B", "errorSets": [{"name": "F"}],
                          "endpoints": [_endpoint("b0", "E1", "x.example.org"), _endpoint("b1", "F", "api.example.com")]}]}
-    findings = refs.check(doc)
-    assert refs.check(doc, list(refs.objects(doc))) == findings
+    findings = reference_checks.check(doc)
+    assert reference_checks.check(doc, list(reference_checks.objects(doc))) == findings
     messages = {(f.path, f.message, f.severity) for f in findings}
     assert messages == {
         (("services", 1, "endpoints", 0, "errorSet"), "unknown error set 'E1' (this service declares: F)", "error"),
@@ -93,5 +94,5 @@ def test_check_resolves_each_reference_in_its_own_scope() -> None:
 
 def test_hosts_without_managed_domains_warn_once_per_host() -> None:
     doc = {"services": [{"name": "A", "endpoints": [_endpoint(f"a{i}", "", "API.example.com") for i in range(4)]}]}
-    warnings = [(f.path, f.severity) for f in refs.check(doc) if "publicDomains" in f.path]
+    warnings = [(f.path, f.severity) for f in reference_checks.check(doc) if "publicDomains" in f.path]
     assert warnings == [(("services", 0, "endpoints", 0, "publicDomains", 0), "warning")]
