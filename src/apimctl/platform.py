@@ -5,14 +5,16 @@ The reconciler (``kinds``, ``normalise``, ``apply``, ``export``) and the referen
 internals; constants that the specification and its supplement fix for both live here
 instead of being written twice: the error message catalog (§5), the default ``detailHeader``
 of its messages in the ``mashery`` dialect (§10.5) and the enum vocabularies the dialects
-spell differently (§10.2). ``tests/unit/kinds/test_platform_facts.py`` checks that both
+spell differently (§10.2), and how a date-time of the platform is read. ``tests/unit/kinds/test_platform_facts.py`` checks that both
 sides and the manifest schema agree with them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from types import MappingProxyType
+from typing import Any
 
 # The error message catalog (SUPPLEMENT §5), in its documented order: id -> (HTTP code,
 # default status). Every error set holds every message; `code` follows from the id.
@@ -88,3 +90,21 @@ MASHERY_MESSAGE_DETAILS: Mapping[str, str] = MappingProxyType({
     "ERR_401_INVALID_CONSUMER_KEY": "Invalid Consumer Key",
     "ERR_401_INVALID_NONCE": "Invalid NONCE",
 })
+
+
+def epoch_seconds(value: Any) -> float | None:
+    """Seconds since the epoch of an ISO 8601 date-time in either rendering of the platform
+    (``...Z``, ``...+0000``; none: UTC), ``None`` when it is not one: how the traffic
+    manager's maintenance windows and the call tests' instants are read."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
+    if len(text) > 5 and text[-5] in "+-" and text[-3] != ":" and "T" in text:
+        text = text[:-2] + ":" + text[-2:]
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()

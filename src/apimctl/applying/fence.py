@@ -30,6 +30,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
+from apimctl.applying.calls import Client
 from apimctl.errors import ApimctlError
 
 CONFIRM_AFTER = 1 / 3  # of the lease's lifetime: an older confirmation is renewed before a write
@@ -132,22 +133,11 @@ class Fenced(Protocol):
     async def hold(self) -> None: ...
 
 
-class Writes(Protocol):
-    """The client calls a :class:`FencedClient` passes on (``apimctl.applying.calls.Client``)."""
-
-    async def get(self, path: str, params: Any = None) -> Any: ...
-    async def list_all(self, path: str, params: Any = None, *, page_size: int = 1000,
-                       page_index: bool = False) -> list[dict[str, Any]]: ...
-    async def post(self, path: str, body: Any, params: Any = None) -> dict[str, Any]: ...
-    async def put(self, path: str, body: Any, params: Any = None) -> Any: ...
-    async def delete(self, path: str) -> None: ...
-
-
 class FencedClient:
     """A client whose writes are sent only while ``lease`` is known to be held; reads and
     everything else (``stats``, ``dialect``) are the wrapped client's."""
 
-    def __init__(self, client: Writes, lease: Fenced) -> None:
+    def __init__(self, client: Client, lease: Fenced) -> None:
         self._client, self._lease = client, lease
 
     def __getattr__(self, name: str) -> Any:

@@ -5,17 +5,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from apimctl.platform import epoch_seconds
+
 
 def parse_instant(value: str) -> float | None:
     """Seconds since the epoch of an ISO 8601 date-time (no zone: UTC); None if it is not one."""
-    text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
+    return epoch_seconds(value)
 
 
 def iso(seconds: float) -> str:

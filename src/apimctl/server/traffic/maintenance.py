@@ -7,23 +7,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from apimctl.platform import epoch_seconds
 from apimctl.server.traffic.model import Refused, Trace
 
-
-def instant(value: Any) -> float | None:
-    """Seconds since the epoch of an ISO 8601 date-time (``Z``, ``+0000`` or none: UTC)."""
-    if not isinstance(value, str) or not value:
-        return None
-    text = value.strip().replace("Z", "+00:00")
-    if len(text) > 5 and text[-5] in "+-" and text[-3] != ":" and "T" in text:
-        text = text[:-2] + ":" + text[-2:]
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
+instant = epoch_seconds  # ``Z``, ``+0000`` or no zone (UTC)
 
 
 def iso(seconds: float) -> str:
