@@ -20,9 +20,6 @@ check the reconciler's translation, they must not share it.
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -142,25 +139,11 @@ class ThreadServer:
 @contextmanager
 def served_in_thread(db: Path, dialect: str, areas: int) -> Iterator[ThreadServer]:
     """A reference server of ``dialect`` on the database ``db``, for the ``with`` block."""
-    import uvicorn
-
     from apimctl.server import ServerConfig, create_app
+
+    from .inprocess import uvicorn_in_thread
 
     config = ServerConfig(db_path=str(db), tokens={f"area-token-{i}": f"area-{i}" for i in range(1, areas + 1)},
                           auto_approve_domains=True, dialect=dialect)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    server = uvicorn.Server(uvicorn.Config(create_app(config), host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert server.started, "the reference server did not start"
-    try:
+    with uvicorn_in_thread(create_app(config)) as port:
         yield ThreadServer(f"http://127.0.0.1:{port}/v3/rest", areas)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)

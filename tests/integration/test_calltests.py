@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +20,8 @@ from click.testing import CliRunner
 
 from apimctl.cli import cli
 
+from .inprocess import uvicorn_in_thread
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
@@ -30,23 +29,8 @@ EXAMPLES = ROOT / "examples"
 @contextmanager
 def serve_in_thread(app: Any) -> Iterator[str]:
     """``app`` under uvicorn on 127.0.0.1 (a free port) in a thread; yields its base URL."""
-    import uvicorn
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert server.started
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    with uvicorn_in_thread(app, timeout_graceful_shutdown=1) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def invoke(*args: str) -> tuple[int, str, str]:

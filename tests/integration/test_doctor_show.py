@@ -4,7 +4,6 @@ headers, the command's lines and exit codes) and ``apimctl show PLANFILE``."""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,8 +17,9 @@ from apimctl.api.client import ApiClient
 from apimctl.applying.doctor import Check, Target, diagnose
 from apimctl.applying.lease import Lease
 from apimctl.cli import cli
-from apimctl.cli.common import run_guarded
 from apimctl.server import ServerConfig, create_app
+
+from .inprocess import entry_point
 
 WEATHER = Path(__file__).resolve().parents[2] / "examples" / "weather"
 
@@ -57,14 +57,7 @@ def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
         ) -> Callable[..., tuple[int, str, str]]:
     """``run(*args)``: the real entry point in-process: (exit code, stdout, stderr)."""
 
-    def invoke(*args: str) -> tuple[int, str, str]:
-        monkeypatch.setattr(sys, "argv", ["apimctl", *args])
-        capsys.readouterr()
-        code = run_guarded(cli)
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return invoke
+    return entry_point(monkeypatch, capsys)
 
 
 def by_name(checks: list[Check]) -> dict[str, Check]:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from apimctl.cli import cli
-from apimctl.cli.common import run_guarded
 from apimctl.export.scaffold import SKELETON, template
+
+from .inprocess import entry_point
 
 ROOT = Path(__file__).resolve().parents[2]
 GITOPS = ROOT / "examples" / "gitops"
@@ -23,14 +22,7 @@ Run = Callable[..., tuple[int, str, str]]
 def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
     monkeypatch.chdir(tmp_path)
 
-    def invoke(*args: str) -> tuple[int, str, str]:
-        monkeypatch.setattr(sys, "argv", ["apimctl", *args])
-        capsys.readouterr()
-        code = run_guarded(cli)
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return invoke
+    return entry_point(monkeypatch, capsys)
 
 
 @pytest.mark.parametrize(("name", "destination"), SKELETON)

@@ -3,17 +3,12 @@ apply says what to do instead of "Rerun to converge" (a rerun alone changes noth
 
 from __future__ import annotations
 
-import socket
-import sys
-import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from apimctl.cli import cli
-from apimctl.cli.common import run_guarded
+from .inprocess import entry_point, uvicorn_in_thread
 
 MANIFEST = """\
 services:
@@ -32,29 +27,13 @@ domains: [example.org]
 @pytest.fixture(scope="module")
 def url(tmp_path_factory: pytest.TempPathFactory, dialect: str) -> Iterator[str]:
     """A reference server of ``dialect`` that holds new domains as waiting (no auto-approval)."""
-    import uvicorn
-
     from apimctl.server import ServerConfig, create_app
 
     folder = tmp_path_factory.mktemp(f"domains-{dialect}")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
     app = create_app(ServerConfig(db_path=str(folder / "s.db"), tokens={"t0ken": "area-1"},
                                   dialect=dialect, auto_approve_domains=False))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                           lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert server.started
-    try:
+    with uvicorn_in_thread(app) as port:
         yield f"http://127.0.0.1:{port}/v3/rest"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 @pytest.fixture
@@ -63,14 +42,7 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     monkeypatch.chdir(tmp_path)
     (tmp_path / "m.yaml").write_text(MANIFEST)
 
-    def invoke(*args: str) -> tuple[int, str, str]:
-        monkeypatch.setattr(sys, "argv", ["apimctl", *args])
-        capsys.readouterr()
-        code = run_guarded(cli)
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return invoke
+    return entry_point(monkeypatch, capsys)
 
 
 def test_plan_warns_and_apply_says_what_to_do(url: str, run: Callable[..., tuple[int, str, str]]) -> None:

@@ -3,10 +3,7 @@ with --ca-bundle, REQUESTS_CA_BUNDLE or SSL_CERT_FILE, and --insecure with its w
 
 from __future__ import annotations
 
-import socket
 import sys
-import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -17,14 +14,14 @@ from apimctl.cli import cli
 from apimctl.cli.common import run_guarded
 from apimctl.cli.tls import INSECURE_WARNING
 
+from .inprocess import uvicorn_in_thread
+
 Run = Callable[..., tuple[int, str, str]]
 
 
 @pytest.fixture(scope="module")
 def tls_server(tmp_path_factory: pytest.TempPathFactory, dialect: str) -> Iterator[tuple[str, Path]]:
     """``(url, ca.pem)`` of a reference server of ``dialect`` serving HTTPS on 127.0.0.1."""
-    import uvicorn
-
     from apimctl.server import ServerConfig, create_app
 
     folder = tmp_path_factory.mktemp(f"tls-{dialect}")
@@ -33,24 +30,9 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory, dialect: str) -> Iterat
     ca.cert_pem.write_to_path(str(folder / "ca.pem"))
     cert.cert_chain_pems[0].write_to_path(str(folder / "cert.pem"))
     cert.private_key_pem.write_to_path(str(folder / "key.pem"))
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
     app = create_app(ServerConfig(db_path=str(folder / "s.db"), tokens={"t0ken": "area-1"}, dialect=dialect))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                           lifespan="off", ssl_certfile=str(folder / "cert.pem"),
-                                           ssl_keyfile=str(folder / "key.pem")))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert server.started
-    try:
+    with uvicorn_in_thread(app, ssl_certfile=str(folder / "cert.pem"), ssl_keyfile=str(folder / "key.pem")) as port:
         yield f"https://127.0.0.1:{port}/v3/rest", folder / "ca.pem"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 @pytest.fixture
