@@ -92,19 +92,26 @@ MASHERY_MESSAGE_DETAILS: Mapping[str, str] = MappingProxyType({
 })
 
 
-def epoch_seconds(value: Any) -> float | None:
-    """Seconds since the epoch of an ISO 8601 date-time in either rendering of the platform
-    (``...Z``, ``...+0000``; none: UTC), ``None`` when it is not one: how the traffic
-    manager's maintenance windows and the call tests' instants are read."""
+def parse_datetime(value: Any) -> datetime | None:
+    """An ISO 8601 date-time in either rendering of the platform (``...Z``, ``...+0000``; no
+    zone: UTC) as an aware datetime, ``None`` when it is not one."""
     if not isinstance(value, str) or not value.strip():
         return None
-    text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
-    if len(text) > 5 and text[-5] in "+-" and text[-3] != ":" and "T" in text:
-        text = text[:-2] + ":" + text[-2:]
+    text = value.strip()
+    if text[-1] in "Zz":
+        text = text[:-1] + "+00:00"
+    if len(text) > 5 and text[-5] in "+-" and text[-4:].isdigit():
+        text = f"{text[:-5]}{text[-5:-2]}:{text[-2:]}"
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def epoch_seconds(value: Any) -> float | None:
+    """Seconds since the epoch of a date-time (:func:`parse_datetime`), ``None`` when it is
+    not one: how the traffic manager's maintenance windows and the call tests' instants are
+    read."""
+    moment = parse_datetime(value)
+    return moment.timestamp() if moment is not None else None

@@ -38,7 +38,7 @@ import copy
 import hashlib
 import json
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import Any
 
 import msgspec
@@ -46,6 +46,7 @@ import msgspec
 from apimctl.kinds import BY_NAME, META_FIELDS, NESTED_COMPUTED_FIELDS, Kind
 from apimctl.kinds.base import spelt_unset
 from apimctl.kinds.ops import Context, KindOps
+from apimctl.platform import parse_datetime
 from apimctl.speed import per_name
 
 __all__ = ["Context", "canonical_datetime", "normalise", "secret_hash"]
@@ -66,17 +67,9 @@ def canonical_datetime(value: Any) -> Any:
     Accepts both platform renderings (``...+0000`` and ``...Z``) and any ISO 8601 text; a
     value that is not a datetime is returned unchanged, so the difference stays visible.
     """
-    if not isinstance(value, str) or not value:
+    parsed = parse_datetime(value)
+    if parsed is None:
         return value
-    text = value.strip()
-    if len(text) > 5 and text[-5] in "+-" and text[-4:].isdigit():
-        text = f"{text[:-5]}{text[-5:-2]}:{text[-2:]}"
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return value
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
     parsed = parsed.astimezone(UTC)
     if parsed.microsecond:
         return parsed.strftime("%Y-%m-%dT%H:%M:%S.") + f"{parsed.microsecond // 1000:03d}Z"
