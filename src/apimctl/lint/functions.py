@@ -29,6 +29,7 @@ import jsonschema
 from jsonschema.exceptions import SchemaError
 
 from apimctl.kinds import ENDPOINT, SERVICE
+from apimctl.kinds.endpoint import endpoint_routes
 from apimctl.lint.function_base import ABSENT, Context, Function, OptionError, Result, show
 from apimctl.lint.time_functions import (
     datetime_check,
@@ -240,18 +241,18 @@ def shared_routes(value: Any, _: Any, label: str, ctx: Context) -> list[Result]:
     """Endpoints of a manifest document (the value) sharing a path on a public domain with
     other HTTP methods: valid where routes are unique by method too (SUPPLEMENT §10.10.1), but
     refused by areas that keep (domain, path) unique (§4), and easy to misroute."""
-    claimed: dict[tuple[str, str], list[JsonPath]] = {}
+    claimed: dict[str, list[JsonPath]] = {}  # route (``alias|host``) -> who claims it
     services, endpoints = SERVICE.manifest_key, ENDPOINT.manifest_key
     for si, service in enumerate(_items(value, services)):
         for ei, endpoint in enumerate(_items(service, endpoints)):
-            alias = endpoint.get("requestPathAlias")
-            if not isinstance(alias, str):
+            if not isinstance(endpoint.get("requestPathAlias"), str):
                 continue
-            for host in {str(h).lower() for h in endpoint.get("publicDomains") or [] if isinstance(h, str)}:
-                claimed.setdefault((host, alias), []).append(
-                    (services, si, endpoints, ei, "requestPathAlias"))
+            for route in endpoint_routes(endpoint, by_method=False):
+                if not route.endswith("|"):  # no public domain: no route
+                    claimed.setdefault(route, []).append((services, si, endpoints, ei, "requestPathAlias"))
     out: list[Result] = []
-    for (host, alias), paths in sorted(claimed.items()):
+    for route, paths in sorted(claimed.items()):
+        alias, _, host = route.partition("|")
         for path in paths if len(paths) > 1 else ():
             out.append((path, f"{host}{alias} is shared by {len(paths)} endpoints (with other "
                               "HTTP methods); an area keeping (domain, path) unique refuses it"))
