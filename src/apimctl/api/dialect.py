@@ -40,9 +40,10 @@ class Detected:
     reason: str
 
 
-def mashery_sign(response: httpx.Response) -> str | None:
-    """What in a reply shows the ``mashery`` dialect (an ``X-Mashery-*`` header, a string
-    error code), or ``None``."""
+def mashery_sign(response: httpx.Response, where: str = "") -> str | None:
+    """What in a reply shows the ``mashery`` dialect, or ``None``: an ``X-Mashery-*`` header
+    (any answer may carry one, so which call it came on is not said), or a string error code
+    ``on`` the call ``where`` names."""
     for name in response.headers:
         if name.lower().startswith(MASHERY_HEADER_PREFIX):
             return f"{'-'.join(p.capitalize() for p in name.split('-'))} header"
@@ -52,7 +53,7 @@ def mashery_sign(response: httpx.Response) -> str | None:
         except ValueError:
             return None
         if isinstance(body, dict) and isinstance(body.get("errorCode"), str) and body["errorCode"].startswith("ERR_"):
-            return "string error code"
+            return f"string error code on {where.split('?', 1)[0]}" if where else "string error code"
     return None
 
 
@@ -74,11 +75,7 @@ class DialectChoice:
     def observe(self, where: str, response: httpx.Response) -> None:
         if self.sign:
             return
-        found = mashery_sign(response)
-        if found and found.endswith(" header"):
-            self.sign = found  # any answer may carry it: which one came first says nothing
-        elif found:
-            self.sign = f"{found} on {where.split('?', 1)[0]}"
+        self.sign = mashery_sign(response, where) or ""
 
     def decided(self, setting: str | None = None) -> Detected | None:
         """The dialect when it is known without (more) replies, else ``None``."""
