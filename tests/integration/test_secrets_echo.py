@@ -57,6 +57,14 @@ services:
 """
 
 
+class _Quiet(ThreadingHTTPServer):
+    """The echo servers: a client that hangs up before the answer is sent (it stopped
+    retrying) is not what these tests look at, so it is not reported on stderr."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass
+
+
 def error_body(dialect: str, status: int, message: str, items: list[dict[str, str]] | None = None) -> object:
     """An error body as the dialect writes it: ``errorCode`` the status (``spec``, with the
     ``errors`` items real deployments add, SUPPLEMENT §9) or a string code (``mashery``)."""
@@ -108,7 +116,7 @@ def echo_server(dialect: str) -> Iterator[str]:
 
         do_POST = do_PUT = do_DELETE = _echo
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = _Quiet(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/v3/rest"
@@ -200,7 +208,7 @@ def echoing_token_server(dialect: str) -> Iterator[str]:
             auth = self.headers.get("Authorization", "")
             send_json(self, 401, error_body(dialect, 401, f"bad token {auth}"), answers.auth_headers(401))
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = _Quiet(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/v3/rest"
