@@ -10,11 +10,12 @@ path item (local or in another file) is followed the way the validator follows i
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -114,17 +115,28 @@ def _read(file: str) -> str:
 
 
 def _parse(file: str, text: str) -> tuple[dict[str, Any], dict[Pointer, tuple[int, int]]]:
+    """The document as the validator reads it (its YAML loader: dates stay text; then through
+    JSON: a response code written ``200`` is the key ``"200"``), and where each node is."""
+    from jsonschema_path.loaders import JsonschemaSafeLoader  # the validator's loader (libyaml)
+
+    loader: Any = cast(Any, JsonschemaSafeLoader)(text)  # typed as a bare class upstream
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
         reason = getattr(exc, "problem", None) or str(exc)
         raise OpenApiError([Problem(file, line, col, "", f"not YAML or JSON: {reason}")]) from None
+    finally:
+        loader.dispose()
     if not isinstance(data, dict):
         raise OpenApiError([Problem(file, 1, 1, "", "not an OpenAPI document: expected a mapping "
                                                     "with an 'openapi' or 'swagger' field")])
+    try:
+        data = json.loads(json.dumps(data))
+    except (TypeError, ValueError) as exc:  # a YAML value JSON has no word for (binary, a set)
+        raise OpenApiError([Problem(file, 1, 1, "", f"not an OpenAPI document: {exc}")]) from None
     positions: dict[Pointer, tuple[int, int]] = {}
     _positions(node, (), positions)
     return data, positions

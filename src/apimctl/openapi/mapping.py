@@ -26,6 +26,7 @@ from apimctl.errors import Problem
 from apimctl.kinds.ops import escape_literal
 from apimctl.manifests.model import format_path
 from apimctl.manifests.schema import manifest_schema
+from apimctl.openapi.canonical import exported_form
 from apimctl.openapi.document import (
     HTTP_VERBS,
     OpenApiDocument,
@@ -97,7 +98,7 @@ def import_service(doc: OpenApiDocument, options: ImportOptions) -> Imported:
     _check_unique(doc, endpoints, groups)
     service = _service(doc, options, endpoints)
     _check_schema(doc, service)
-    return Imported(service, doc, warnings)
+    return Imported(exported_form(service), doc, warnings)
 
 
 def _operations(doc: OpenApiDocument, options: ImportOptions, warnings: list[str]) -> list[_Operation]:

