@@ -6,6 +6,9 @@
 - :mod:`~apimctl.openapi.mapping` turns it into a service (endpoints, methods, domains), with
   :mod:`~apimctl.openapi.sources` (servers, security) and :mod:`~apimctl.openapi.extensions`
   (the ``x-apimctl-*`` vocabulary and its JSON Schema);
+- :mod:`~apimctl.openapi.canonical` puts the service in the form an export of the applied area
+  writes (children by name, defaults left out), so that an exported document imports back to
+  the same text;
 - :mod:`~apimctl.openapi.manifest_file` writes the service, or updates the file that holds
   it in place, keeping what a person added;
 - :mod:`~apimctl.openapi.describe` makes the OpenAPI 3.1 document of a service;

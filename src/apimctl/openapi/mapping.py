@@ -8,7 +8,9 @@ its operations as ``supportedHttpMethods``, one method per ``operationId`` (with
 detection in the ``X-Operation-Id`` header unless the extensions say otherwise), the key
 location from the ``apiKey`` security scheme, and every other field from the
 ``x-apimctl-endpoint`` extensions and the command's options
-(:mod:`apimctl.openapi.extensions`). Fields equal to the platform's defaults are not written.
+(:mod:`apimctl.openapi.extensions`). The service is then written as an export of the area it
+is applied to writes it (:mod:`apimctl.openapi.canonical`): endpoints and methods by name,
+fields equal to the platform's defaults left out.
 """
 
 from __future__ import annotations
