@@ -41,8 +41,8 @@ def exported_form(service: Mapping[str, Any]) -> dict[str, Any]:
     for child in kinds.children_of(kinds.SERVICE):  # an area always has a set: none is written
         if entry.get(child.manifest_key) == []:
             del entry[child.manifest_key]
-    _keep_secrets(entry, service)
     restored: dict[str, Any] = _restored(entry, tokens)
+    _keep_secrets(restored, service)
     return restored
 
 

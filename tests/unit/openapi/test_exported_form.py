@@ -17,7 +17,7 @@ def test_children_by_name_defaults_left_out_secrets_and_escaped_text_kept() -> N
         "endpoints": [
             {"name": "b", "requestPathAlias": "/b", "trafficManagerDomain": "a.example.com",
              "publicDomains": ["a.example.com"], "errorSet": "XML", "supportedHttpMethods": ["get"]},
-            {"name": "a", "requestPathAlias": "/a", "trafficManagerDomain": "a.example.com",
+            {"name": "a $${v}", "requestPathAlias": "/a", "trafficManagerDomain": "a.example.com",
              "publicDomains": ["a.example.com"], "errorSet": "JSON", "inboundSslRequired": False,
              "systemDomainCredentialKey": "k", "systemDomainCredentialSecret": "${SECRET}",
              "systemDomainAuthentication": {"type": "httpBasic", "username": "u", "password": "literal"},
@@ -26,7 +26,7 @@ def test_children_by_name_defaults_left_out_secrets_and_escaped_text_kept() -> N
     assert (found["name"], found["description"]) == ("Shop $${tag}", "costs $${price}")
     assert found["errorSets"] == [{"name": "JSON"}, {"name": "XML", "type": "text/xml"}]
     a, b = found["endpoints"]
-    assert (a["name"], b["name"]) == ("a", "b")
+    assert (a["name"], b["name"]) == ("a $${v}", "b")
     assert "errorSet" not in a and b["errorSet"] == "XML"  # the first set is an endpoint's default
     assert "inboundSslRequired" not in a and "supportedHttpMethods" not in b
     assert a["systemDomainCredentialSecret"] == "${SECRET}"  # not a reference of the export's own
