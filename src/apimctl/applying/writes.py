@@ -40,6 +40,7 @@ from apimctl.applying.schedule import PartlyDone, Unit
 from apimctl.errors import ApiError, Invalid, NotFound
 from apimctl.kinds import Kind
 from apimctl.kinds.dialects import dialect_of, field_default
+from apimctl.kinds.nested_writes import Singleton
 from apimctl.plans.model import Plan, Step
 
 # The projections of create replies: the ids apply indexes for later steps (an endpoint's
@@ -188,7 +189,7 @@ class Writer(CollectionWrites):
         desired = self.resolved(step)
         fields: dict[str, Any] = {}
         for name in changed_fields(step):
-            if name in kind.ops.collections or name in kind.ops.singletons:
+            if name in kind.ops.writes:
                 continue
             if name in desired:
                 value = desired[name]
@@ -236,13 +237,14 @@ class Writer(CollectionWrites):
 
     async def update_parts(self, step: Step) -> None:
         """Sub-resources (singletons) and nested collections an update changes."""
-        ops = kinds.get(step.kind).ops
+        writes = kinds.get(step.kind).ops.writes
         fields_ = changed_fields(step)
-        for name in ops.singletons:
-            if name in fields_:
+        for name, write in writes.items():
+            if name not in fields_:
+                continue
+            if isinstance(write, Singleton):
                 await self.write_singleton(step, name)
-        for name in ops.collections:
-            if name in fields_:
+            else:
                 await self.reconcile(step, name)
 
     async def write_singleton(self, step: Step, name: str) -> None:

@@ -8,9 +8,11 @@ from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Kind, Reference, frozen, join_key
+from apimctl.kinds.dialects import ROLE_ACTIONS
 from apimctl.kinds.endpoint import ENDPOINT, METHOD, METHODS
+from apimctl.kinds.nested_writes import Entitlements, NestedWrite, fields_under
 from apimctl.kinds.ops import Exported, Lookups, Ops, Read, Resolver, as_list, fingerprint, names_of
-from apimctl.kinds.role import ROLE
+from apimctl.kinds.role import ROLE, permissions
 from apimctl.kinds.service import SERVICE
 
 SERVICES = "services"
@@ -94,7 +96,11 @@ def _exported_entitlement(item: Mapping[str, Any]) -> dict[str, Any]:
 class PlanOps(Ops):
     """A plan's entitlements and role permissions are reconciled one by one."""
 
-    collections: tuple[str, ...] = (SERVICES, ROLES)
+    writes: Mapping[str, NestedWrite] = frozen({
+        SERVICES: Entitlements(fields=fields_under(PLAN_READ_FIELDS, SERVICES), inner=ENDPOINTS,
+                               leaf=METHODS, flag="undefinedMethodsAllowed"),
+        ROLES: permissions(ROLE_ACTIONS["plan"]),
+    })
 
     def export(self, entry: Exported) -> Any:
         doc = super().export(entry)
