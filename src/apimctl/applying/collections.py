@@ -129,6 +129,8 @@ class CollectionWrites:
 
     async def link_by_id(self, path: str, listed: list[dict[str, Any]], items: list[dict[str, Any]] | None) -> None:
         have = {e["id"] for e in listed}
+        # unlisted: the links held (the same set, so a link held twice is removed once and
+        # not made again: the manifest leaves the links alone)
         want = have if items is None else {i["id"] for i in items}
         for eid in sorted(e for e in have & want if _count(listed, e) > 1):  # linked twice
             await delete_quietly(self.client, f"{path}/{eid}")
@@ -238,6 +240,8 @@ class CollectionWrites:
                 continue
             await self.write_inner(f"{base}/{sid}/{spec.inner}", spec, live[sid].get(spec.inner) or [],
                                    outer[spec.inner])
+        for sid in live.keys() - want.keys():
+            await delete_quietly(self.client, f"{base}/{sid}")
 
     async def write_inner(self, base: str, spec: Entitlements, listed: list[dict[str, Any]],
                           wanted: list[dict[str, Any]]) -> None:
