@@ -57,12 +57,6 @@ def _entitled(raw: Any, lookups: Lookups) -> list[dict[str, Any]]:
     return out
 
 
-def entitlements(services: list[dict[str, Any]], refs: Resolver) -> list[dict[str, Any]]:
-    """Entitlements by id: services, their endpoints and the methods of those."""
-    return _entitled_by_id(services, _OPS.resolved({SERVICES: services}, refs, None)[SERVICES],
-                           refs)
-
-
 def _entitled_by_id(services: list[dict[str, Any]], resolved: list[dict[str, Any]],
                     refs: Resolver) -> list[dict[str, Any]]:
     """``services`` (manifest shape) as a body: services and endpoints by the ids of
