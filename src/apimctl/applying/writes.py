@@ -214,7 +214,7 @@ class Writer(CollectionWrites):
             try:
                 await self.client.put(self.collection(steps[0]), entries)
             except Invalid as exc:
-                # refused because of some endpoints only (all or nothing): the others go again
+                # refused because of some entries only (all or nothing): the others go again
                 bad = blamed(exc, "", len(entries))
                 if bad is None or len(bad) == len(entries):
                     raise named_positions(exc, names, bare) from None
