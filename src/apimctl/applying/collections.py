@@ -4,7 +4,7 @@ A mixin of :class:`apimctl.applying.writes.Writer`. A kind's operations list the
 update writes apart from the object's own ``PUT`` (``Ops.writes``, strategies of
 :mod:`apimctl.kinds.nested_writes`): singletons with a sub-resource of their own, links by id,
 keyed items, a fixed catalog, entitlements. Each collection is made exactly what the manifest
-lists (when it lists it). Extra copies of an item the plan repairs (``--repair-duplicates``:
+lists (when it lists it; a catalog item it does not list is at its default). Extra copies of an item the plan repairs (``--repair-duplicates``:
 changes ``methods[GET] (duplicates)``) are deleted first, by the ids the plan names; an item
 listed twice under one id (a link, a catalog item) is written once again. Nothing here knows
 which kind it writes.

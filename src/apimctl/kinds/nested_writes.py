@@ -102,7 +102,8 @@ class Catalog:
     """A fixed catalog: the platform holds every item of ``ids`` (keyed by ``key``), so each
     is written in place (``PUT {item}/{field}/{id}``) when it differs from what the manifest
     makes it: ``default`` (the item as the platform creates it in the dialect) with the
-    fields the manifest lists for it. An item the area holds twice is written again.
+    fields the manifest lists for it. An item the plan repairs (held twice:
+    ``errorMessages[X] (duplicates)``) is written again, whole.
     ``filled``: the fields a create body's listed item gets from the dialect when the manifest
     leaves them out (SUPPLEMENT §10.5: not writing one means "the platform's default")."""
 
