@@ -10,12 +10,13 @@ import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 
+from apimctl import kinds
 from apimctl.errors import ApiError, Invalid
-from apimctl.kinds import ENDPOINT
 
-# a child's position in a nested write's property path: `endpoints[1].x`, or `[1].x` when the
-# body is a bare array (PUT /services/{id}/endpoints)
-POSITION = re.compile(r"(\bendpoints|\berrorSets|\bplans|(?<![\w\]]))\[(\d+)\]")
+# a child's position in a nested write's property path: `endpoints[1].x` (the manifest key of
+# a child kind), or `[1].x` when the body is a bare array (PUT /services/{id}/endpoints)
+CHILD_KEYS = sorted({k.manifest_key for k in kinds.KINDS if k.parent is not None})
+POSITION = re.compile(rf"(\b(?:{'|'.join(map(re.escape, CHILD_KEYS))})|(?<![\w\]]))\[(\d+)\]")
 
 
 def blamed(exc: Invalid, collection: str, count: int) -> dict[int, str] | None:
@@ -35,13 +36,15 @@ def blamed(exc: Invalid, collection: str, count: int) -> dict[int, str] | None:
     return {i: f"{head}: " + "; ".join(msgs) for i, msgs in found.items()}
 
 
-def named_positions(exc: ApiError, names: Mapping[str, Sequence[str]]) -> ApiError:
+def named_positions(exc: ApiError, names: Mapping[str, Sequence[str]], bare: str = "") -> ApiError:
     """``exc`` with the positions of a nested write's children (``endpoints[1].maxAge``) shown
-    as their names (``endpoints[Forecast].maxAge``), so that a failure names the object."""
+    as their names (``endpoints[Forecast].maxAge``), so that a failure names the object.
+    ``names[""]`` are the entries of a bare array body, called ``bare`` in the message (the
+    manifest key of their kind: ``endpoints``)."""
 
     def name(match: re.Match[str]) -> str:
         listed, at = names.get(match.group(1), ()), int(match.group(2))
-        label = match.group(1) or ENDPOINT.manifest_key  # the only bare array apply sends
+        label = match.group(1) or bare
         return f"{label}[{listed[at]}]" if at < len(listed) else match.group(0)
 
     message = POSITION.sub(name, exc.message)

@@ -20,10 +20,8 @@ from typing import Any
 from apimctl import kinds
 from apimctl.errors import ApimctlError
 from apimctl.kinds import Kind
-from apimctl.kinds.dialects import ROLE_ACTIONS, SPEC, Dialect
-from apimctl.kinds.error_set import MESSAGES
-from apimctl.kinds.plan import entitlements
-from apimctl.kinds.service import ROLES
+from apimctl.kinds.dialects import SPEC, Dialect
+from apimctl.kinds.nested_writes import Catalog, Links
 from apimctl.plans.model import Step, address
 
 SECRET_PATHS = {k.name: tuple(sorted(k.secret)) for k in kinds.KINDS if k.secret}
@@ -200,44 +198,34 @@ class BodyBuilder:
         kind = kinds.get(step.kind)
         desired = resolve_secrets(step, step.desired or {}, self.secret_values, self.env) if fields is None else fields
         body = kind.ops.body(desired, self, step.key, kinds.split_key(kind, step.key)[0])
-        return with_message_defaults(kind, with_role_actions(kind, body, self.dialect), self.dialect)
-
-    def entitlements(self, services: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return entitlements(services, self)
+        return with_dialect_additions(kind, body, self.dialect)
 
 
-def with_role_actions(kind: Kind, body: dict[str, Any], dialect: Dialect) -> dict[str, Any]:
-    """Role permissions with their ``action`` where the target requires it (SUPPLEMENT §10.7)."""
-    action = ROLE_ACTIONS.get(kind.name)
-    roles = body.get(ROLES)
-    if dialect.role_action_required and action and isinstance(roles, list):
-        body[ROLES] = [{**r, "action": r.get("action", action)} if isinstance(r, dict) else r for r in roles]
+def with_dialect_additions(kind: Kind, body: dict[str, Any], dialect: Dialect) -> dict[str, Any]:
+    """``body`` (changed in place) with what the target dialect needs in the items of the
+    kind's nested parts: links with their ``action`` where it is required (role permissions,
+    SUPPLEMENT §10.7); catalog items with the dialect's own defaults of the fields they leave
+    out (an error message's ``detailHeader``: not writing it means "the platform's default",
+    SUPPLEMENT §10.5, which a listed message would otherwise lose)."""
+    for name, write in kind.ops.writes.items():
+        items = body.get(name)
+        if not isinstance(items, list):
+            continue
+        if isinstance(write, Links) and write.action and write.action_required(dialect):
+            body[name] = [{**i, "action": i.get("action", write.action)} if isinstance(i, dict) else i
+                          for i in items]
+        elif isinstance(write, Catalog):
+            body[name] = [_filled(i, write, dialect) if isinstance(i, dict) else i for i in items]
     return body
 
 
-def with_message_defaults(kind: Kind, body: dict[str, Any], dialect: Dialect) -> dict[str, Any]:
-    """Error messages listed without a ``detailHeader`` get the target dialect's default: not
-    writing it means "the platform's default" (SUPPLEMENT §10.5), which a listed message would
-    otherwise lose."""
-    messages = body.get(MESSAGES)
-    if kind.name != kinds.ERROR_SET.name or not dialect.message_details or not isinstance(messages, list):
-        return body
-    body[MESSAGES] = [{**m, "detailHeader": dialect.detail_header(str(m.get("id")))}
-                      if isinstance(m, dict) and "detailHeader" not in m else m for m in messages]
-    return body
-
-
-def method_body(method: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in method.items() if k != "responseFilters"}
+def _filled(item: dict[str, Any], catalog: Catalog, dialect: Dialect) -> dict[str, Any]:
+    extra = {k: v for k, v in catalog.filled(str(item.get(catalog.key)), dialect).items() if k not in item}
+    return {**item, **extra} if extra else item
 
 
 def env_mapping(env: Mapping[str, str] | None) -> Mapping[str, str]:
     return os.environ if env is None else env
-
-
-def service_name(step: Step) -> str:
-    """The parent service's name of an endpoint or error set step."""
-    return kinds.split_key(kinds.get(step.kind), step.key)[0] or ""
 
 
 def changed_fields(step: Step) -> list[str]:

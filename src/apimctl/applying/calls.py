@@ -89,6 +89,6 @@ def as_items(data: Any) -> list[dict[str, Any]]:
     return [data] if isinstance(data, dict) else []
 
 
-async def find_in(client: Client, path: str, name: str) -> dict[str, Any] | None:
-    """An item of a small (unpaged) collection by name."""
-    return next((i for i in as_items(await client.get(path)) if i.get("name") == name), None)
+async def find_in(client: Client, path: str, name: str, key: str = "name") -> dict[str, Any] | None:
+    """An item of a small (unpaged) collection by its key field (its name)."""
+    return next((i for i in as_items(await client.get(path)) if i.get(key) == name), None)

@@ -1,45 +1,34 @@
-"""Nested collections an update writes item by item: role permissions, methods and their
-response filters, error messages, plan entitlements, maintenance-event endpoints.
+"""The one writer of nested parts: carries out whatever strategy a kind declares for a part.
 
-A mixin of :class:`apimctl.applying.writes.Writer`: each collection is made exactly what the
-manifest lists (when it lists it), creating and deleting items through the API. Extra copies
-of an item the plan repairs (``--repair-duplicates``: changes ``methods[GET] (duplicates)``)
-are deleted first, by the ids the plan names; an item listed twice under one id (a link, an
-error message) is written once again.
+A mixin of :class:`apimctl.applying.writes.Writer`. A kind's operations list the parts an
+update writes apart from the object's own ``PUT`` (``Ops.writes``, strategies of
+:mod:`apimctl.kinds.nested_writes`): singletons with a sub-resource of their own, links by id,
+keyed items, a fixed catalog, entitlements. Each collection is made exactly what the manifest
+lists (when it lists it; a catalog item it does not list is at its default). Extra copies of an item the plan repairs (``--repair-duplicates``:
+changes ``methods[GET] (duplicates)``) are deleted first, by the ids the plan names; an item
+listed twice under one id (a link, a catalog item) is written once again. Nothing here knows
+which kind it writes.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from apimctl import kinds
 from apimctl.api.ratelimit import Backoff
-from apimctl.applying.bodies import (
-    BodyBuilder,
-    LiveIndex,
-    method_body,
-)
+from apimctl.applying.bodies import BodyBuilder, LiveIndex, full_nested, path_value
 from apimctl.applying.calls import Client, as_items, create_once, delete_quietly, find_in
-from apimctl.kinds.dialects import ROLE_ACTIONS, SPEC, Dialect, message_default
-from apimctl.kinds.endpoint import METHOD, METHODS
-from apimctl.kinds.error_set import MESSAGES
-from apimctl.kinds.maintenance_event import ENDPOINTS, endpoint_key
-from apimctl.kinds.plan import SERVICES
-from apimctl.kinds.service import ROLES
+from apimctl.errors import NotFound
+from apimctl.kinds import Kind
+from apimctl.kinds.dialects import SPEC, Dialect
+from apimctl.kinds.nested_writes import Catalog, Entitlements, KeyedItems, Links, Singleton
 from apimctl.plans.model import DUPLICATES, Step, address
-
-# a plan's entitlements, read with explicit nested fields: a plan service's endpoints and a
-# plan endpoint's methods are Exp where real deployments run (SUPPLEMENT §10.6)
-ENTITLEMENT_FIELDS = ("id,name,endpoints.id,endpoints.name,endpoints.undefinedMethodsAllowed,"
-                      "endpoints.methods.id,endpoints.methods.name")
-METHOD_FIELDS = ("id,name,sampleJsonResponse,sampleXmlResponse,responseFilters.id,responseFilters.name,"
-                 "responseFilters.notes,responseFilters.jsonFilterFields,responseFilters.xmlFilterFields")
 
 
 class CollectionWrites:
-    """Writes of nested collections; the writer supplies the client, the ids and the paths."""
+    """Writes of nested parts; the writer supplies the client, the ids and the paths."""
 
     client: Client
     index: LiveIndex
@@ -53,186 +42,103 @@ class CollectionWrites:
     def resolved(self, step: Step) -> dict[str, Any]:
         raise NotImplementedError
 
-    async def reconcile(self, step: Step, name: str) -> None:
-        """Make the collection ``name`` of ``step``'s object (``Kind.ops.collections``) what
-        the manifest lists."""
-        handlers: dict[str, Callable[[Step], Awaitable[None]]] = {
-            ROLES: self.reconcile_roles, METHODS: self.reconcile_methods,
-            MESSAGES: self.reconcile_messages, SERVICES: self.reconcile_entitlements,
-            ENDPOINTS: self.reconcile_event_endpoints,
-        }
-        await handlers[name](step)
+    async def write_part(self, step: Step, name: str) -> None:
+        """Make the part ``name`` of ``step``'s object what the manifest says, by the strategy
+        its kind declares (``Kind.ops.writes``)."""
+        kind = kinds.get(step.kind)
+        match kind.ops.writes[name]:
+            case Singleton():
+                await self.write_singleton(step, kind, name)
+            case Links() as links:
+                await self.write_links(step, name, links)
+            case KeyedItems() as keyed:
+                await self.write_keyed(step, name, keyed)
+            case Catalog() as catalog:
+                await self.write_catalog(step, name, catalog)
+            case Entitlements() as entitled:
+                await self.write_entitlements(step, name, entitled)
 
-    async def reconcile_roles(self, step: Step) -> None:
-        # a service's roles may read it; a plan's roles may register keys
-        action = ROLE_ACTIONS[kinds.SERVICE.name if step.kind == kinds.SERVICE.name else kinds.PLAN.name]
-        await self.set_roles(step, f"{self.item(step)}/{ROLES}", action)
+    def listed(self, step: Step, name: str, items: Any) -> list[dict[str, Any]]:
+        """The items of the part ``name`` as the kind's own write body carries them: names
+        resolved to ids (its references), the dialect's additions made."""
+        return list(self.bodies.body(step, {name: items}).get(name) or [])
 
-    async def set_roles(self, step: Step, path: str, action: str) -> None:
-        """Role permissions: exactly the roles the manifest names (when it names any); item by
-        item, or as one collection where the target writes them so (SUPPLEMENT §10.7)."""
-        names = (step.desired or {}).get(ROLES)
-        if names is None:
+    # -- singletons -------------------------------------------------------------------
+
+    async def write_singleton(self, step: Step, kind: Kind, name: str) -> None:
+        """A singleton written through its own sub-resource: the nullable object at or under
+        ``name`` (``securityProfile.oauth``, ``systemDomainAuthentication``)."""
+        desired = self.resolved(step)
+        base = self.item(step)
+        nullable = _nullable_under(kind, name)
+        if nullable is not None:
+            body = full_nested(kind, nullable, path_value(desired, nullable))
+            await self.put_or_post(f"{base}/{nullable.replace('.', '/')}", body)
             return
-        if self.dialect.roles_as_collection:
-            await self.replace_roles(path, list(names), action)
-            return
-        live = await self.client.get(path)
-        live_by_name = {r.get("name"): r for r in as_items(live)}
-        for role in names:
-            if role not in live_by_name:
-                rid = self.index.id(address(kinds.ROLE.name, role))
-                await create_once(self.client, path, {"id": rid, "name": role, "action": action},
-                                  functools.partial(find_in, self.client, path, role), backoff=self.backoff)
-        for role, obj in live_by_name.items():
-            if role not in names:
-                await delete_quietly(self.client, f"{path}/{obj['id']}")
+        await self.client.put(f"{base}/{name}", full_nested(kind, name, desired.get(name) or {}))
 
-    async def replace_roles(self, path: str, names: list[str], action: str) -> None:
-        """The whole set at once: ``PUT {"roles": [{id, action}]}``, ``DELETE`` to clear
-        (idempotent, so retried safely)."""
-        if not names:
+    async def put_or_post(self, path: str, body: dict[str, Any] | None) -> None:
+        """A nullable singleton: ``None`` deletes it; otherwise update, or create when absent."""
+        if body is None:
             await delete_quietly(self.client, path)
             return
-        roles = [{"id": self.index.id(address(kinds.ROLE.name, n)), "action": action} for n in names]
-        await self.client.put(path, {ROLES: roles})
+        try:
+            await self.client.put(path, body)
+        except NotFound:
+            await self.client.post(path, body)
 
-    async def reconcile_methods(self, step: Step) -> None:
-        base = f"{self.item(step)}/{METHODS}"
-        items = as_items(await self.client.get(base, {"fields": METHOD_FIELDS}))
-        items = await self.drop_copies(base, items, step.duplicate_deletes())
-        if METHODS not in (step.desired or {}):
-            return  # only duplicates to repair: the manifest leaves the methods alone
-        desired = {m["name"]: m for m in (step.desired or {}).get(METHODS) or []}
-        live = {m["name"]: m for m in items}
-        for name, method in desired.items():
-            want = {**kinds.METHOD_DEFAULTS, **method_body(method)}
-            have = live.get(name)
-            if have is None:
-                have = await create_once(self.client, base, want, functools.partial(find_in, self.client, base, name),
-                                         backoff=self.backoff)
-                have.setdefault("responseFilters", [])
-                self.index.add(address(METHOD, kinds.join_key(step.key, name)), have)  # plans may entitle it next
-            elif any(have.get(k) != v for k, v in want.items() if k != "name"):
-                await self.client.put(f"{base}/{have['id']}", want)
-            await self.reconcile_filters(f"{base}/{have['id']}/responseFilters",
-                                         method.get("responseFilters") or [], have.get("responseFilters"))
-        for name, have in live.items():
-            if name not in desired:
-                await delete_quietly(self.client, f"{base}/{have['id']}")
+    # -- links ------------------------------------------------------------------------
 
-    async def drop_copies(self, base: str, methods: list[dict[str, Any]],
-                          drop: set[str]) -> list[dict[str, Any]]:
-        """Delete the extra copies of methods and response filters the plan names
-        (``--repair-duplicates``); answer the methods that remain, without those filters."""
-        if not drop:
-            return methods
-        kept = []
-        for method in methods:
-            if str(method.get("id")) in drop:
-                await delete_quietly(self.client, f"{base}/{method['id']}")
-                continue
-            filters = method.get("responseFilters")
-            if isinstance(filters, list):
-                for filt in filters:
-                    if str(filt.get("id")) in drop:
-                        await delete_quietly(self.client, f"{base}/{method['id']}/responseFilters/{filt['id']}")
-                method = {**method, "responseFilters": [f for f in filters if str(f.get("id")) not in drop]}
-            kept.append(method)
-        return kept
+    async def write_links(self, step: Step, name: str, links: Links) -> None:
+        """Exactly the links the manifest lists (when it lists any; see :class:`Links`)."""
+        wanted = (step.desired or {}).get(name)
+        doubled = set() if links.named else doubled_keys(step, name)
+        if wanted is None and not doubled:
+            return
+        path = f"{self.item(step)}/{name}"
+        if wanted is not None and links.whole(self.dialect):
+            await self.replace_links(path, name, self.listed(step, name, wanted), links.action)
+            return
+        listed = as_items(await self.client.get(path))
+        items = None if wanted is None else self.listed(step, name, wanted)
+        if links.named:
+            await self.link_by_name(path, listed, items or [], links.action)
+        else:
+            await self.link_by_id(path, listed, items)
 
-    async def reconcile_filters(self, base: str, desired: list[dict[str, Any]],
-                                live_items: list[dict[str, Any]] | None) -> None:
-        if live_items is None:
-            live_items = as_items(await self.client.get(base))
-        live = {f["name"]: f for f in live_items}
-        for filt in desired:
-            want = {**kinds.RESPONSE_FILTER_DEFAULTS, **filt}
-            have = live.get(filt["name"])
-            if have is None:
-                await create_once(self.client, base, want, functools.partial(find_in, self.client, base, filt["name"]),
+    async def replace_links(self, path: str, name: str, items: list[dict[str, Any]], action: str) -> None:
+        """The whole set at once: ``PUT {name: [{id, action}]}``, ``DELETE`` to clear
+        (idempotent, so retried safely)."""
+        if not items:
+            await delete_quietly(self.client, path)
+            return
+        await self.client.put(path, {name: [{"id": i["id"], **_action(action)} for i in items]})
+
+    async def link_by_name(self, path: str, listed: list[dict[str, Any]], items: list[dict[str, Any]],
+                           action: str) -> None:
+        live = {obj.get("name"): obj for obj in listed}
+        for item in items:
+            if item["name"] not in live:
+                body = {"id": item["id"], "name": item["name"], **_action(action)}
+                await create_once(self.client, path, body, functools.partial(find_in, self.client, path, item["name"]),
                                   backoff=self.backoff)
-            elif any(have.get(k) != v for k, v in want.items()):
-                await self.client.put(f"{base}/{have['id']}", want)
-        names = {f["name"] for f in desired}
-        for name, have in live.items():
-            if name not in names:
-                await delete_quietly(self.client, f"{base}/{have['id']}")
+        names = {i["name"] for i in items}
+        for link, obj in live.items():
+            if link not in names:
+                await delete_quietly(self.client, f"{path}/{obj['id']}")
 
-    async def reconcile_messages(self, step: Step) -> None:
-        base = f"{self.item(step)}/{MESSAGES}"
-        overrides = {m["id"]: m for m in (step.desired or {}).get("errorMessages") or []}
-        live = {m["id"]: m for m in as_items(await self.client.get(base))}
-        doubled = doubled_keys(step, MESSAGES)  # one id listed twice: written again, whole
-        for mid, (_code, status) in kinds.ERROR_CATALOG.items():
-            want = message_default(mid, status, self.dialect)
-            want.update({k: v for k, v in overrides.get(mid, {}).items() if k in kinds.ERROR_MESSAGE_FIELDS})
-            have = live.get(mid)
-            if have is None or mid in doubled or any(have.get(k) != v for k, v in want.items()):
-                await self.client.put(f"{base}/{mid}", {"id": mid, **want})
-
-    async def reconcile_entitlements(self, step: Step) -> None:
-        services = (step.desired or {}).get(SERVICES)
-        if services is None:
-            return
-        base = f"{self.item(step)}/{SERVICES}"
-        want = {s["id"]: s for s in self.bodies.entitlements(services)}
-        listed = as_items(await self.client.get(base, {"fields": ENTITLEMENT_FIELDS}))
-        live = {s["id"]: s for s in listed}
-        for sid, svc in want.items():
-            if sid in live and _count(listed, sid) > 1:  # entitled twice: once again
-                await delete_quietly(self.client, f"{base}/{sid}")
-                live.pop(sid)
-            if sid not in live:
-                # the endpoints are always listed: only those are entitled (SUPPLEMENT §10.6)
-                await self.post_idempotent(base, svc)
-                continue
-            have_eps = {e["id"]: e for e in live[sid].get(ENDPOINTS) or []}
-            want_eps = {e["id"]: e for e in svc[ENDPOINTS]}
-            for eid in [e for e in want_eps if _count(live[sid].get(ENDPOINTS) or [], e) > 1]:
-                await delete_quietly(self.client, f"{base}/{sid}/endpoints/{eid}")
-                have_eps.pop(eid)
-            for eid, ep in want_eps.items():
-                have = have_eps.get(eid)
-                if have is not None and entitlement_equal(have, ep):
-                    continue
-                if have is not None and same_undefined_methods(have, ep):
-                    # only the listed methods differ: change them one by one, so that the
-                    # plan's keys never lose the endpoint in between
-                    await self.reconcile_entitled_methods(f"{base}/{sid}/endpoints/{eid}/methods", have, ep)
-                    continue
-                if have is not None:
-                    await delete_quietly(self.client, f"{base}/{sid}/endpoints/{eid}")
-                await self.post_idempotent(f"{base}/{sid}/endpoints", ep)
-            for eid in have_eps.keys() - want_eps.keys():
-                await delete_quietly(self.client, f"{base}/{sid}/endpoints/{eid}")
-        for sid in live.keys() - want.keys():
-            await delete_quietly(self.client, f"{base}/{sid}")
-
-    async def reconcile_entitled_methods(self, base: str, have: Mapping[str, Any], want: Mapping[str, Any]) -> None:
-        have_ids = {str(m.get("id")) for m in have.get(METHODS) or []}
-        want_ids = {str(m["id"]) for m in want.get(METHODS) or []}
-        for mid in sorted(want_ids - have_ids):
-            await self.post_idempotent(base, {"id": mid})
-        for mid in sorted(have_ids - want_ids):
-            await delete_quietly(self.client, f"{base}/{mid}")
-
-    async def reconcile_event_endpoints(self, step: Step) -> None:
-        refs = (step.desired or {}).get(ENDPOINTS)
-        if refs is None and not doubled_keys(step, ENDPOINTS):
-            return
-        base = f"{self.item(step)}/{ENDPOINTS}"
-        listed = as_items(await self.client.get(base))
+    async def link_by_id(self, path: str, listed: list[dict[str, Any]], items: list[dict[str, Any]] | None) -> None:
         have = {e["id"] for e in listed}
-        want = have if refs is None else {
-            self.index.id(address(kinds.ENDPOINT.name, endpoint_key(e))) for e in refs}
+        # unlisted: the links held (the same set, so a link held twice is removed once and
+        # not made again: the manifest leaves the links alone)
+        want = have if items is None else {i["id"] for i in items}
         for eid in sorted(e for e in have & want if _count(listed, e) > 1):  # linked twice
-            await delete_quietly(self.client, f"{base}/{eid}")
+            await delete_quietly(self.client, f"{path}/{eid}")
             have.discard(eid)
         for eid in sorted(want - have):
-            await self.post_idempotent(base, {"id": eid})
+            await self.post_idempotent(path, {"id": eid})
         for eid in sorted(have - want):
-            await delete_quietly(self.client, f"{base}/{eid}")
+            await delete_quietly(self.client, f"{path}/{eid}")
 
     async def post_idempotent(self, path: str, body: dict[str, Any]) -> None:
         """POST of a link (keyed by the linked object's id): look it up before a retry."""
@@ -243,9 +149,152 @@ class CollectionWrites:
 
         await create_once(self.client, path, body, lookup, backoff=self.backoff)
 
+    # -- keyed items ------------------------------------------------------------------
+
+    async def write_keyed(self, step: Step, name: str, keyed: KeyedItems) -> None:
+        base = f"{self.item(step)}/{name}"
+        items = as_items(await self.client.get(base, {"fields": ",".join(keyed.fields())}))
+        items = await self.drop_copies(base, keyed, items, step.duplicate_deletes())
+        if name not in (step.desired or {}):
+            return  # only duplicates to repair: the manifest leaves the items alone
+        await self.write_items(base, keyed, (step.desired or {}).get(name) or [], items, step.key)
+
+    async def write_items(self, base: str, keyed: KeyedItems, desired_items: list[dict[str, Any]],
+                          live_items: list[dict[str, Any]] | None, owner_key: str) -> None:
+        """The items under ``base`` made ``desired_items`` (``live_items``: as read, or
+        ``None`` to read them); the nested items of each after it."""
+        if live_items is None:
+            live_items = as_items(await self.client.get(base))
+        live = {i[keyed.key]: i for i in live_items}
+        desired = {i[keyed.key]: i for i in desired_items}
+        for key, item in desired.items():
+            want = {**keyed.defaults, **{k: v for k, v in item.items() if k not in keyed.nested}}
+            have = live.get(key)
+            if have is None:
+                have = await create_once(self.client, base, want,
+                                         functools.partial(find_in, self.client, base, key, keyed.key),
+                                         backoff=self.backoff)
+                for nested in keyed.nested:
+                    have.setdefault(nested, [])
+                if keyed.indexed_as:  # later steps may name it (a plan entitling a method)
+                    self.index.add(address(keyed.indexed_as, kinds.join_key(owner_key, key)), have)
+            elif any(have.get(k) != v for k, v in want.items() if k != keyed.key):
+                await self.client.put(f"{base}/{have['id']}", want)
+            for nested, inner in keyed.nested.items():
+                await self.write_items(f"{base}/{have['id']}/{nested}", inner, item.get(nested) or [],
+                                       have.get(nested), kinds.join_key(owner_key, key))
+        for key, have in live.items():
+            if key not in desired:
+                await delete_quietly(self.client, f"{base}/{have['id']}")
+
+    async def drop_copies(self, base: str, keyed: KeyedItems, items: list[dict[str, Any]],
+                          drop: set[str]) -> list[dict[str, Any]]:
+        """Delete the extra copies of items and nested items the plan names
+        (``--repair-duplicates``); answer the items that remain, without those."""
+        if not drop:
+            return items
+        kept = []
+        for item in items:
+            if str(item.get("id")) in drop:
+                await delete_quietly(self.client, f"{base}/{item['id']}")
+                continue
+            for nested, inner in keyed.nested.items():
+                under = item.get(nested)
+                if isinstance(under, list):
+                    item = {**item, nested: await self.drop_copies(f"{base}/{item['id']}/{nested}", inner,
+                                                                   under, drop)}
+            kept.append(item)
+        return kept
+
+    # -- a fixed catalog --------------------------------------------------------------
+
+    async def write_catalog(self, step: Step, name: str, catalog: Catalog) -> None:
+        base = f"{self.item(step)}/{name}"
+        overrides = {m[catalog.key]: m for m in (step.desired or {}).get(name) or []}
+        live = {m[catalog.key]: m for m in as_items(await self.client.get(base))}
+        doubled = doubled_keys(step, name)  # one id listed twice: written again, whole
+        for item_id in catalog.ids:
+            want = dict(catalog.default(item_id, self.dialect))
+            want.update({k: v for k, v in overrides.get(item_id, {}).items() if k in want})
+            have = live.get(item_id)
+            if have is None or item_id in doubled or any(have.get(k) != v for k, v in want.items()):
+                await self.client.put(f"{base}/{item_id}", {catalog.key: item_id, **want})
+
+    # -- entitlements -----------------------------------------------------------------
+
+    async def write_entitlements(self, step: Step, name: str, spec: Entitlements) -> None:
+        wanted = (step.desired or {}).get(name)
+        if wanted is None:
+            return
+        base = f"{self.item(step)}/{name}"
+        want = {s["id"]: s for s in self.listed(step, name, wanted)}
+        listed = as_items(await self.client.get(base, {"fields": ",".join(spec.fields)}))
+        live = {s["id"]: s for s in listed}
+        for sid, outer in want.items():
+            if sid in live and _count(listed, sid) > 1:  # entitled twice: once again
+                await delete_quietly(self.client, f"{base}/{sid}")
+                live.pop(sid)
+            if sid not in live:
+                # the inner links are always listed: only those are entitled (SUPPLEMENT §10.6)
+                await self.post_idempotent(base, outer)
+                continue
+            await self.write_inner(f"{base}/{sid}/{spec.inner}", spec, live[sid].get(spec.inner) or [],
+                                   outer[spec.inner])
+        for sid in live.keys() - want.keys():
+            await delete_quietly(self.client, f"{base}/{sid}")
+
+    async def write_inner(self, base: str, spec: Entitlements, listed: list[dict[str, Any]],
+                          wanted: list[dict[str, Any]]) -> None:
+        """The inner links of one outer link (a plan service's endpoints)."""
+        have_all = {e["id"]: e for e in listed}
+        want_all = {e["id"]: e for e in wanted}
+        for eid in [e for e in want_all if _count(listed, e) > 1]:
+            await delete_quietly(self.client, f"{base}/{eid}")
+            have_all.pop(eid)
+        for eid, want in want_all.items():
+            have = have_all.get(eid)
+            if have is not None and _same_flag(have, want, spec) and _same_leaves(have, want, spec):
+                continue
+            if have is not None and _same_flag(have, want, spec):
+                # only the leaves differ: change them one by one, so that the plan's keys
+                # never lose the endpoint in between
+                await self.write_leaves(f"{base}/{eid}/{spec.leaf}", spec, have, want)
+                continue
+            if have is not None:
+                await delete_quietly(self.client, f"{base}/{eid}")
+            await self.post_idempotent(base, want)
+        for eid in have_all.keys() - want_all.keys():
+            await delete_quietly(self.client, f"{base}/{eid}")
+
+    async def write_leaves(self, base: str, spec: Entitlements, have: Mapping[str, Any],
+                           want: Mapping[str, Any]) -> None:
+        have_ids = {str(m.get("id")) for m in have.get(spec.leaf) or []}
+        want_ids = {str(m["id"]) for m in want.get(spec.leaf) or []}
+        for mid in sorted(want_ids - have_ids):
+            await self.post_idempotent(base, {"id": mid})
+        for mid in sorted(have_ids - want_ids):
+            await delete_quietly(self.client, f"{base}/{mid}")
+
+
+def _action(action: str) -> dict[str, str]:
+    return {"action": action} if action else {}
+
 
 def _count(items: list[dict[str, Any]], item_id: Any) -> int:
     return sum(1 for i in items if i.get("id") == item_id)
+
+
+def _same_flag(have: Mapping[str, Any], want: Mapping[str, Any], spec: Entitlements) -> bool:
+    return bool(have.get(spec.flag, True)) == bool(want.get(spec.flag, True))
+
+
+def _same_leaves(have: Mapping[str, Any], want: Mapping[str, Any], spec: Entitlements) -> bool:
+    return {m.get("id") for m in have.get(spec.leaf) or []} == {m["id"] for m in want.get(spec.leaf) or []}
+
+
+def _nullable_under(kind: Kind, name: str) -> str | None:
+    """The nullable nested object at ``name`` or under it, if any."""
+    return next((p for p in sorted(kind.nullable) if p == name or p.startswith(name + ".")), None)
 
 
 def doubled_keys(step: Step, collection: str) -> set[str]:
@@ -253,13 +302,3 @@ def doubled_keys(step: Step, collection: str) -> set[str]:
     head = f"{collection}["
     return {c.path[len(head):-len(DUPLICATES) - 1] for c in step.changes
             if c.path.startswith(head) and c.path.endswith(f"]{DUPLICATES}")}
-
-
-def same_undefined_methods(have: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
-    return bool(have.get("undefinedMethodsAllowed", True)) == bool(want.get("undefinedMethodsAllowed", True))
-
-
-def entitlement_equal(have: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
-    if not same_undefined_methods(have, want):
-        return False
-    return {m.get("id") for m in have.get(METHODS) or []} == {m["id"] for m in want.get(METHODS) or []}

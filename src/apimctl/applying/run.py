@@ -42,7 +42,7 @@ from apimctl.applying.schedule import (
 from apimctl.applying.units import group_units
 from apimctl.applying.writes import Writer
 from apimctl.errors import ApiError
-from apimctl.kinds.role import ORGANIZATION, ORGANIZATION_PATH
+from apimctl.kinds import Kind
 from apimctl.plans.model import Plan, Step, address
 from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.state import live
@@ -86,12 +86,20 @@ async def read_state(client: Client) -> tuple[LiveIndex, LiveState]:
     return kept.index, state
 
 
-async def add_organizations(client: Client, plan: Plan, index: LiveIndex) -> None:
-    """Organizations are read only when a role step names one."""
-    if not any(s.kind == kinds.ROLE.name and (s.desired or {}).get(ORGANIZATION) for s in plan.steps):
-        return
-    for org in await client.list_all(ORGANIZATION_PATH, {"fields": "id,name"}):
-        index.add(address(ORGANIZATION, str(org.get("name"))), org)
+async def add_read_only(client: Client, plan: Plan, index: LiveIndex) -> None:
+    """The objects of read-only kinds (organizations) are indexed only when a step names
+    one (a role's ``organization``): listed then, by id and identity."""
+    for target in kinds.KINDS:
+        if target.read_only and target.top_level and any(_names(s, target) for s in plan.steps):
+            fields = f"id,{target.identity}"
+            for obj in await client.list_all(target.collection_path(), {"fields": fields}):
+                index.add(address(target.name, str(obj.get(target.identity))), obj)
+
+
+def _names(step: Step, target: Kind) -> bool:
+    """Whether ``step``'s object names an object of the ``target`` kind in a top-level field."""
+    return any(r.kind == target.name and (step.desired or {}).get(r.field)
+               for r in kinds.get(step.kind).references)
 
 
 def by_address(state: LiveState) -> dict[str, LiveObject]:
@@ -137,7 +145,7 @@ async def apply_plan(client: Client, plan: Plan, options: ApplyOptions | None = 
     if not plan.steps:
         return ApplyResult(plan=plan)
     index = await _index_for(client, opts, raw, index)
-    await add_organizations(client, plan, index)
+    await add_read_only(client, plan, index)
     index.add_renames(plan.steps)
     writer = Writer(client, plan, index, env=opts.env, note=opts.note)
     units = group_units(plan, batch=opts.batch)

@@ -31,26 +31,16 @@ from apimctl.applying.bodies import (
     default_of,
     env_mapping,
     full_nested,
-    path_value,
     resolve_secrets,
 )
 from apimctl.applying.calls import Client, create_once, delete_quietly, find_by_name
 from apimctl.applying.collections import CollectionWrites
 from apimctl.applying.schedule import PartlyDone, Unit
-from apimctl.errors import ApiError, Invalid, NotFound
+from apimctl.errors import ApiError, Invalid
 from apimctl.kinds import Kind
 from apimctl.kinds.dialects import dialect_of, field_default
+from apimctl.kinds.nested_writes import created_fields, tree_fields
 from apimctl.plans.model import Plan, Step
-
-# The projections of create replies: the ids apply indexes for later steps (an endpoint's
-# methods; a new parent's children, nested items and fingerprints).
-CREATE_FIELDS = {kinds.ENDPOINT.name: {"fields": "id,name,methods.id,methods.name"}}
-TREE_FIELDS = {
-    kinds.SERVICE.name: ("id,name,updated,revisionNumber,endpoints.id,endpoints.name,endpoints.updated,"
-                         "endpoints.methods.id,endpoints.methods.name,errorSets.id,errorSets.name,"
-                         "errorSets.updated"),
-    kinds.PACKAGE.name: "id,name,updated,plans.id,plans.name,plans.updated",
-}
 
 
 class Writer(CollectionWrites):
@@ -72,7 +62,7 @@ class Writer(CollectionWrites):
     async def execute(self, unit: Unit) -> None:
         first = unit.steps[0]
         if len(unit.steps) > 1 and first.action == "update":
-            await self.update_endpoints(unit.steps)
+            await self.update_batch(unit.steps)
         elif first.action == "create":
             await self.create(first, unit.steps[1:])
         elif first.action == "update":
@@ -116,8 +106,9 @@ class Writer(CollectionWrites):
             await self.create_tree(step, children)
             return
         name = self.name_of(step)
+        fields = created_fields(kind)
         made = await self.post_once(step, self.collection(step), self.bodies.body(step), name,
-                                    kind.identity, params=CREATE_FIELDS.get(step.kind))
+                                    kind.identity, params={"fields": ",".join(fields)} if fields else None)
         self.index.add_tree(kind, {**made, kind.identity: name}, kinds.split_key(kind, step.key)[0])
 
     async def post_once(self, step: Step, path: str, body: Any, name: str, identity: str = "name",
@@ -171,8 +162,9 @@ class Writer(CollectionWrites):
                 body[child.manifest_key] = [self.bodies.body(s) for s in steps[child.name]]
         names = {c.manifest_key: [self.name_of(s) for s in steps[c.name]] for c in kids}
         optional = _optional_child(kids)
-        made, left_out = await self.post_tree(step, kind.collection_path(), body, name, TREE_FIELDS[kind.name],
-                                              optional.manifest_key, steps[optional.name], names)
+        made, left_out = await self.post_tree(step, kind.collection_path(), body, name,
+                                              ",".join(tree_fields(kind, kids)), optional.manifest_key,
+                                              steps[optional.name], names)
         self.index.add_tree(kind, {**{c.manifest_key: [] for c in kids}, **made, kind.identity: name})
         if left_out:
             raise PartlyDone(left_out)
@@ -188,7 +180,7 @@ class Writer(CollectionWrites):
         desired = self.resolved(step)
         fields: dict[str, Any] = {}
         for name in changed_fields(step):
-            if name in kind.ops.collections or name in kind.ops.singletons:
+            if name in kind.ops.writes:
                 continue
             if name in desired:
                 value = desired[name]
@@ -204,8 +196,10 @@ class Writer(CollectionWrites):
             await self.client.put(self.item(step), body)
         await self.update_parts(step)
 
-    async def update_endpoints(self, steps: tuple[Step, ...]) -> None:
-        """Several endpoint updates of one service: one ``PUT /services/{id}/endpoints``."""
+    async def update_batch(self, steps: tuple[Step, ...]) -> None:
+        """Several updates of objects of one kind under one parent (``Kind.batch_updates``):
+        one ``PUT`` of the parent's collection (``PUT /services/{id}/endpoints``) with an entry
+        per object, then the nested parts of each."""
         entries: list[dict[str, Any]] = []
         sent: list[Step] = []  # the step of each entry
         for step in steps:
@@ -216,57 +210,31 @@ class Writer(CollectionWrites):
         left_out: dict[str, str] = {}
         if entries:
             names = {"": [self.name_of(s) for s in sent]}
+            bare = kinds.get(steps[0].kind).manifest_key
             try:
                 await self.client.put(self.collection(steps[0]), entries)
             except Invalid as exc:
-                # refused because of some endpoints only (all or nothing): the others go again
+                # refused because of some entries only (all or nothing): the others go again
                 bad = blamed(exc, "", len(entries))
                 if bad is None or len(bad) == len(entries):
-                    raise named_positions(exc, names) from None
+                    raise named_positions(exc, names, bare) from None
                 try:
                     await self.client.put(self.collection(steps[0]), [e for i, e in enumerate(entries) if i not in bad])
                 except ApiError as again:
-                    raise named_positions(exc if isinstance(again, Invalid) else again, names) from None
+                    raise named_positions(exc if isinstance(again, Invalid) else again, names, bare) from None
                 left_out = {sent[i].address: why for i, why in bad.items()}
             except ApiError as exc:
-                raise named_positions(exc, names) from None
+                raise named_positions(exc, names, bare) from None
         await asyncio.gather(*(self.update_parts(s) for s in steps if s.address not in left_out))
         if left_out:
             raise PartlyDone(left_out)
 
     async def update_parts(self, step: Step) -> None:
-        """Sub-resources (singletons) and nested collections an update changes."""
-        ops = kinds.get(step.kind).ops
+        """The nested parts an update changes (``Kind.ops.writes``), in the order declared."""
         fields_ = changed_fields(step)
-        for name in ops.singletons:
+        for name in kinds.get(step.kind).ops.writes:
             if name in fields_:
-                await self.write_singleton(step, name)
-        for name in ops.collections:
-            if name in fields_:
-                await self.reconcile(step, name)
-
-    async def write_singleton(self, step: Step, name: str) -> None:
-        """A singleton written through its own sub-resource: the nullable object at or under
-        ``name`` (``securityProfile.oauth``, ``systemDomainAuthentication``)."""
-        kind = kinds.get(step.kind)
-        desired = self.resolved(step)
-        base = self.item(step)
-        nullable = _nullable_under(kind, name)
-        if nullable is not None:
-            body = full_nested(kind, nullable, path_value(desired, nullable))
-            await self.put_or_post(f"{base}/{nullable.replace('.', '/')}", body)
-            return
-        await self.client.put(f"{base}/{name}", full_nested(kind, name, desired.get(name) or {}))
-
-    async def put_or_post(self, path: str, body: dict[str, Any] | None) -> None:
-        """A nullable singleton: ``None`` deletes it; otherwise update, or create when absent."""
-        if body is None:
-            await delete_quietly(self.client, path)
-            return
-        try:
-            await self.client.put(path, body)
-        except NotFound:
-            await self.client.post(path, body)
+                await self.write_part(step, name)
 
     # -- delete -----------------------------------------------------------------------
 
@@ -274,11 +242,6 @@ class Writer(CollectionWrites):
         if not kinds.get(step.kind).deletable:
             raise StepError(f"a {step.kind} cannot be deleted through the management API; remove it by hand")
         await delete_quietly(self.client, self.item(step))
-
-
-def _nullable_under(kind: Kind, name: str) -> str | None:
-    """The nullable nested object at ``name`` or under it, if any."""
-    return next((p for p in sorted(kind.nullable) if p == name or p.startswith(name + ".")), None)
 
 
 def _optional_child(kids: Sequence[Kind]) -> Kind:

@@ -10,6 +10,7 @@ from apimctl.kinds.base import Kind, Reference, frozen
 from apimctl.kinds.dialects import ENDPOINT_EXTRA_READ_FIELDS
 from apimctl.kinds.error_set import ERROR_SET
 from apimctl.kinds.error_set import PLATFORM_ERROR_SET as PLATFORM_ERROR_SET  # planning uses it
+from apimctl.kinds.nested_writes import KeyedItems, NestedWrite, Singleton
 from apimctl.kinds.ops import (
     NESTED_COMPUTED_FIELDS,
     Context,
@@ -158,8 +159,11 @@ class EndpointOps(Ops):
     """Endpoints name their error set and domains; methods are reconciled one by one and
     system-domain authentication is a sub-resource of its own."""
 
-    collections: tuple[str, ...] = (METHODS,)
-    singletons: tuple[str, ...] = ("systemDomainAuthentication",)
+    writes: Mapping[str, NestedWrite] = frozen({
+        BACKEND_AUTH: Singleton(),
+        METHODS: KeyedItems(defaults=METHOD_DEFAULTS, indexed_as=METHOD, nested=frozen({
+            RESPONSE_FILTERS: KeyedItems(defaults=RESPONSE_FILTER_DEFAULTS)})),
+    })
 
     def nested(self, raw: Mapping[str, Any]) -> Iterable[tuple[str, Any, str]]:
         for method in as_list(raw.get(METHODS)):

@@ -7,6 +7,8 @@ from typing import Any
 
 from apimctl import platform
 from apimctl.kinds.base import Kind, frozen
+from apimctl.kinds.dialects import Dialect, message_default
+from apimctl.kinds.nested_writes import Catalog, NestedWrite
 from apimctl.kinds.ops import Lookups, Ops, Read, Resolver, as_list, fingerprint
 
 MESSAGES = "errorMessages"
@@ -19,11 +21,23 @@ PLATFORM_ERROR_SET = "Default"
 ERROR_MESSAGE_FIELDS: tuple[str, ...] = ("status", "detailHeader", "responseBody")
 
 
+def catalog_message(message_id: str, dialect: Dialect) -> Mapping[str, Any]:
+    """A catalog message as the platform creates it in ``dialect`` (SUPPLEMENT §5, §10.5)."""
+    return message_default(message_id, ERROR_CATALOG[message_id][1], dialect)
+
+
+def dialect_message_fields(message_id: str, dialect: Dialect) -> Mapping[str, Any]:
+    """What a listed message is created with when the manifest leaves it out: the
+    ``detailHeader`` of a dialect with defaults of its own (SUPPLEMENT §10.5)."""
+    return {"detailHeader": dialect.detail_header(message_id)} if dialect.message_details else {}
+
 
 class ErrorSetOps(Ops):
     """An error set's messages are written whole when created, one by one when they change."""
 
-    collections: tuple[str, ...] = (MESSAGES,)
+    writes: Mapping[str, NestedWrite] = frozen({
+        MESSAGES: Catalog(key="id", ids=tuple(ERROR_CATALOG), default=catalog_message,
+                          filled=dialect_message_fields)})
 
     def implied_items(self, path: str) -> Sequence[str]:
         """Every set holds the whole catalog: a message not listed is at its catalog default."""

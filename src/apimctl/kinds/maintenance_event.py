@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from apimctl.kinds.base import Kind, Reference, join_key
+from apimctl.kinds.base import Kind, Reference, frozen, join_key
 from apimctl.kinds.endpoint import ENDPOINT
+from apimctl.kinds.nested_writes import Links, NestedWrite
 from apimctl.kinds.ops import (
     Exported,
     Lookups,
@@ -25,7 +26,7 @@ ENDPOINTS = "endpoints"
 class MaintenanceEventOps(Ops):
     """An event's endpoints are ``{service, endpoint}`` pairs, linked one by one."""
 
-    collections: tuple[str, ...] = (ENDPOINTS,)
+    writes: Mapping[str, NestedWrite] = frozen({ENDPOINTS: Links()})
 
     def read(self, raw: Mapping[str, Any], lookups: Lookups,
              parent: Mapping[str, Any] | None) -> Read:

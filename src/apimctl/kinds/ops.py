@@ -11,12 +11,14 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 from apimctl.kinds.base import (
     Kind,
     spelt_unset,
 )
+from apimctl.kinds.nested_writes import NestedWrite, collection_names
 
 # --- per-kind operations ----------------------------------------------------------------------
 #
@@ -126,9 +128,10 @@ class Resolver(Protocol):
 class KindOps(Protocol):
     """The operations of one kind (``Kind.ops``); pure, no I/O.
 
-    - ``collections``: nested collections apply reconciles item by item when they changed
-      (left out of the object's own PUT); ``singletons``: nested singletons written through a
-      sub-resource of their own.
+    - ``writes``: the nested parts an update writes apart from the object's own PUT, by
+      field, in the order they are written, each with its strategy
+      (:mod:`apimctl.kinds.nested_writes`: singletons with a sub-resource of their own, links
+      by id, keyed items, a fixed catalog, entitlements).
     - :meth:`nested`: ``(label, id, name)`` of nested items other objects reference by id
       (an endpoint's methods), for :class:`Lookups`.
     - :meth:`read`: a raw API object (``parent``: its parent's raw object) in manifest shape.
@@ -148,8 +151,7 @@ class KindOps(Protocol):
     :class:`Context`), :meth:`set_member` (how a member of a set is compared).
     """
 
-    collections: tuple[str, ...]
-    singletons: tuple[str, ...]
+    writes: Mapping[str, NestedWrite]
 
     def nested(self, raw: Mapping[str, Any]) -> Iterable[tuple[str, Any, str]]: ...
 
@@ -229,8 +231,7 @@ class Ops:
     when called: the entry is made with its operations).
     """
 
-    collections: tuple[str, ...] = ()
-    singletons: tuple[str, ...] = ()
+    writes: Mapping[str, NestedWrite] = MappingProxyType({})
     context_fields: frozenset[str] = frozenset()
     # fields never sent back (dropped from every body besides the meta fields)
     meta: frozenset[str] = frozenset({"id", "previousNames"})
@@ -268,7 +269,7 @@ class Ops:
     def own_fields(self, desired: Mapping[str, Any]) -> dict[str, Any]:
         """The object's own fields (not meta fields, child kinds or nested collections), an
         unset value written as the field's default (``Kind.unset``)."""
-        skip = self.meta | set(self.child_keys()) | set(self.collections)
+        skip = self.meta | set(self.child_keys()) | set(collection_names(self.writes))
         return unset_as_default(self.kind, {k: copy.deepcopy(v) for k, v in desired.items()
                                             if k not in skip})
 

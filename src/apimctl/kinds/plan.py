@@ -8,9 +8,11 @@ from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Kind, Reference, frozen, join_key
+from apimctl.kinds.dialects import ROLE_ACTIONS
 from apimctl.kinds.endpoint import ENDPOINT, METHOD, METHODS
+from apimctl.kinds.nested_writes import Entitlements, NestedWrite, fields_under
 from apimctl.kinds.ops import Exported, Lookups, Ops, Read, Resolver, as_list, fingerprint, names_of
-from apimctl.kinds.role import ROLE
+from apimctl.kinds.role import ROLE, permissions
 from apimctl.kinds.service import SERVICE
 
 SERVICES = "services"
@@ -55,12 +57,6 @@ def _entitled(raw: Any, lookups: Lookups) -> list[dict[str, Any]]:
     return out
 
 
-def entitlements(services: list[dict[str, Any]], refs: Resolver) -> list[dict[str, Any]]:
-    """Entitlements by id: services, their endpoints and the methods of those."""
-    return _entitled_by_id(services, _OPS.resolved({SERVICES: services}, refs, None)[SERVICES],
-                           refs)
-
-
 def _entitled_by_id(services: list[dict[str, Any]], resolved: list[dict[str, Any]],
                     refs: Resolver) -> list[dict[str, Any]]:
     """``services`` (manifest shape) as a body: services and endpoints by the ids of
@@ -94,7 +90,11 @@ def _exported_entitlement(item: Mapping[str, Any]) -> dict[str, Any]:
 class PlanOps(Ops):
     """A plan's entitlements and role permissions are reconciled one by one."""
 
-    collections: tuple[str, ...] = (SERVICES, ROLES)
+    writes: Mapping[str, NestedWrite] = frozen({
+        SERVICES: Entitlements(fields=fields_under(PLAN_READ_FIELDS, SERVICES), inner=ENDPOINTS,
+                               leaf=METHODS, flag="undefinedMethodsAllowed"),
+        ROLES: permissions(ROLE_ACTIONS["plan"]),
+    })
 
     def export(self, entry: Exported) -> Any:
         doc = super().export(entry)

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from apimctl.kinds.base import Kind, Reference, frozen
+from apimctl.kinds.dialects import Dialect
+from apimctl.kinds.nested_writes import Links
 from apimctl.kinds.ops import Exported, Lookups, Ops, Read, fingerprint
 from apimctl.kinds.organization import ORGANIZATION as ORGANIZATION_KIND
 
@@ -17,6 +19,21 @@ ORGANIZATION_PATH = ORGANIZATION_KIND.path
 # by apply, never read into live state, planned, pruned or exported.
 LEASE_NAME = "apimctl-apply-lease"
 RESERVED_NAMES: frozenset[str] = frozenset({LEASE_NAME})
+
+
+def _whole(dialect: Dialect) -> bool:
+    return dialect.roles_as_collection
+
+
+def _action_required(dialect: Dialect) -> bool:
+    return dialect.role_action_required
+
+
+def permissions(action: str) -> Links:
+    """How role permissions (a service's or a plan's ``roles``) are written: links to roles
+    with their ``action``, told apart by the role's name, item by item or as one collection
+    where the target writes them so (SUPPLEMENT §10.7)."""
+    return Links(action=action, named=True, whole=_whole, action_required=_action_required)
 
 
 class RoleOps(Ops):

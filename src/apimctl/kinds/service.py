@@ -7,11 +7,12 @@ from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Kind, Reference, frozen
-from apimctl.kinds.dialects import UNMANAGED
+from apimctl.kinds.dialects import ROLE_ACTIONS, UNMANAGED
 from apimctl.kinds.endpoint import ENDPOINT
 from apimctl.kinds.error_set import ERROR_SET
+from apimctl.kinds.nested_writes import NestedWrite, Singleton
 from apimctl.kinds.ops import Lookups, Ops, Read, Resolver, fingerprint, names_of
-from apimctl.kinds.role import ROLE
+from apimctl.kinds.role import ROLE, permissions
 
 ROLES = "roles"
 
@@ -43,8 +44,8 @@ class ServiceOps(Ops):
     """A service's role permissions are reconciled one by one; its OAuth profile is a
     sub-resource of its own; its error sets and endpoints are objects of their own."""
 
-    collections: tuple[str, ...] = (ROLES,)
-    singletons: tuple[str, ...] = ("securityProfile",)
+    writes: Mapping[str, NestedWrite] = frozen({
+        "securityProfile": Singleton(), ROLES: permissions(ROLE_ACTIONS["service"])})
 
     def child_keys(self) -> tuple[str, ...]:
         return (ERROR_SET.manifest_key, ENDPOINT.manifest_key)

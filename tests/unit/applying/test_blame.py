@@ -36,9 +36,9 @@ def test_named_positions_replaces_indexes_by_names() -> None:
     assert type(named) is ServerError
 
 
-def test_named_positions_of_a_bare_array_are_endpoints() -> None:
+def test_named_positions_of_a_bare_array_take_the_label_given() -> None:
     exc = Invalid("PUT /services/s1/endpoints: [0].name: too long", status=400)
-    assert named_positions(exc, {"": ["Forecast"]}).message == (
+    assert named_positions(exc, {"": ["Forecast"]}, "endpoints").message == (
         "PUT /services/s1/endpoints: endpoints[Forecast].name: too long")
 
 
