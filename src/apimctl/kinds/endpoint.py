@@ -105,6 +105,21 @@ ENDPOINT_ENUM_ARRAYS = frozenset({
 })
 
 
+# An endpoint authenticated by OAuth has no API-key locations (SUPPLEMENT §4 forbids them with
+# ``requestAuthenticationType: oauth``), so the platform stores ``[]`` rather than the usual
+# ``["request-parameters"]``.
+OAUTH_AUTHENTICATION = "oauth"
+OAUTH_ENDPOINT_DEFAULTS: Mapping[str, Any] = MappingProxyType({"apiKeyValueLocations": []})
+
+
+def endpoint_defaults(defaults: Mapping[str, Any], doc: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The defaults an endpoint ``doc`` is compared with: ``defaults``, with the OAuth ones
+    for an OAuth endpoint."""
+    if doc.get("requestAuthenticationType") == OAUTH_AUTHENTICATION:
+        return {**defaults, **OAUTH_ENDPOINT_DEFAULTS}
+    return defaults
+
+
 ROUTE_FIELDS = ("requestPathAlias", "publicDomains", "supportedHttpMethods")
 
 
@@ -225,10 +240,6 @@ class EndpointOps(Ops):
         return value
 
     def defaults_for(self, doc: Mapping[str, Any]) -> Mapping[str, Any]:
-        # the OAuth rules are the service's (its security profile): imported when called,
-        # since the service module imports this one
-        from apimctl.kinds.service import endpoint_defaults
-
         return endpoint_defaults(self.kind.defaults, doc)
 
     def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
@@ -272,5 +283,5 @@ ENDPOINT: Kind = Kind(
     # the rest of the read projection comes from the tables (``read_fields``); the fields of
     # real deployments (SUPPLEMENT §10.8) are compared only when a manifest names them
     read_also=("created", "updated", *ENDPOINT_EXTRA_READ_FIELDS),
-    ops=EndpointOps(lambda: ENDPOINT),
+    operations=EndpointOps,
 )

@@ -83,5 +83,5 @@ MAINTENANCE_EVENT: Kind = Kind(
     fields=("id", "name", "created", "updated", "startDateTime", "endDateTime",
             "endpoints.id", "endpoints.name"),
     export_file="maintenance.yaml",
-    ops=MaintenanceEventOps(lambda: MAINTENANCE_EVENT),
+    operations=MaintenanceEventOps,
 )

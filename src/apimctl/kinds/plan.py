@@ -9,7 +9,17 @@ from typing import Any
 
 from apimctl.kinds.base import Kind, Reference, frozen, join_key
 from apimctl.kinds.endpoint import ENDPOINT, METHOD, METHODS
-from apimctl.kinds.ops import Exported, Lookups, Ops, Read, Resolver, as_list, fingerprint, names_of
+from apimctl.kinds.ops import (
+    Exported,
+    Lookups,
+    Ops,
+    Read,
+    Resolver,
+    as_list,
+    fingerprint,
+    names_of,
+    resolved_body,
+)
 from apimctl.kinds.role import ROLE
 from apimctl.kinds.service import SERVICE
 
@@ -57,7 +67,7 @@ def _entitled(raw: Any, lookups: Lookups) -> list[dict[str, Any]]:
 
 def entitlements(services: list[dict[str, Any]], refs: Resolver) -> list[dict[str, Any]]:
     """Entitlements by id: services, their endpoints and the methods of those."""
-    return _entitled_by_id(services, _OPS.resolved({SERVICES: services}, refs, None)[SERVICES],
+    return _entitled_by_id(services, resolved_body(PLAN, {SERVICES: services}, refs, None)[SERVICES],
                            refs)
 
 
@@ -125,8 +135,6 @@ class PlanOps(Ops):
         return body
 
 
-_OPS = PlanOps(lambda: PLAN)
-
 PLAN: Kind = Kind(
     name="plan", manifest_key="plans", label="plan", path="/packages/{package}/plans", body="plan",
     parent="package",
@@ -154,5 +162,5 @@ PLAN: Kind = Kind(
     sets=frozenset({"roles"}),
     left_alone=frozenset({"services", "roles"}),
     fields=PLAN_READ_FIELDS,
-    ops=_OPS,
+    operations=PlanOps,
 )
