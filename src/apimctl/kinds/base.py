@@ -106,6 +106,8 @@ class Kind:
     - ``export_file``: the file of export's ``per-service`` layout holding the kind's objects
       (empty: ``<manifest_key>.yaml``); ``file_per_object``: that layout writes one file per
       object instead (``service-<name>.yaml``).
+    - ``issues_keys``: API keys are issued for objects of this kind (plans): a key names one by
+      its parent's name and its own.
     """
 
     name: str
@@ -144,6 +146,7 @@ class Kind:
     reserved: frozenset[str] = frozenset()
     export_file: str = ""
     file_per_object: bool = False
+    issues_keys: bool = False
     _: KW_ONLY
     operations: InitVar[Callable[[Kind], KindOps]]
     ops: KindOps = field(init=False, compare=False, repr=False)

@@ -15,11 +15,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from apimctl.kinds.base import Kind, spelt_unset
-from apimctl.kinds.protocol import Context, Exported, Key, KindOps, Lookups, Read, Resolver
+from apimctl.kinds.findings import Declarations, Finding
+from apimctl.kinds.protocol import (
+    Context,
+    Exported,
+    Key,
+    KindOps,
+    Lookups,
+    Names,
+    Read,
+    Resolver,
+)
 from apimctl.kinds.reference_paths import Ref, resolve
 
 __all__ = [
-    "NESTED_COMPUTED_FIELDS", "Context", "Exported", "Key", "KindOps", "Lookups", "Ops", "Read",
+    "NESTED_COMPUTED_FIELDS", "Context", "Exported", "Key", "KindOps", "Lookups", "Names", "Ops", "Read",
     "Resolver", "as_list", "escape_literal", "fingerprint", "names_of", "resolved_body",
     "unset_as_default",
 ]
@@ -186,6 +196,19 @@ class Ops:
         if "address" in item:
             return item["address"]
         return item
+
+    # -- the manifests
+
+    def expand(self, entry: dict[str, Any], names: Names) -> None:
+        """No shorthand of the kind's own: the entry stays as written."""
+
+    def check(self, declared: Declarations) -> Iterable[Finding]:
+        """No offline check of the kind's own."""
+        return ()
+
+    def routes(self, doc: Mapping[str, Any], by_method: bool) -> set[str]:
+        """Objects of most kinds claim no route."""
+        return set()
 
 
 def resolved_body(kind: Kind, body: Mapping[str, Any], refs: Resolver,

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Kind, Reference, frozen, join_key
 from apimctl.kinds.endpoint import ENDPOINT, METHOD, METHODS
+from apimctl.kinds.findings import Declaration, Declarations, Finding, identity, strings
 from apimctl.kinds.ops import (
     Exported,
     Lookups,
@@ -20,12 +21,15 @@ from apimctl.kinds.ops import (
     names_of,
     resolved_body,
 )
+from apimctl.kinds.protocol import Names
+from apimctl.kinds.reference_paths import Ref, refs_of
 from apimctl.kinds.role import ROLE
 from apimctl.kinds.service import SERVICE
 
 SERVICES = "services"
 ROLES = "roles"
 ENDPOINTS = ENDPOINT.manifest_key
+METHOD_NAME = "name"  # the identity of an endpoint's methods
 
 # the path of a change of a plan's entitlements (``services[Weather].endpoints[Forecast].methods``):
 # the service, the endpoint, and the endpoint's field
@@ -101,8 +105,59 @@ def _exported_entitlement(item: Mapping[str, Any]) -> dict[str, Any]:
     return {"name": item["name"], ENDPOINTS: endpoints}
 
 
+def _entitled_methods(plans: Iterator[tuple[Declaration, Ref, dict[str, Any]]],
+                      endpoints: Mapping[tuple[str, str], Mapping[str, Any]]) -> Iterator[Finding]:
+    """Methods a plan entitles must be methods of the endpoint, when the endpoint lists them
+    (an omitted list is left alone on the live side: its names cannot be checked offline)."""
+    for obj, ref, item in plans:
+        endpoint = endpoints.get((ref.parent or "", ref.name))
+        if endpoint is None or not isinstance(endpoint.get(METHODS), list):
+            continue
+        methods = {identity(m, METHOD_NAME) for m in endpoint[METHODS]}
+        for m, method in strings(item.get(METHODS)):
+            if method not in methods:
+                yield Finding((*obj.path, *ref.item, METHODS, m),
+                              f"unknown method '{method}' of endpoint '{ref.key}'")
+
+
+def _item(doc: Any, path: tuple[str | int, ...]) -> Any:
+    for part in path:
+        doc = doc[part]
+    return doc
+
+
 class PlanOps(Ops):
     """A plan's entitlements and role permissions are reconciled one by one."""
+
+    def expand(self, entry: dict[str, Any], names: Names) -> None:
+        """Entitled endpoints written as names become ``{"name": ...}``; a service entitled
+        without ``endpoints`` is entitled to every endpoint the manifests declare in it."""
+        declared = names.get(ENDPOINT.name, {})
+        for entitled in entry.get(SERVICES, []):
+            if ENDPOINTS not in entitled:
+                entitled[ENDPOINTS] = [{ENDPOINT.identity: e}
+                                       for e in declared.get(entitled[SERVICE.identity], [])]
+            else:
+                entitled[ENDPOINTS] = [{ENDPOINT.identity: e} if isinstance(e, str) else e
+                                       for e in entitled[ENDPOINTS]]
+
+    def check(self, declared: Declarations) -> Iterator[Finding]:
+        """The methods each plan entitles, against the endpoints' own."""
+        entitled = []  # entitlements naming methods
+        for obj in declared.of(self.kind.name):
+            for ref in refs_of(self.kind, obj.entry):
+                if ref.kind != ENDPOINT.name or ref.path == ref.item:
+                    continue
+                item = _item(obj.entry, ref.item)
+                if isinstance(item, dict) and METHODS in item:
+                    entitled.append((obj, ref, item))
+        if not entitled:
+            return
+        endpoints: dict[tuple[str, str], Mapping[str, Any]] = {}
+        for obj in declared.of(ENDPOINT.name):
+            if obj.parent_key is not None:
+                endpoints.setdefault((obj.parent_key, obj.name or ""), obj.entry)
+        yield from _entitled_methods(iter(entitled), endpoints)
 
     collections: tuple[str, ...] = (SERVICES, ROLES)
 
@@ -162,5 +217,6 @@ PLAN: Kind = Kind(
     sets=frozenset({"roles"}),
     left_alone=frozenset({"services", "roles"}),
     fields=PLAN_READ_FIELDS,
+    issues_keys=True,
     operations=PlanOps,
 )

@@ -12,7 +12,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from apimctl.kinds.findings import Declarations, Finding
+
 Key = tuple[str, ...]
+# the names of the objects a manifest document declares, by kind name and by the name of
+# their parent (``""`` for top-level kinds), in the order written
+Names = Mapping[str, Mapping[str, Sequence[str]]]
 
 
 @dataclass
@@ -109,6 +114,11 @@ class KindOps(Protocol):
     (items of a keyed list the platform always has, with their defaults), ``context_fields``
     and :meth:`contextual` (fields whose empty value stands for a value of the
     :class:`Context`), :meth:`set_member` (how a member of a set is compared).
+
+    The manifests ask it as well: :meth:`expand` (the kind's shorthands of one entry, in the
+    canonical form of a valid document), :meth:`check` (the kind's own offline checks of the
+    declared objects), :meth:`routes` (the routes an object claims in the area, for the checks
+    and lint rules of unique routes).
     """
 
     collections: tuple[str, ...]
@@ -140,3 +150,9 @@ class KindOps(Protocol):
     def contextual(self, path: str, value: Any, ctx: Context) -> Any: ...
 
     def set_member(self, item: Mapping[str, Any]) -> Any: ...
+
+    def expand(self, entry: dict[str, Any], names: Names) -> None: ...
+
+    def check(self, declared: Declarations) -> Iterable[Finding]: ...
+
+    def routes(self, doc: Mapping[str, Any], by_method: bool) -> set[str]: ...
