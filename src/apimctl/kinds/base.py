@@ -42,7 +42,10 @@ class Reference:
     ``{parent_label}``, ``{manifest_key}``); empty: the default of the scope. ``required``: a
     write body needs the id (a name that resolves to nothing fails the write); ``False``: the
     server resolves the name itself, and the id is sent only when it is known (an endpoint's
-    error set, created in the same call as its service).
+    error set, created in the same call as its service). ``id_field``: a write body carries
+    the bare id in this field beside ``field`` instead (a plan's ``emailTemplateSet`` name is
+    its ``emailTemplateSetId``; a ``null`` name is a ``null`` id), typed as the target's
+    dialect types it (``Dialect.integer_ids``); the kind's ``read`` gives the name back.
     """
 
     field: str
@@ -52,6 +55,7 @@ class Reference:
     body: tuple[str, ...] = ("id", "name")
     unknown: str = ""
     required: bool = True
+    id_field: str | None = None
 
 
 @dataclass(frozen=True)

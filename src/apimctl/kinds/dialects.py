@@ -104,6 +104,9 @@ class Dialect:
     # routes are unique by (HTTP method, public domain, path): endpoints may share a path on a
     # domain when their methods differ (§10.10.1); elsewhere by (public domain, path) (§4)
     routes_by_method: bool = False
+    # references written as a bare id (``Reference.id_field``) typed as an integer, by kind
+    # name and field (§4: elsewhere a string, as real deployments have it, a UUID)
+    integer_ids: frozenset[tuple[str, str]] = frozenset()
 
     def vocabulary(self, kind: str, path: str) -> tuple[str, ...]:
         return VOCABULARIES.get(kind, {}).get(path, {}).get(self.name, ())
@@ -113,7 +116,7 @@ class Dialect:
         return self.message_details.get(message_id, "")
 
 
-SPEC = Dialect(SPEC_NAME)
+SPEC = Dialect(SPEC_NAME, integer_ids=frozenset({("plan", "emailTemplateSetId")}))
 MASHERY = Dialect(
     MASHERY_NAME,
     defaults=_frozen({"endpoint": _frozen({"returnedHeaders": MASHERY_RETURNED_HEADERS})}),

@@ -215,11 +215,15 @@ def resolved_body(kind: Kind, body: Mapping[str, Any], refs: Resolver,
                   parent: str | None) -> dict[str, Any]:
     """``body`` with ``kind``'s references as a write body carries them: names to ids through
     ``refs`` (:func:`apimctl.kinds.reference_paths.resolve`); a name that resolves to nothing
-    fails the write when the reference requires the id."""
+    fails the write when the reference requires the id. A bare id (``Reference.id_field``) is
+    an integer where the target's dialect types it so (``Dialect.integer_ids``)."""
 
-    def id_of(ref: Ref) -> str | None:
-        if ref.reference.required:
-            return refs.id(ref.kind, ref.key)
-        return refs.find(ref.kind, ref.key)
+    def id_of(ref: Ref) -> str | int | None:
+        found = refs.id(ref.kind, ref.key) if ref.reference.required else refs.find(ref.kind, ref.key)
+        field = ref.reference.id_field
+        if found is not None and field is not None and found.isdigit() \
+                and (kind.name, field) in refs.dialect.integer_ids:
+            return int(found)
+        return found
 
     return resolve(kind, body, parent, id_of)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from apimctl.kinds.dialects import Dialect
 from apimctl.kinds.findings import Declarations, Finding
 
 Key = tuple[str, ...]
@@ -79,7 +80,10 @@ class Exported:
 
 
 class Resolver(Protocol):
-    """Names to ids for write bodies: live ids plus the ids created earlier in the apply."""
+    """Names to ids for write bodies: live ids plus the ids created earlier in the apply;
+    ``dialect``: the target's, for how a body types them."""
+
+    dialect: Dialect
 
     def id(self, label: str, key: str) -> str:
         """The id of the object ``label:key``; raises when there is none."""

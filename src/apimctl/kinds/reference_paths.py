@@ -256,19 +256,25 @@ def rename(kind: Kind, doc: Mapping[str, Any], parent_key: str | None,
 
 
 def resolve(kind: Kind, doc: Mapping[str, Any], parent_key: str | None,
-            id_of: Callable[[Ref], str | None]) -> dict[str, Any]:
+            id_of: Callable[[Ref], str | int | None]) -> dict[str, Any]:
     """``doc`` with its references as a write body carries them: a host becomes
     ``{"address": host}``; any other name the fields of ``Reference.body`` (``id`` from
     ``id_of``, left out when it returns ``None``, and ``name``), in place of the name. A name
     held in a field of a list item (``services[].name``; both fields of a compound reference's
     item) gives the item those fields first, in place of the naming fields, its other fields
-    kept (``{"id": ..., "name": ..., "endpoints": [...]}``)."""
+    kept (``{"id": ..., "name": ..., "endpoints": [...]}``). A reference with an ``id_field``
+    is that field holding the bare id, in place of the name (``null`` for a ``null`` name)."""
     values: list[tuple[Path, Any]] = []
+    moved: list[Path] = []  # names whose id goes into a field of its own
     for ref in refs_of(kind, doc, parent_key):
         if ref.by_host:
             values.append((ref.path, {"address": ref.name}))
             continue
         found = id_of(ref)
+        if ref.reference.id_field is not None:
+            values.append(((*ref.path[:-1], ref.reference.id_field), found))
+            moved.append(ref.path)
+            continue
         body: dict[str, Any] = {}
         for carried in ref.reference.body:
             if carried == "id" and found is not None:
@@ -282,7 +288,17 @@ def resolve(kind: Kind, doc: Mapping[str, Any], parent_key: str | None,
         if ref.parent_path is not None and ref.parent_path[:-1] == ref.item:
             drop.add(ref.parent_path[-1])
         values.append((ref.item, Merge(body, frozenset(drop))))
-    return rewrite(doc, values)
+    for reference, segs in _references_of(kind):  # a null name: a null id
+        if reference.id_field is not None and len(segs) == 1 and doc.get(segs[0][0], "") is None:
+            values.append(((reference.id_field,), None))
+            moved.append((segs[0][0],))
+    out = rewrite(doc, values)
+    for path in moved:  # their containers are copies: rewrite copied them for the id
+        holder: Any = out
+        for part in path[:-1]:
+            holder = holder[part]
+        holder.pop(path[-1], None)
+    return out
 
 
 # --- what planning orders by ----------------------------------------------------------------

@@ -54,7 +54,7 @@ def rename(kind: Kind | str, doc: Mapping[str, Any], parent_key: str | None,
 
 
 def resolve(kind: Kind | str, doc: Mapping[str, Any], parent_key: str | None,
-            id_of: Callable[[Ref], str | None]) -> dict[str, Any]:
+            id_of: Callable[[Ref], str | int | None]) -> dict[str, Any]:
     """``doc`` as a write body carries its references (:func:`apimctl.kinds.reference_paths.resolve`)."""
     return paths.resolve(_kind(kind), doc, parent_key, id_of)
 
