@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Kind, Reference, frozen, join_key
+from apimctl.kinds.email_template_set import EMAIL_TEMPLATE_SET
 from apimctl.kinds.endpoint import ENDPOINT, METHOD, METHODS
 from apimctl.kinds.findings import Declaration, Declarations, Finding, identity, strings
 from apimctl.kinds.ops import (
@@ -28,6 +29,9 @@ from apimctl.kinds.service import SERVICE
 
 SERVICES = "services"
 ROLES = "roles"
+# the email template set of the plan's notices: by name in manifests, by id in the API
+TEMPLATE_SET = "emailTemplateSet"
+TEMPLATE_SET_ID = "emailTemplateSetId"
 ENDPOINTS = ENDPOINT.manifest_key
 METHOD_NAME = "name"  # the identity of an endpoint's methods
 
@@ -142,9 +146,14 @@ class PlanOps(Ops):
                                        for e in entitled[ENDPOINTS]]
 
     def check(self, declared: Declarations) -> Iterator[Finding]:
-        """The methods each plan entitles, against the endpoints' own."""
+        """A plan names its email template set once; the methods each plan entitles, against
+        the endpoints' own."""
         entitled = []  # entitlements naming methods
         for obj in declared.of(self.kind.name):
+            if TEMPLATE_SET in obj.entry and TEMPLATE_SET_ID in obj.entry:
+                yield Finding((*obj.path, TEMPLATE_SET_ID),
+                              f"{TEMPLATE_SET} names the plan's {EMAIL_TEMPLATE_SET.label} and "
+                              f"{TEMPLATE_SET_ID} gives its id: write one of them")
             for ref in refs_of(self.kind, obj.entry):
                 if ref.kind != ENDPOINT.name or ref.path == ref.item:
                     continue
@@ -174,6 +183,11 @@ class PlanOps(Ops):
             doc[SERVICES] = _entitled(doc[SERVICES], lookups)
         if ROLES in doc:
             doc[ROLES] = names_of(doc[ROLES], lookups, ROLE.name)
+        template_set = doc.get(TEMPLATE_SET_ID)
+        name = lookups.name(EMAIL_TEMPLATE_SET.name, template_set) if template_set is not None else None
+        if name is not None:  # a set the area does not have keeps its id
+            del doc[TEMPLATE_SET_ID]
+            doc[TEMPLATE_SET] = name
         return Read(doc, fingerprint(raw)[0])
 
     def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
@@ -198,7 +212,8 @@ PLAN: Kind = Kind(
                 Reference("services[].endpoints[].name", "endpoint", within="services[].name",
                           unknown="unknown {label} '{key}'; declare it under the "
                                   "{parent_label}'s {manifest_key}"),
-                Reference("roles[]", "role")),
+                Reference("roles[]", "role"),
+                Reference(TEMPLATE_SET, EMAIL_TEMPLATE_SET.name, id_field=TEMPLATE_SET_ID)),
     computed=frozenset({"id", "created", "updated", "status", "selfServiceKeyProvisioningEnabled"}),
     defaults=frozen({
         "description": "", "eav": {}, "adminKeyProvisioningEnabled": False, "notes": "",
