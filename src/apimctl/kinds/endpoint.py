@@ -178,7 +178,7 @@ def default_error_sets(sets: Iterable[tuple[str | None, str]]) -> dict[str, str]
     return first
 
 
-def claimed_routes(endpoints: Iterable[Declaration], by_method: bool) -> Iterator[Finding]:
+def _claimed_routes(endpoints: Iterable[Declaration], by_method: bool) -> Iterator[Finding]:
     """Two endpoints claiming one route: by HTTP method, public domain and path, which every
     dialect refuses (SUPPLEMENT §10.10.1); by public domain and path alone (``by_method``
     false) where the target is of the ``spec`` dialect (§4). Endpoints sharing a path with
@@ -317,7 +317,7 @@ class EndpointOps(Ops):
         """Routes claimed twice (by method too, unless the manifests say the target is of the
         ``spec`` dialect); the authentication rules of each endpoint and its service."""
         endpoints = [e for e in declared.of(self.kind.name) if isinstance(e.parent, Mapping)]
-        yield from claimed_routes(endpoints, declared.settings.get("dialect") != SPEC_NAME)
+        yield from _claimed_routes(endpoints, declared.settings.get("dialect") != SPEC_NAME)
         for obj in endpoints:
             if isinstance(obj.parent, Mapping):
                 yield from _authentication(obj.path, obj.entry, obj.parent)

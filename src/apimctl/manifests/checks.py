@@ -5,10 +5,11 @@ written defensively: an object that failed the schema is still looked at where i
 allows, and never causes an exception. What is checked: identities unique in their list and
 ids unique per kind; ``previousNames`` consistent; references resolve (an endpoint's error
 set, role names, plan entitlements, maintenance-event endpoints; names inside a nested list the
-manifests omit, which is left alone on the live side, are not checked); ``requestPathAlias`` plus
-public domain unique in the area; endpoint host names under a declared domain (a warning when
-the manifests do not manage domains); API-key versus OAuth rules; maintenance windows that
-end after they start; secrets written as literals or with a literal default (a warning).
+manifests omit, which is left alone on the live side, are not checked); endpoint host names
+under a declared domain (a warning when the manifests do not manage domains); each kind's own
+rules (``KindOps.check``, in the kind's module: routes unique in the area, API-key versus OAuth
+rules, methods a plan entitles, maintenance windows that end after they start, one email
+template set per plan); secrets written as literals or with a literal default (a warning).
 """
 
 from __future__ import annotations

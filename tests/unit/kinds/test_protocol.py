@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from apimctl import kinds
+from apimctl.kinds import reference_checks
+from apimctl.kinds.findings import Declarations
 from apimctl.kinds.ops import Context, Exported, KindOps, Lookups, Ops, Read
 
 
@@ -100,3 +102,21 @@ def test_an_entry_makes_its_own_operations() -> None:
     assert first.ops.kind is first and second.ops.kind is second
     assert first.ops.read({"id": "1", "name": "a"}, Lookups(), None).doc == {"id": "1", "name": "a"}
     assert second.ops.read({"id": "1", "name": "a"}, Lookups(), None).doc == {"name": "a"}
+
+
+def test_manifest_rules_live_in_their_kinds() -> None:
+    """The shorthands, offline checks and routes of a kind are its operations'."""
+    plan = {"name": "Gold", "services": [{"name": "Weather"}, {"name": "Maps", "endpoints": ["Tiles"]}]}
+    kinds.PLAN.ops.expand(plan, {"endpoint": {"Weather": ["Forecast", "Now"]}})
+    assert plan["services"] == [{"name": "Weather", "endpoints": [{"name": "Forecast"}, {"name": "Now"}]},
+                                {"name": "Maps", "endpoints": [{"name": "Tiles"}]}]
+    event = reference_checks.Declared(kinds.MAINTENANCE_EVENT, ("scheduledMaintenanceEvents", 0), {
+        "name": "w", "startDateTime": "2030-01-02T00:00:00Z", "endDateTime": "2030-01-01T00:00:00Z",
+        "endpoints": [{"service": "S", "endpoint": "E"}, {"service": "S", "endpoint": "E"}]}, "w", None, None)
+    found = list(kinds.MAINTENANCE_EVENT.ops.check(Declarations({"maintenanceEvent": [event]}, {})))
+    assert [f.path[-1] for f in found] == ["endDateTime", 0, 1]
+    assert found[1].also == (("scheduledMaintenanceEvents", 0, "endpoints", 1),)
+    route = {"requestPathAlias": "/v1", "publicDomains": ["api.example.com"], "supportedHttpMethods": ["get"]}
+    assert kinds.ENDPOINT.ops.routes(route, by_method=True) == {"get|/v1|api.example.com"}
+    assert kinds.SERVICE.ops.routes(route, by_method=True) == set()
+    assert list(kinds.ROLE.ops.check(Declarations({}, {}))) == []
