@@ -105,3 +105,11 @@ def test_a_plan_names_its_set_and_the_apply_writes_its_id(
     code, out, err = run("apply", _manifest(tmp_path / "none", {}), "--auto-approve", "--no-lock")
     assert code == 0, out + err
     assert _live_plan(api)["emailTemplateSetId"] is None  # unnamed: the area's default set
+
+
+def test_apply_refuses_an_unknown_set(run: Callable[..., tuple[int, str, str]],
+                                       tmp_path: Path) -> None:
+    folder = _manifest(tmp_path / "nope", {"emailTemplateSet": "Nope"})
+    code, out, err = run("apply", folder, "--auto-approve", "--no-lock")
+    assert code == 1
+    assert "emailTemplateSet:Nope does not exist in the area" in out + err
