@@ -52,6 +52,7 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return out
 
 
+@functools.cache
 def kind_literals() -> dict[str, list[str]]:
     """Module (relative to ``src/apimctl``) -> ``line: literal`` of every kind literal."""
     words = _words()
