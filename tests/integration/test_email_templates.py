@@ -1,6 +1,8 @@
 """Email template sets, a read-only kind (a data source), through the command line against the
 reference server in both dialects: exported (with the plans that name them, or when asked
-for), checked by validate, resolved by name to the set's id when a plan is applied.
+for), checked by validate, resolved by name to the set's id when a plan is applied. A plan's
+set is compared only as its manifest names it (by name, or by id as before); a manifest that
+names none leaves it alone.
 
 The reference server seeds every area with the set ``Default`` (``apimctl.server.seed``) and
 offers no API that creates one. A plan names its set by ``emailTemplateSet``; the API's field
@@ -102,9 +104,19 @@ def test_a_plan_names_its_set_and_the_apply_writes_its_id(
     assert exported["emailTemplateSets"] == [SEEDED]  # the set the exported plan names
     assert exported["packages"][0]["plans"][0]["emailTemplateSet"] == SEEDED
 
-    code, out, err = run("apply", _manifest(tmp_path / "none", {}), "--auto-approve", "--no-lock")
+    # a plan that names no set leaves the area's alone; a null one is the area's default set
+    assert run("plan", _manifest(tmp_path / "none", {}), "--detailed-exitcode")[0] == 0
+    code, out, err = run("apply", _manifest(tmp_path / "null", {"emailTemplateSet": None}),
+                         "--auto-approve", "--no-lock")
     assert code == 0, out + err
-    assert _live_plan(api)["emailTemplateSetId"] is None  # unnamed: the area's default set
+    assert _live_plan(api)["emailTemplateSetId"] is None
+    if dialect == "spec":  # an id as manifests wrote it before (the schema's integer)
+        by_id = _manifest(tmp_path / "id", {"emailTemplateSetId": written})
+        code, out, err = run("apply", by_id, "--auto-approve", "--no-lock")
+        assert code == 0, out + err
+        assert _live_plan(api)["emailTemplateSetId"] == written
+        assert run("plan", by_id, "--detailed-exitcode")[0] == 0
+        assert run("plan", named, "--detailed-exitcode")[0] == 0  # the same set, by name
 
 
 def test_apply_refuses_an_unknown_set(run: Callable[..., tuple[int, str, str]],

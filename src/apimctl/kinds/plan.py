@@ -171,9 +171,13 @@ class PlanOps(Ops):
     collections: tuple[str, ...] = (SERVICES, ROLES)
 
     def export(self, entry: Exported) -> Any:
+        """Entitlements as :func:`_exported_entitlement` writes them; the email template set
+        by name when the area has it (by id otherwise)."""
         doc = super().export(entry)
         if SERVICES in doc:
             doc[SERVICES] = [_exported_entitlement(s) for s in doc[SERVICES]]
+        if TEMPLATE_SET in doc:
+            doc.pop(TEMPLATE_SET_ID, None)
         return doc
 
     def read(self, raw: Mapping[str, Any], lookups: Lookups,
@@ -185,8 +189,7 @@ class PlanOps(Ops):
             doc[ROLES] = names_of(doc[ROLES], lookups, ROLE.name)
         template_set = doc.get(TEMPLATE_SET_ID)
         name = lookups.name(EMAIL_TEMPLATE_SET.name, template_set) if template_set is not None else None
-        if name is not None:  # a set the area does not have keeps its id
-            del doc[TEMPLATE_SET_ID]
+        if name is not None:  # by name as well as by id: compared as the manifest names it
             doc[TEMPLATE_SET] = name
         return Read(doc, fingerprint(raw)[0])
 
@@ -230,7 +233,8 @@ PLAN: Kind = Kind(
                     "services.endpoints": ENTITLED_ENDPOINT_DEFAULTS}),
     enum_arrays=frozenset({"services.endpoints.methods"}),
     sets=frozenset({"roles"}),
-    left_alone=frozenset({"services", "roles"}),
+    # the email template set is compared only as a manifest names it: by name or by id
+    left_alone=frozenset({"services", "roles", TEMPLATE_SET, TEMPLATE_SET_ID}),
     fields=PLAN_READ_FIELDS,
     issues_keys=True,
     operations=PlanOps,
