@@ -5,6 +5,10 @@ command line rather than the registry) that writes ``"endpoint"``, ``"services"`
 ``"endpoint:..."`` or ``"services.…"`` as a string literal hard-codes a kind: it must take the
 name from the registry (``kinds.ENDPOINT.name``, ``kinds.SERVICE.manifest_key``) or, better, be
 generic code driven by the :class:`~apimctl.kinds.Kind` data. Docstrings are prose and exempt.
+
+Nor does a module outside ``kinds/`` import a specific kind (an entry such as ``ENDPOINT``, a
+value of one kind's module, the module itself; ``kinds.SERVICE`` counts too): a kind's module
+is the only home of its rules (the second half of this file, with its allow-list).
 """
 
 from __future__ import annotations
