@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import yaml
 
+from apimctl import kinds
 from apimctl.api.client import ApiClient
 from apimctl.api.dialect import PROBE_PATH
 from apimctl.errors import ApimctlError
@@ -149,8 +150,12 @@ async def seed(client: ApiClient, requests: list[dict[str, Any]], dialect: str =
 
 
 def scrub(text: str, ids: dict[str, str]) -> str:
-    """Stable output: live ids as ``<id kind:key>``, server timestamps as ``<time>``."""
+    """Stable output: live ids as ``<id kind:key>``, server timestamps as ``<time>``. Ids of
+    read-only kinds are left alone: no plan shows them, and the seeded ones are short
+    (email template set ``1``) and would match inside other text."""
     for addr, obj_id in sorted(ids.items(), key=lambda kv: -len(kv[1])):
+        if kinds.get(addr.partition(":")[0]).read_only:
+            continue
         text = text.replace(obj_id, f"<id {addr}>")
     return _SERVER_TIME.sub("<time>", text)
 

@@ -16,20 +16,22 @@ from typing import Any
 
 import httpx
 
+from apimctl import kinds
 from apimctl.errors import ApiError
-from apimctl.kinds import ENDPOINT, SERVICE
 from apimctl.kinds.dialects import (
     AUTO,
     CHOICES,
     MASHERY_HEADER_PREFIX,
     MASHERY_HOST_SUFFIX,
     MASHERY_NAME,
+    PROBE_KIND,
     SPEC_NAME,
+    TELLING_KIND,
     mashery_values,
 )
 
 PROBE_ID = "apimctl-dialect-probe"
-PROBE_PATH = f"{SERVICE.path}/{PROBE_ID}"
+PROBE_PATH = kinds.get(PROBE_KIND).item_path(PROBE_ID)
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,7 @@ async def detect(client: Any, setting: str | None = None, live_endpoints: Any = 
     if found is not None:
         return found
     endpoints = list(live_endpoints)
-    if any(mashery_values(ENDPOINT.name, doc) for doc in endpoints):
+    if any(mashery_values(TELLING_KIND, doc) for doc in endpoints):
         return Detected(MASHERY_NAME, "mashery-* values in live endpoints")
     if endpoints:  # every endpoint of a mashery area returns mashery-responder unless told not to
         return Detected(SPEC_NAME, "no mashery-* values in live endpoints")

@@ -39,7 +39,7 @@ from apimctl.applying.schedule import PartlyDone, Unit
 from apimctl.errors import ApiError, Invalid
 from apimctl.kinds import Kind
 from apimctl.kinds.dialects import dialect_of, field_default
-from apimctl.kinds.nested_writes import created_fields, tree_fields
+from apimctl.kinds.projections import created_fields, tree_fields
 from apimctl.plans.model import Plan, Step
 
 

@@ -26,10 +26,10 @@ from urllib.parse import urlsplit
 import httpx
 import jsonpath_rfc9535
 
+from apimctl import kinds
 from apimctl.calltests.backends import BackendTransport, stubs_of
 from apimctl.calltests.model import TestFile
 from apimctl.calltests.timing import VirtualClock, parse_instant
-from apimctl.kinds import PACKAGE, PLAN
 
 PlaceKey = Callable[[str, str, list[tuple[str, str]], bytes, str], tuple[str, list[tuple[str, str]], bytes]]
 Send = Callable[[str, str, list[tuple[str, str]], bytes], Awaitable[httpx.Response]]
@@ -73,12 +73,15 @@ def _one(response: httpx.Response, what: str) -> dict[str, Any]:
     return body[0] if isinstance(body, list) else body  # type: ignore[no-any-return]
 
 
-# a consumer names its plan by package and plan, as a package key's body does
-PACKAGE_FIELD, PLAN_FIELD, PLANS = PACKAGE.name, PLAN.name, PLAN.manifest_key
+# the kind keys are issued for (plans) and its parent's (packages): a consumer names its plan
+# by both, as a package key's body does
+_PLAN = next(k for k in kinds.KINDS if k.issues_keys)
+_PACKAGE = kinds.get(str(_PLAN.parent))
+PACKAGE_FIELD, PLAN_FIELD, PLANS = _PACKAGE.name, _PLAN.name, _PLAN.manifest_key
 
 
 async def _plans(target: Target) -> dict[tuple[str, str], tuple[str, str]]:
-    packages = await target.management.get(PACKAGE.path, params={"fields": f"id,name,{PLANS}", "limit": "1000"})
+    packages = await target.management.get(_PACKAGE.path, params={"fields": f"id,name,{PLANS}", "limit": "1000"})
     if packages.status_code >= 300:
         raise ConsumerError(f"reading the packages: {packages.status_code} {packages.text[:300]}")
     return {(p["name"], plan["name"]): (p["id"], plan["id"]) for p in packages.json() for plan in p.get(PLANS) or []}

@@ -21,7 +21,6 @@ from apimctl.cli.common import EXIT_ERROR, EXIT_OK, connection_options
 from apimctl.cli.running import deadline_of, run_command
 from apimctl.cli.target import connection_settings, open_client
 from apimctl.errors import ApimctlError
-from apimctl.kinds.role import LEASE_NAME
 
 
 @click.command("unlock")
@@ -47,7 +46,7 @@ def command(ctx: click.Context, /, run_id: str | None, force: bool, **_connectio
         click.echo(line, err=True)
 
     def confirm(holder: Holder) -> bool:
-        say(f"The apply lease ({LEASE_NAME!r}) is held by {holder.describe()}.")
+        say(f"The apply lease is held by {holder.describe()}.")
         return click.confirm("Break it?", default=False, err=True)
 
     ask = None if force or run_id else confirm

@@ -8,8 +8,8 @@ paths and body parameter names, ``render`` and ``export`` the manifest keys. Add
 adding its module here, its entry in :data:`KINDS`, its schema and the server catalog
 (see ``docs/architecture.md``).
 
-Kinds, in the order creates run (deletes run in reverse): ``domain``, ``organization`` (read
-only: never written), ``role``, ``service``,
+Kinds, in the order creates run (deletes run in reverse): ``domain``, ``organization`` and
+``emailTemplateSet`` (read only: never written), ``role``, ``service``,
 ``errorSet`` (in a service), ``endpoint`` (in a service), ``package``, ``plan`` (in a package),
 ``maintenanceEvent``.
 
@@ -43,6 +43,7 @@ from apimctl.kinds.base import (
     unescape_name,
 )
 from apimctl.kinds.domain import DOMAIN
+from apimctl.kinds.email_template_set import EMAIL_TEMPLATE_SET
 from apimctl.kinds.endpoint import (
     CORS_DEFAULTS,
     ENDPOINT,
@@ -65,7 +66,8 @@ from apimctl.kinds.service import OAUTH_DEFAULTS, SERVICE
 ERROR_CATALOG = platform.ERROR_CATALOG
 
 KINDS: tuple[Kind, ...] = (
-    DOMAIN, ORGANIZATION, ROLE, SERVICE, ERROR_SET, ENDPOINT, PACKAGE, PLAN, MAINTENANCE_EVENT,
+    DOMAIN, ORGANIZATION, EMAIL_TEMPLATE_SET, ROLE, SERVICE, ERROR_SET, ENDPOINT, PACKAGE, PLAN,
+    MAINTENANCE_EVENT,
 )
 BY_NAME: Mapping[str, Kind] = MappingProxyType({k.name: k for k in KINDS})
 TOP_LEVEL: tuple[Kind, ...] = tuple(k for k in KINDS if k.top_level)
@@ -109,7 +111,7 @@ def split_key(kind: Kind, key: str) -> tuple[str | None, str]:
 
 
 __all__ = [
-    "BY_NAME", "CORS_DEFAULTS", "DOMAIN", "ENDPOINT", "ENDPOINT_CACHE_DEFAULTS",
+    "BY_NAME", "CORS_DEFAULTS", "DOMAIN", "EMAIL_TEMPLATE_SET", "ENDPOINT", "ENDPOINT_CACHE_DEFAULTS",
     "ENTITLED_ENDPOINT_DEFAULTS", "ERROR_CATALOG", "ERROR_MESSAGE_FIELDS", "ERROR_SET", "KINDS",
     "MAINTENANCE_EVENT", "META_FIELDS", "METHOD_DEFAULTS", "NESTED_COMPUTED_FIELDS",
     "OAUTH_DEFAULTS", "ORDER", "ORGANIZATION", "PACKAGE", "PLAN", "PROCESSOR_DEFAULTS", "RESPONSE_FILTER_DEFAULTS",

@@ -8,13 +8,12 @@ the rules that belong to it; :mod:`apimctl.kinds` lists them in :data:`~apimctl.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import KW_ONLY, InitVar, dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from apimctl.kinds.ops import KindOps
+from apimctl.kinds.protocol import KindOps
 
 
 def frozen(mapping: dict[str, Any]) -> Mapping[str, Any]:
@@ -43,7 +42,10 @@ class Reference:
     ``{parent_label}``, ``{manifest_key}``); empty: the default of the scope. ``required``: a
     write body needs the id (a name that resolves to nothing fails the write); ``False``: the
     server resolves the name itself, and the id is sent only when it is known (an endpoint's
-    error set, created in the same call as its service).
+    error set, created in the same call as its service). ``id_field``: a write body carries
+    the bare id in this field beside ``field`` instead (a plan's ``emailTemplateSet`` name is
+    its ``emailTemplateSetId``; a ``null`` name is a ``null`` id), typed as the target's
+    dialect types it (``Dialect.integer_ids``); the kind's ``read`` gives the name back.
     """
 
     field: str
@@ -53,6 +55,7 @@ class Reference:
     body: tuple[str, ...] = ("id", "name")
     unknown: str = ""
     required: bool = True
+    id_field: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,9 @@ class Kind:
     - ``page_index``: list paging counts pages rather than items.
     - ``pinnable``: the manifest may carry ``id``/``previousNames``; ``deletable``: the API can
       delete it (domains cannot be deleted).
-    - ``ops``: what the kind does at each stage (:class:`KindOps`).
+    - ``ops``: what the kind does at each stage (:class:`KindOps`), made by the entry with
+      itself from ``operations`` (the kind's ``Ops`` class, or any callable taking the entry):
+      ``Kind(..., operations=EndpointOps)``; every entry names its operations.
     - ``reserved``: identities apimctl itself uses (the apply lease role): never read into
       live state, so never planned, pruned or exported.
     - ``fold_case``: the identity is case-insensitive (domains: ``Example.COM`` is
@@ -105,6 +110,8 @@ class Kind:
     - ``export_file``: the file of export's ``per-service`` layout holding the kind's objects
       (empty: ``<manifest_key>.yaml``); ``file_per_object``: that layout writes one file per
       object instead (``service-<name>.yaml``).
+    - ``issues_keys``: API keys are issued for objects of this kind (plans): a key names one by
+      its parent's name and its own.
     """
 
     name: str
@@ -143,11 +150,15 @@ class Kind:
     reserved: frozenset[str] = frozenset()
     export_file: str = ""
     file_per_object: bool = False
-    ops: KindOps = field(default_factory=lambda: _missing_ops(), compare=False, repr=False)
+    issues_keys: bool = False
+    _: KW_ONLY
+    operations: InitVar[Callable[[Kind], KindOps]]
+    ops: KindOps = field(init=False, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, operations: Callable[[Kind], KindOps]) -> None:
         if not self.fields:
             object.__setattr__(self, "fields", read_fields(self))
+        object.__setattr__(self, "ops", operations(self))
 
     def default_at(self, path: str) -> Any:
         """The default of the field at the dotted ``path`` (``None`` when there is none)."""
@@ -265,8 +276,3 @@ def split_first(key: str) -> tuple[str | None, str]:
         i += 1
     return None, key
 
-
-def _missing_ops() -> KindOps:
-    from apimctl.kinds.ops import MissingOps  # the operations module builds on this one
-
-    return MissingOps()

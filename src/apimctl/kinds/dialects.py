@@ -48,6 +48,12 @@ ERROR_CODE_HEADERS: tuple[str, ...] = ("X-Svc-Error-Code", "X-Mashery-Error-Code
 # headers only a ``mashery`` target sends (auto-detection, §10.1)
 MASHERY_HEADER_PREFIX = "x-mashery-"
 MASHERY_HOST_SUFFIX = "mashery.com"
+# the kind whose live objects tell the dialect by their values: every endpoint of a
+# ``mashery`` area returns ``mashery-responder`` unless told not to (auto-detection, §10.1)
+TELLING_KIND = "endpoint"
+# the kind read by the probe of an area whose replies have not told: one object of it that
+# does not exist, a 404 in both dialects
+PROBE_KIND = "service"
 
 
 def _frozen(value: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -98,6 +104,9 @@ class Dialect:
     # routes are unique by (HTTP method, public domain, path): endpoints may share a path on a
     # domain when their methods differ (§10.10.1); elsewhere by (public domain, path) (§4)
     routes_by_method: bool = False
+    # references written as a bare id (``Reference.id_field``) typed as an integer, by kind
+    # name and field (§4: elsewhere a string, as real deployments have it, a UUID)
+    integer_ids: frozenset[tuple[str, str]] = frozenset()
 
     def vocabulary(self, kind: str, path: str) -> tuple[str, ...]:
         return VOCABULARIES.get(kind, {}).get(path, {}).get(self.name, ())
@@ -107,7 +116,7 @@ class Dialect:
         return self.message_details.get(message_id, "")
 
 
-SPEC = Dialect(SPEC_NAME)
+SPEC = Dialect(SPEC_NAME, integer_ids=frozenset({("plan", "emailTemplateSetId")}))
 MASHERY = Dialect(
     MASHERY_NAME,
     defaults=_frozen({"endpoint": _frozen({"returnedHeaders": MASHERY_RETURNED_HEADERS})}),

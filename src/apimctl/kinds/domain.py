@@ -30,5 +30,5 @@ DOMAIN: Kind = Kind(
     name="domain", manifest_key="domains", label="domain", manifest_rank=3, path="/domains", body="domainWhitelist",
     identity="domain", computed=frozenset({"id", "created", "updated", "status"}),
     fields=("id", "domain", "status", "created"), pinnable=False, deletable=False,
-    fold_case=True, ops=DomainOps(lambda: DOMAIN),
+    fold_case=True, operations=DomainOps,
 )

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Kind, Reference, frozen
-from apimctl.kinds.dialects import ENDPOINT_EXTRA_READ_FIELDS
+from apimctl.kinds.dialects import ENDPOINT_EXTRA_READ_FIELDS, SPEC_NAME
 from apimctl.kinds.error_set import ERROR_SET
 from apimctl.kinds.error_set import PLATFORM_ERROR_SET as PLATFORM_ERROR_SET  # planning uses it
+from apimctl.kinds.findings import (
+    Declaration,
+    Declarations,
+    Finding,
+    JsonPath,
+    duplicates,
+    string,
+    strings,
+)
 from apimctl.kinds.nested_writes import KeyedItems, NestedWrite, Singleton
 from apimctl.kinds.ops import (
     NESTED_COMPUTED_FIELDS,
@@ -106,6 +115,21 @@ ENDPOINT_ENUM_ARRAYS = frozenset({
 })
 
 
+# An endpoint authenticated by OAuth has no API-key locations (SUPPLEMENT §4 forbids them with
+# ``requestAuthenticationType: oauth``), so the platform stores ``[]`` rather than the usual
+# ``["request-parameters"]``.
+OAUTH_AUTHENTICATION = "oauth"
+OAUTH_ENDPOINT_DEFAULTS: Mapping[str, Any] = MappingProxyType({"apiKeyValueLocations": []})
+
+
+def endpoint_defaults(defaults: Mapping[str, Any], doc: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The defaults an endpoint ``doc`` is compared with: ``defaults``, with the OAuth ones
+    for an OAuth endpoint."""
+    if doc.get("requestAuthenticationType") == OAUTH_AUTHENTICATION:
+        return {**defaults, **OAUTH_ENDPOINT_DEFAULTS}
+    return defaults
+
+
 ROUTE_FIELDS = ("requestPathAlias", "publicDomains", "supportedHttpMethods")
 
 
@@ -153,6 +177,65 @@ def default_error_sets(sets: Iterable[tuple[str | None, str]]) -> dict[str, str]
         if parent is not None:
             first.setdefault(parent, name)
     return first
+
+
+def _claimed_routes(endpoints: Iterable[Declaration], by_method: bool) -> Iterator[Finding]:
+    """Two endpoints claiming one route: by HTTP method, public domain and path, which every
+    dialect refuses (SUPPLEMENT §10.10.1); by public domain and path alone (``by_method``
+    false) where the target is of the ``spec`` dialect (§4). Endpoints sharing a path with
+    other methods are valid input (a ``lint`` rule warns about them)."""
+    first: dict[str, JsonPath] = {}  # route -> the first endpoint claiming it
+    repeated: dict[str, list[JsonPath]] = {}
+    for obj in endpoints:
+        endpoint, path = obj.entry, obj.path
+        if string(endpoint, ROUTE_FIELDS[0]) is None or type(endpoint.get("publicDomains")) is not list:
+            continue
+        where = (*path, ROUTE_FIELDS[0])
+        for route in sorted(endpoint_routes(endpoint, by_method)):
+            if route.endswith("|"):
+                continue  # no public domain: no route to claim
+            if route in first and first[route][:-1] != path:
+                repeated.setdefault(route, [first[route]]).append(where)
+            else:
+                first.setdefault(route, where)
+    return duplicates(repeated, _route_claimed)
+
+
+def _route_claimed(route: str) -> str:
+    *method, alias, host = route.split("|")
+    if method:
+        return f"{method[0].upper()} {alias} on {host} is claimed by two endpoints"
+    return f"requestPathAlias '{alias}' on {host} is used by two endpoints"
+
+
+def _authentication(path: JsonPath, endpoint: Mapping[str, Any],
+                    service: Mapping[str, Any]) -> Iterator[Finding]:
+    """API-key versus OAuth rules (SUPPLEMENT §4), the service's OAuth settings included."""
+    if endpoint.get("requestAuthenticationType", "apiKey") == OAUTH_AUTHENTICATION:
+        if endpoint.get("apiKeyValueLocations"):
+            yield Finding((*path, "apiKeyValueLocations"), "not allowed when requestAuthenticationType is oauth")
+        yield from _oauth_profile(path, endpoint, service)
+    elif endpoint.get("oauthGrantTypes"):
+        yield Finding((*path, "oauthGrantTypes"), "only allowed when requestAuthenticationType is oauth")
+
+
+def _oauth_profile(path: JsonPath, endpoint: Mapping[str, Any],
+                   service: Mapping[str, Any]) -> Iterator[Finding]:
+    profile = service.get("securityProfile")
+    if not isinstance(profile, dict) or "oauth" not in profile:
+        return
+    oauth = profile["oauth"]
+    if oauth is None:
+        yield Finding((*path, "requestAuthenticationType"),
+                      "oauth needs the service's OAuth settings, but its securityProfile.oauth is null")
+        return
+    allowed = oauth.get("grantTypes") if isinstance(oauth, dict) else None
+    if not isinstance(allowed, list):
+        return
+    for index, grant in strings(endpoint.get("oauthGrantTypes")):
+        if grant not in allowed:
+            yield Finding((*path, "oauthGrantTypes", index),
+                          f"grant type '{grant}' is not enabled in the service's securityProfile.oauth.grantTypes")
 
 
 class EndpointOps(Ops):
@@ -229,11 +312,19 @@ class EndpointOps(Ops):
         return value
 
     def defaults_for(self, doc: Mapping[str, Any]) -> Mapping[str, Any]:
-        # the OAuth rules are the service's (its security profile): imported when called,
-        # since the service module imports this one
-        from apimctl.kinds.service import endpoint_defaults
-
         return endpoint_defaults(self.kind.defaults, doc)
+
+    def routes(self, doc: Mapping[str, Any], by_method: bool) -> set[str]:
+        return endpoint_routes(doc, by_method)
+
+    def check(self, declared: Declarations) -> Iterator[Finding]:
+        """Routes claimed twice (by method too, unless the manifests say the target is of the
+        ``spec`` dialect); the authentication rules of each endpoint and its service."""
+        endpoints = [e for e in declared.of(self.kind.name) if isinstance(e.parent, Mapping)]
+        yield from _claimed_routes(endpoints, declared.settings.get("dialect") != SPEC_NAME)
+        for obj in endpoints:
+            if isinstance(obj.parent, Mapping):
+                yield from _authentication(obj.path, obj.entry, obj.parent)
 
     def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
              parent: str | None) -> dict[str, Any]:
@@ -276,5 +367,5 @@ ENDPOINT: Kind = Kind(
     # the rest of the read projection comes from the tables (``read_fields``); the fields of
     # real deployments (SUPPLEMENT §10.8) are compared only when a manifest names them
     read_also=("created", "updated", *ENDPOINT_EXTRA_READ_FIELDS),
-    ops=EndpointOps(lambda: ENDPOINT),
+    operations=EndpointOps,
 )

@@ -79,5 +79,5 @@ ERROR_SET: Kind = Kind(
     keyed=frozen({"errorMessages": "id"}),
     nested=frozen({"errorMessages": frozen({"status": "", "detailHeader": "", "responseBody": ""})}),
     read_also=("created", "updated"),
-    ops=ErrorSetOps(lambda: ERROR_SET),
+    operations=ErrorSetOps,
 )

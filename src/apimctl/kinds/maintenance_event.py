@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
+from datetime import datetime
 from typing import Any
 
 from apimctl.kinds.base import Kind, Reference, frozen, join_key
 from apimctl.kinds.endpoint import ENDPOINT
+from apimctl.kinds.findings import Declarations, Finding, JsonPath, duplicates, string
 from apimctl.kinds.nested_writes import Links, NestedWrite
 from apimctl.kinds.ops import (
     Exported,
@@ -18,9 +21,31 @@ from apimctl.kinds.ops import (
     escape_literal,
     fingerprint,
 )
+from apimctl.kinds.reference_paths import refs_of
 from apimctl.kinds.service import SERVICE
 
 ENDPOINTS = "endpoints"
+START, END = "startDateTime", "endDateTime"
+_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})$")
+
+
+def _window(path: JsonPath, event: Mapping[str, Any]) -> Iterator[Finding]:
+    """A window that ends after it starts (the schema reports a malformed time)."""
+    times: dict[str, datetime] = {}
+    for key in (START, END):
+        text = string(event, key)
+        if text is None or not _DATETIME.match(text):
+            continue  # the schema reports the shape
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError as exc:
+            yield Finding((*path, key), f"not a valid datetime: {exc}")
+            continue
+        if parsed.tzinfo is not None:
+            times[key] = parsed
+    start, end = times.get(START), times.get(END)
+    if start is not None and end is not None and start >= end:
+        yield Finding((*path, END), f"must be after {START} ({event[START]})")
 
 
 class MaintenanceEventOps(Ops):
@@ -58,6 +83,15 @@ class MaintenanceEventOps(Ops):
             doc[ENDPOINTS] = escape_literal([{SERVICE.name: s, ENDPOINT.name: e} for s, e in pairs])
         return doc
 
+    def check(self, declared: Declarations) -> Iterator[Finding]:
+        """Each event's window, and no endpoint listed twice in one event."""
+        for obj in declared.of(self.kind.name):
+            yield from _window(obj.path, obj.entry)
+            seen: dict[tuple[str, str], list[JsonPath]] = {}
+            for ref in refs_of(self.kind, obj.entry):
+                seen.setdefault((ref.parent or "", ref.name), []).append((*obj.path, *ref.item))
+            yield from duplicates(seen, lambda k: f"{ENDPOINT.label} '{k[0]}/{k[1]}' is listed twice")
+
     def set_member(self, item: Mapping[str, Any]) -> Any:
         """A ``{service, endpoint}`` pair is the endpoint's key."""
         if SERVICE.name in item and ENDPOINT.name in item:
@@ -78,11 +112,11 @@ MAINTENANCE_EVENT: Kind = Kind(
     references=(Reference("endpoints[].endpoint", "endpoint", within="endpoints[].service",
                            body=("id",)),),
     computed=frozenset({"id", "created", "updated"}),
-    datetimes=frozenset({"startDateTime", "endDateTime"}),
+    datetimes=frozenset({START, END}),
     sets=frozenset({"endpoints"}),
     left_alone=frozenset({"endpoints"}),
     fields=("id", "name", "created", "updated", "startDateTime", "endDateTime",
             "endpoints.id", "endpoints.name"),
     export_file="maintenance.yaml",
-    ops=MaintenanceEventOps(lambda: MAINTENANCE_EVENT),
+    operations=MaintenanceEventOps,
 )

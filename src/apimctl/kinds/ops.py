@@ -1,24 +1,40 @@
 """What each kind does at the stages: read from the API, write bodies, compare, export.
 
-The :class:`KindOps` protocol, its shared implementation :class:`Ops` and the plain values the
-operations exchange (:class:`Lookups`, :class:`Read`, :class:`Context`, :class:`Exported`,
-:class:`Resolver`). Each kind's module subclasses :class:`Ops`; the stages loop over ``KINDS``
-and call ``kind.ops``.
+:class:`Ops` is the shared implementation of the :class:`KindOps` protocol
+(:mod:`apimctl.kinds.protocol`, whose values are re-exported here: :class:`Lookups`,
+:class:`Read`, :class:`Context`, :class:`Exported`, :class:`Resolver`). Each kind's module
+subclasses :class:`Ops` and names the class in its entry (``Kind(..., operations=XOps)``): the
+entry makes its operations with itself, so ``Ops.kind`` is the entry they belong to. The
+stages loop over ``KINDS`` and call ``kind.ops``.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from apimctl.kinds.base import (
-    Kind,
-    spelt_unset,
-)
+from apimctl.kinds.base import Kind, spelt_unset
+from apimctl.kinds.findings import Declarations, Finding
 from apimctl.kinds.nested_writes import NestedWrite, collection_names
+from apimctl.kinds.protocol import (
+    Context,
+    Exported,
+    Key,
+    KindOps,
+    Lookups,
+    Names,
+    Read,
+    Resolver,
+)
+from apimctl.kinds.reference_paths import Ref, resolve
+
+__all__ = [
+    "NESTED_COMPUTED_FIELDS", "Context", "Exported", "Key", "KindOps", "Lookups", "Names", "Ops", "Read",
+    "Resolver", "as_list", "escape_literal", "fingerprint", "names_of", "resolved_body",
+    "unset_as_default",
+]
 
 # --- per-kind operations ----------------------------------------------------------------------
 #
@@ -26,7 +42,6 @@ from apimctl.kinds.nested_writes import NestedWrite, collection_names
 # kind's own module, on plain mappings: this layer imports no stage. The stages loop over
 # ``KINDS`` and call ``kind.ops``; none of them names a kind.
 
-Key = tuple[str, ...]
 
 # Fields of nested items (methods, response filters, messages) that the server computes.
 NESTED_COMPUTED_FIELDS: frozenset[str] = frozenset({"id", "created", "updated", "code"})
@@ -43,64 +58,6 @@ def as_list(value: Any) -> list[Any]:
     return [value]
 
 
-@dataclass
-class Lookups:
-    """Id → key of the objects (and nested items) the API renders by id, per kind name or item
-    label (``role``: ``("Admin",)``; ``endpoint``: ``("Weather", "Forecast")``; ``method``:
-    ``("Weather", "Forecast", "get")``). Built from the raw lists before any object is read."""
-
-    keys: dict[str, dict[str, Key]] = field(default_factory=dict)
-
-    def add(self, label: str, obj_id: Any, key: Key) -> None:
-        self.keys.setdefault(label, {})[str(obj_id)] = key
-
-    def key(self, label: str, obj_id: Any) -> Key | None:
-        return self.keys.get(label, {}).get(str(obj_id))
-
-    def name(self, label: str, obj_id: Any) -> str | None:
-        """The object's own name (the last part of its key)."""
-        found = self.key(label, obj_id)
-        return found[-1] if found else None
-
-
-@dataclass(frozen=True)
-class Read:
-    """One object read from the API: its manifest-shaped ``doc`` and its fingerprint."""
-
-    doc: dict[str, Any]
-    updated: str | None = None
-    revision: int | None = None
-
-
-@dataclass(frozen=True)
-class Context:
-    """Facts from outside the object that its normal form depends on.
-
-    ``default_error_set`` is the name of the service's first error set: an endpoint whose
-    ``errorSet`` is ``null`` uses it (SUPPLEMENT §2).
-    """
-
-    default_error_set: str | None = None
-
-
-@dataclass(frozen=True)
-class Exported:
-    """What :meth:`KindOps.export` turns into a manifest entry.
-
-    ``doc``: the object's identity (and ``id``, when asked for) followed by the fields whose
-    normal form differs from the normal form of the defaults, in manifest shape, literal
-    ``${`` escaped; ``live``: the object as read (manifest shape, not normalised, not escaped);
-    ``children``: the entries of its child kinds, by manifest key, the lists to write only;
-    ``secret``: the reference to write in place of a secret, given the last part of its
-    variable's name (``BACKEND_SECRET``: the names of the object and its parents come first).
-    """
-
-    doc: dict[str, Any]
-    live: Mapping[str, Any]
-    children: Mapping[str, list[Any]] = field(default_factory=dict)
-    secret: Callable[[str], str] = field(default=lambda part: "${" + part + "}")
-
-
 def escape_literal(value: Any) -> Any:
     """Strings with a literal ``${`` escaped as ``$${`` so substitution gives them back."""
     if isinstance(value, str):
@@ -110,75 +67,6 @@ def escape_literal(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: escape_literal(v) for k, v in value.items()}
     return value
-
-
-class Resolver(Protocol):
-    """Names to ids for write bodies: live ids plus the ids created earlier in the apply."""
-
-    def id(self, label: str, key: str) -> str:
-        """The id of the object ``label:key``; raises when there is none."""
-        ...
-
-    def find(self, label: str, key: str) -> str | None:
-        """The id of the object ``label:key``, or ``None``."""
-        ...
-
-
-@runtime_checkable
-class KindOps(Protocol):
-    """The operations of one kind (``Kind.ops``); pure, no I/O.
-
-    - ``writes``: the nested parts an update writes apart from the object's own PUT, by
-      field, in the order they are written, each with its strategy
-      (:mod:`apimctl.kinds.nested_writes`: singletons with a sub-resource of their own, links
-      by id, keyed items, a fixed catalog, entitlements).
-    - :meth:`nested`: ``(label, id, name)`` of nested items other objects reference by id
-      (an endpoint's methods), for :class:`Lookups`.
-    - :meth:`read`: a raw API object (``parent``: its parent's raw object) in manifest shape.
-    - :meth:`context`: what comparing an object needs from outside it, given the names of the
-      objects under the same parent per kind name, in API order.
-    - :meth:`body`: the API body of a manifest-shaped ``desired`` object (or of some of its
-      fields, for an update): references resolved through ``refs``.
-    - :meth:`export`: the manifest entry of a live object (:class:`Exported`: the fields that
-      differ from the defaults, its exported children, a namer of secret variables);
-      :meth:`written`: whether the exported entries of the kind under one parent are written
-      (not when they are what the platform creates by itself).
-
-    Comparing (``apimctl.state.normalise``) asks the kind too: :meth:`defaults_for` (the
-    defaults an object is compared with), :meth:`item_defaults` and :meth:`implied_items`
-    (items of a keyed list the platform always has, with their defaults), ``context_fields``
-    and :meth:`contextual` (fields whose empty value stands for a value of the
-    :class:`Context`), :meth:`set_member` (how a member of a set is compared).
-    """
-
-    writes: Mapping[str, NestedWrite]
-
-    def nested(self, raw: Mapping[str, Any]) -> Iterable[tuple[str, Any, str]]: ...
-
-    def read(self, raw: Mapping[str, Any], lookups: Lookups,
-             parent: Mapping[str, Any] | None) -> Read: ...
-
-    def context(self, siblings: Mapping[str, Sequence[str]]) -> Context: ...
-
-    def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
-             parent: str | None) -> dict[str, Any]: ...
-
-    def export(self, entry: Exported) -> Any: ...
-
-    def written(self, entries: Sequence[Any]) -> bool: ...
-
-    context_fields: frozenset[str]
-
-    def defaults_for(self, doc: Mapping[str, Any]) -> Mapping[str, Any]: ...
-
-    def item_defaults(self, path: str, key: str,
-                      defaults: Mapping[str, Any]) -> Mapping[str, Any]: ...
-
-    def implied_items(self, path: str) -> Sequence[str]: ...
-
-    def contextual(self, path: str, value: Any, ctx: Context) -> Any: ...
-
-    def set_member(self, item: Mapping[str, Any]) -> Any: ...
 
 
 def fingerprint(raw: Mapping[str, Any]) -> tuple[str | None, int | None]:
@@ -227,8 +115,8 @@ def names_of(items: Any, lookups: Lookups | None = None, label: str = "") -> lis
 class Ops:
     """The operations most kinds share: copy the fields, no nested references.
 
-    A kind's own class overrides what differs; ``kind`` returns the kind's entry (looked up
-    when called: the entry is made with its operations).
+    A kind's own class overrides what differs. The kind's entry makes its operations with
+    itself (``Kind(..., operations=XOps)``): ``kind`` is that entry.
     """
 
     writes: Mapping[str, NestedWrite] = MappingProxyType({})
@@ -236,12 +124,10 @@ class Ops:
     # fields never sent back (dropped from every body besides the meta fields)
     meta: frozenset[str] = frozenset({"id", "previousNames"})
 
-    def __init__(self, kind: Callable[[], Kind]) -> None:
-        self._kind = kind
-
-    @property
-    def kind(self) -> Kind:
-        return self._kind()
+    def __init__(self, kind: Kind) -> None:
+        self.kind = kind
+        # what :meth:`strip` drops, computed once per kind rather than per object
+        self._strip_drop: frozenset[str] = kind.computed | set(self.child_keys())
 
     def child_keys(self) -> tuple[str, ...]:
         """The manifest keys of the kind's child kinds (their objects are read on their own)."""
@@ -252,11 +138,7 @@ class Ops:
 
     def strip(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         """The raw object without server-computed fields and child collections."""
-        kind = self.kind
-        cached: tuple[Kind, frozenset[str]] | None = self.__dict__.get("_strip_drop")
-        if cached is None or cached[0] is not kind:  # computed once per kind, not per object
-            cached = self.__dict__["_strip_drop"] = (kind, kind.computed | set(self.child_keys()))
-        drop = cached[1]
+        drop = self._strip_drop
         return {k: v for k, v in raw.items() if k not in drop}
 
     def read(self, raw: Mapping[str, Any], lookups: Lookups,
@@ -279,17 +161,9 @@ class Ops:
 
     def resolved(self, body: Mapping[str, Any], refs: Resolver,
                  parent: str | None) -> dict[str, Any]:
-        """``body`` with the kind's references as a write body carries them (names to ids
-        through ``refs``: :func:`apimctl.kinds.references.resolve`)."""
-        # imported here: the references module reads the registry, which imports this module
-        from apimctl.kinds.references import resolve
-
-        def id_of(ref: Any) -> str | None:
-            if ref.reference.required:
-                return refs.id(ref.kind, ref.key)
-            return refs.find(ref.kind, ref.key)
-
-        return resolve(self.kind, body, parent, id_of)
+        """``body`` with the kind's references as a write body carries them
+        (:func:`resolved_body`)."""
+        return resolved_body(self.kind, body, refs, parent)
 
     # -- export
 
@@ -324,13 +198,33 @@ class Ops:
             return item["address"]
         return item
 
+    # -- the manifests
 
-class MissingOps(Ops):
-    """The operations of a kind whose module declares none: every call fails loudly."""
+    def expand(self, entry: dict[str, Any], names: Names) -> None:
+        """No shorthand of the kind's own: the entry stays as written."""
 
-    def __init__(self) -> None:
-        super().__init__(self._no_kind)
+    def check(self, declared: Declarations) -> Iterable[Finding]:
+        """No offline check of the kind's own."""
+        return ()
 
-    @staticmethod
-    def _no_kind() -> Kind:
-        raise NotImplementedError("this kind declares no operations (Kind.ops)")
+    def routes(self, doc: Mapping[str, Any], by_method: bool) -> set[str]:
+        """Objects of most kinds claim no route."""
+        return set()
+
+
+def resolved_body(kind: Kind, body: Mapping[str, Any], refs: Resolver,
+                  parent: str | None) -> dict[str, Any]:
+    """``body`` with ``kind``'s references as a write body carries them: names to ids through
+    ``refs`` (:func:`apimctl.kinds.reference_paths.resolve`); a name that resolves to nothing
+    fails the write when the reference requires the id. A bare id (``Reference.id_field``) is
+    an integer where the target's dialect types it so (``Dialect.integer_ids``)."""
+
+    def id_of(ref: Ref) -> str | int | None:
+        found = refs.id(ref.kind, ref.key) if ref.reference.required else refs.find(ref.kind, ref.key)
+        field = ref.reference.id_field
+        if found is not None and field is not None and found.isdigit() \
+                and (kind.name, field) in refs.dialect.integer_ids:
+            return int(found)
+        return found
+
+    return resolve(kind, body, parent, id_of)

@@ -31,5 +31,5 @@ ORGANIZATION: Kind = Kind(
     computed=frozenset({"id", "created", "updated", "description", "parent", "isActive",
                         "suborganizations"}),
     fields=("id", "name", "updated"),
-    ops=OrganizationOps(lambda: ORGANIZATION),
+    operations=OrganizationOps,
 )

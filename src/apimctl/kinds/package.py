@@ -38,5 +38,5 @@ PACKAGE: Kind = Kind(
         "keyAdapter", "keyLength", "sharedSecretLength",
         *(f"plans.{f}" for f in PLAN_READ_FIELDS),
     ),
-    ops=PackageOps(lambda: PACKAGE),
+    operations=PackageOps,
 )

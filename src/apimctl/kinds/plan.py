@@ -3,21 +3,38 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Kind, Reference, frozen, join_key
 from apimctl.kinds.dialects import ROLE_ACTIONS
+from apimctl.kinds.email_template_set import EMAIL_TEMPLATE_SET
 from apimctl.kinds.endpoint import ENDPOINT, METHOD, METHODS
+from apimctl.kinds.findings import Declaration, Declarations, Finding, identity, strings
 from apimctl.kinds.nested_writes import Entitlements, NestedWrite, fields_under
-from apimctl.kinds.ops import Exported, Lookups, Ops, Read, Resolver, as_list, fingerprint, names_of
+from apimctl.kinds.ops import (
+    Exported,
+    Lookups,
+    Ops,
+    Read,
+    Resolver,
+    as_list,
+    fingerprint,
+    names_of,
+)
+from apimctl.kinds.protocol import Names
+from apimctl.kinds.reference_paths import Ref, refs_of
 from apimctl.kinds.role import ROLE, permissions
 from apimctl.kinds.service import SERVICE
 
 SERVICES = "services"
 ROLES = "roles"
+# the email template set of the plan's notices: by name in manifests, by id in the API
+TEMPLATE_SET = "emailTemplateSet"
+TEMPLATE_SET_ID = "emailTemplateSetId"
 ENDPOINTS = ENDPOINT.manifest_key
+METHOD_NAME = "name"  # the identity of an endpoint's methods
 
 # the path of a change of a plan's entitlements (``services[Weather].endpoints[Forecast].methods``):
 # the service, the endpoint, and the endpoint's field
@@ -87,6 +104,27 @@ def _exported_entitlement(item: Mapping[str, Any]) -> dict[str, Any]:
     return {"name": item["name"], ENDPOINTS: endpoints}
 
 
+def _entitled_methods(plans: Iterator[tuple[Declaration, Ref, dict[str, Any]]],
+                      endpoints: Mapping[tuple[str, str], Mapping[str, Any]]) -> Iterator[Finding]:
+    """Methods a plan entitles must be methods of the endpoint, when the endpoint lists them
+    (an omitted list is left alone on the live side: its names cannot be checked offline)."""
+    for obj, ref, item in plans:
+        endpoint = endpoints.get((ref.parent or "", ref.name))
+        if endpoint is None or not isinstance(endpoint.get(METHODS), list):
+            continue
+        methods = {identity(m, METHOD_NAME) for m in endpoint[METHODS]}
+        for m, method in strings(item.get(METHODS)):
+            if method not in methods:
+                yield Finding((*obj.path, *ref.item, METHODS, m),
+                              f"unknown method '{method}' of endpoint '{ref.key}'")
+
+
+def _item(doc: Any, path: tuple[str | int, ...]) -> Any:
+    for part in path:
+        doc = doc[part]
+    return doc
+
+
 class PlanOps(Ops):
     """A plan's entitlements and role permissions are reconciled one by one."""
 
@@ -96,10 +134,49 @@ class PlanOps(Ops):
         ROLES: permissions(ROLE_ACTIONS["plan"]),
     })
 
+    def expand(self, entry: dict[str, Any], names: Names) -> None:
+        """Entitled endpoints written as names become ``{"name": ...}``; a service entitled
+        without ``endpoints`` is entitled to every endpoint the manifests declare in it."""
+        declared = names.get(ENDPOINT.name, {})
+        for entitled in entry.get(SERVICES, []):
+            if ENDPOINTS not in entitled:
+                entitled[ENDPOINTS] = [{ENDPOINT.identity: e}
+                                       for e in declared.get(entitled[SERVICE.identity], [])]
+            else:
+                entitled[ENDPOINTS] = [{ENDPOINT.identity: e} if isinstance(e, str) else e
+                                       for e in entitled[ENDPOINTS]]
+
+    def check(self, declared: Declarations) -> Iterator[Finding]:
+        """A plan names its email template set once; the methods each plan entitles, against
+        the endpoints' own."""
+        entitled = []  # entitlements naming methods
+        for obj in declared.of(self.kind.name):
+            if TEMPLATE_SET in obj.entry and TEMPLATE_SET_ID in obj.entry:
+                yield Finding((*obj.path, TEMPLATE_SET_ID),
+                              f"{TEMPLATE_SET} names the plan's {EMAIL_TEMPLATE_SET.label} and "
+                              f"{TEMPLATE_SET_ID} gives its id: write one of them")
+            for ref in refs_of(self.kind, obj.entry):
+                if ref.kind != ENDPOINT.name or ref.path == ref.item:
+                    continue
+                item = _item(obj.entry, ref.item)
+                if isinstance(item, dict) and METHODS in item:
+                    entitled.append((obj, ref, item))
+        if not entitled:
+            return
+        endpoints: dict[tuple[str, str], Mapping[str, Any]] = {}
+        for obj in declared.of(ENDPOINT.name):
+            if obj.parent_key is not None:
+                endpoints.setdefault((obj.parent_key, obj.name or ""), obj.entry)
+        yield from _entitled_methods(iter(entitled), endpoints)
+
     def export(self, entry: Exported) -> Any:
+        """Entitlements as :func:`_exported_entitlement` writes them; the email template set
+        by name when the area has it (by id otherwise)."""
         doc = super().export(entry)
         if SERVICES in doc:
             doc[SERVICES] = [_exported_entitlement(s) for s in doc[SERVICES]]
+        if TEMPLATE_SET in doc:
+            doc.pop(TEMPLATE_SET_ID, None)
         return doc
 
     def read(self, raw: Mapping[str, Any], lookups: Lookups,
@@ -109,6 +186,10 @@ class PlanOps(Ops):
             doc[SERVICES] = _entitled(doc[SERVICES], lookups)
         if ROLES in doc:
             doc[ROLES] = names_of(doc[ROLES], lookups, ROLE.name)
+        template_set = doc.get(TEMPLATE_SET_ID)
+        name = lookups.name(EMAIL_TEMPLATE_SET.name, template_set) if template_set is not None else None
+        if name is not None:  # by name as well as by id: compared as the manifest names it
+            doc[TEMPLATE_SET] = name
         return Read(doc, fingerprint(raw)[0])
 
     def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
@@ -125,8 +206,6 @@ class PlanOps(Ops):
         return body
 
 
-_OPS = PlanOps(lambda: PLAN)
-
 PLAN: Kind = Kind(
     name="plan", manifest_key="plans", label="plan", path="/packages/{package}/plans", body="plan",
     parent="package",
@@ -135,7 +214,8 @@ PLAN: Kind = Kind(
                 Reference("services[].endpoints[].name", "endpoint", within="services[].name",
                           unknown="unknown {label} '{key}'; declare it under the "
                                   "{parent_label}'s {manifest_key}"),
-                Reference("roles[]", "role")),
+                Reference("roles[]", "role"),
+                Reference(TEMPLATE_SET, EMAIL_TEMPLATE_SET.name, id_field=TEMPLATE_SET_ID)),
     computed=frozenset({"id", "created", "updated", "status", "selfServiceKeyProvisioningEnabled"}),
     defaults=frozen({
         "description": "", "eav": {}, "adminKeyProvisioningEnabled": False, "notes": "",
@@ -152,7 +232,9 @@ PLAN: Kind = Kind(
                     "services.endpoints": ENTITLED_ENDPOINT_DEFAULTS}),
     enum_arrays=frozenset({"services.endpoints.methods"}),
     sets=frozenset({"roles"}),
-    left_alone=frozenset({"services", "roles"}),
+    # the email template set is compared only as a manifest names it: by name or by id
+    left_alone=frozenset({"services", "roles", TEMPLATE_SET, TEMPLATE_SET_ID}),
     fields=PLAN_READ_FIELDS,
-    ops=_OPS,
+    issues_keys=True,
+    operations=PlanOps,
 )

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from apimctl.kinds import BY_NAME, KINDS, children_of
 from apimctl.kinds.base import Kind
+from apimctl.kinds.findings import Finding, identity
 from apimctl.kinds.references import Path, Ref, covered, did_you_mean, refs_of
 
 _DEFAULT_UNKNOWN = {
@@ -43,16 +44,6 @@ class Declared(NamedTuple):
     parent: Mapping[str, Any] | None
 
 
-def identity(entry: Any, field: str) -> str | None:
-    """An entry's identity: the field's value, or the entry itself for string shorthands."""
-    if isinstance(entry, str):
-        return entry
-    if _mapping(entry):
-        value = entry.get(field)
-        return value if isinstance(value, str) else None
-    return None
-
-
 def objects(doc: Mapping[str, Any]) -> Iterator[Declared]:
     """Every object of every kind the manifest document ``doc`` declares, parents first."""
     for kind in KINDS:
@@ -76,15 +67,6 @@ def _declared(kind: Kind, holder: Mapping[str, Any], base: Path, parent_key: str
             for child in _CHILDREN[kind.name]:
                 if child.manifest_key in entry:
                     yield from _declared(child, entry, path, name, entry)
-
-
-@dataclass(frozen=True)
-class Finding:
-    """A problem an offline check found: where, what, and how bad."""
-
-    path: Path
-    message: str
-    severity: str = "error"
 
 
 def check(doc: Mapping[str, Any], declared: Sequence[Declared] | None = None) -> list[Finding]:

@@ -62,6 +62,6 @@ ROLE: Kind = Kind(
     fields=("id", "name", "created", "updated", "description", "organization.id",
             "organization.name"),
     page_index=True,
-    ops=RoleOps(lambda: ROLE),
+    operations=RoleOps,
     reserved=RESERVED_NAMES,
 )

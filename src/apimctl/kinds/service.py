@@ -25,21 +25,6 @@ OAUTH_DEFAULTS: Mapping[str, Any] = MappingProxyType({
 })
 
 
-# An endpoint authenticated by OAuth has no API-key locations (SUPPLEMENT §4 forbids them with
-# ``requestAuthenticationType: oauth``), so the platform stores ``[]`` rather than the usual
-# ``["request-parameters"]``.
-OAUTH_AUTHENTICATION = "oauth"
-OAUTH_ENDPOINT_DEFAULTS: Mapping[str, Any] = MappingProxyType({"apiKeyValueLocations": []})
-
-
-def endpoint_defaults(defaults: Mapping[str, Any], doc: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The defaults an endpoint ``doc`` is compared with: ``defaults``, with the OAuth ones
-    for an OAuth endpoint."""
-    if doc.get("requestAuthenticationType") == OAUTH_AUTHENTICATION:
-        return {**defaults, **OAUTH_ENDPOINT_DEFAULTS}
-    return defaults
-
-
 class ServiceOps(Ops):
     """A service's role permissions are reconciled one by one; its OAuth profile is a
     sub-resource of its own; its error sets and endpoints are objects of their own."""
@@ -92,5 +77,5 @@ SERVICE: Kind = Kind(
         *(f"{ENDPOINT.manifest_key}.{f}" for f in ENDPOINT.fields),
     ),
     file_per_object=True,
-    ops=ServiceOps(lambda: SERVICE),
+    operations=ServiceOps,
 )

@@ -28,8 +28,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import SchemaError
 
-from apimctl.kinds import ENDPOINT, SERVICE
-from apimctl.kinds.endpoint import endpoint_routes
+from apimctl.kinds import reference_checks
 from apimctl.lint.function_base import ABSENT, Context, Function, OptionError, Result, show
 from apimctl.lint.time_functions import (
     datetime_check,
@@ -242,14 +241,13 @@ def shared_routes(value: Any, _: Any, label: str, ctx: Context) -> list[Result]:
     other HTTP methods: valid where routes are unique by method too (SUPPLEMENT §10.10.1), but
     refused by areas that keep (domain, path) unique (§4), and easy to misroute."""
     claimed: dict[str, list[JsonPath]] = {}  # route (``alias|host``) -> who claims it
-    services, endpoints = SERVICE.manifest_key, ENDPOINT.manifest_key
-    for si, service in enumerate(_items(value, services)):
-        for ei, endpoint in enumerate(_items(service, endpoints)):
-            if not isinstance(endpoint.get("requestPathAlias"), str):
-                continue
-            for route in endpoint_routes(endpoint, by_method=False):
-                if not route.endswith("|"):  # no public domain: no route
-                    claimed.setdefault(route, []).append((services, si, endpoints, ei, "requestPathAlias"))
+    declared = reference_checks.objects(value) if isinstance(value, Mapping) else ()
+    for obj in declared:
+        if not isinstance(obj.entry, dict) or not isinstance(obj.entry.get("requestPathAlias"), str):
+            continue
+        for route in obj.kind.ops.routes(obj.entry, by_method=False):
+            if not route.endswith("|"):  # no public domain: no route
+                claimed.setdefault(route, []).append((*obj.path, "requestPathAlias"))
     out: list[Result] = []
     for route, paths in sorted(claimed.items()):
         alias, _, host = route.partition("|")
@@ -257,11 +255,6 @@ def shared_routes(value: Any, _: Any, label: str, ctx: Context) -> list[Result]:
             out.append((path, f"{host}{alias} is shared by {len(paths)} endpoints (with other "
                               "HTTP methods); an area keeping (domain, path) unique refuses it"))
     return out
-
-
-def _items(value: Any, key: str) -> list[dict[str, Any]]:
-    items = value.get(key) if isinstance(value, Mapping) else None
-    return [i if isinstance(i, dict) else {} for i in items] if isinstance(items, list) else []
 
 
 def _options(properties: dict[str, Any], *, required: list[str] | None = None,

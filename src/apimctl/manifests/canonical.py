@@ -1,21 +1,20 @@
 """Shorthand expansion: the canonical form of a valid configuration (``Manifest.doc``).
 
-Called by the pipeline as the last step, only when there are no errors. Roles written as
-names become ``{"name": ...}``, domains ``{"domain": ...}``, plan endpoint names
-``{"name": ...}``; a plan service without ``endpoints`` is entitled to every endpoint of that
-service declared in the manifests. Nothing else is added: defaults are not filled in here.
+Called by the pipeline as the last step, only when there are no errors. A top-level entry
+written as its identity (roles, domains as names) becomes ``{identity: ...}``; then each
+declared object's kind expands its own shorthands (``KindOps.expand``: a plan's entitled
+endpoints, given the names of what the manifests declare). Nothing else is added: defaults
+are not filled in here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from apimctl import kinds
-from apimctl.kinds import ENDPOINT, PACKAGE, PLAN, SERVICE
-
-# the plan field listing entitled services (``services[].name`` references services)
-_ENTITLED = next(r.field for r in PLAN.references if r.kind == SERVICE.name).partition("[]")[0]
-_NAME = ENDPOINT.identity
+from apimctl.kinds import Kind
+from apimctl.kinds.findings import identity
 
 
 def expand(doc: dict[str, Any]) -> dict[str, Any]:
@@ -24,18 +23,26 @@ def expand(doc: dict[str, Any]) -> dict[str, Any]:
         if isinstance(doc.get(kind.manifest_key), list):
             doc[kind.manifest_key] = [{kind.identity: e} if isinstance(e, str) else e
                                       for e in doc[kind.manifest_key]]
-    endpoints = {s[SERVICE.identity]: [{_NAME: e[_NAME]} for e in s.get(ENDPOINT.manifest_key, [])]
-                 for s in doc.get(SERVICE.manifest_key, [])}
-    for package in doc.get(PACKAGE.manifest_key, []):
-        for plan in package.get(PLAN.manifest_key, []):
-            for entitled in plan.get(_ENTITLED, []):
-                _expand_entitlement(entitled, endpoints)
+    declared = list(_entries(doc))
+    names: dict[str, dict[str, list[str]]] = {}
+    for kind, entry in declared:
+        for child in kinds.children_of(kind):  # by parent name: the last of a repeated name
+            names.setdefault(child.name, {})[entry[kind.identity]] = [
+                name for e in entry.get(child.manifest_key, [])
+                if (name := identity(e, child.identity)) is not None]
+    for kind, entry in declared:
+        kind.ops.expand(entry, names)
     return doc
 
 
-def _expand_entitlement(entitled: dict[str, Any], endpoints: dict[str, list[dict[str, Any]]]) -> None:
-    if ENDPOINT.manifest_key not in entitled:
-        entitled[ENDPOINT.manifest_key] = [dict(e) for e in endpoints.get(entitled[_NAME], [])]
-    else:
-        entitled[ENDPOINT.manifest_key] = [{_NAME: e} if isinstance(e, str) else e
-                                           for e in entitled[ENDPOINT.manifest_key]]
+def _entries(doc: dict[str, Any]) -> Iterator[tuple[Kind, dict[str, Any]]]:
+    """``(kind, entry)`` of every object ``doc`` declares (a mapping), parents first."""
+    stack = [(kind, entry) for kind in reversed(kinds.TOP_LEVEL)
+             for entry in reversed(doc.get(kind.manifest_key, []))]
+    while stack:
+        kind, entry = stack.pop()
+        if not isinstance(entry, dict):
+            continue
+        yield kind, entry
+        for child in reversed(kinds.children_of(kind)):
+            stack.extend((child, e) for e in reversed(entry.get(child.manifest_key, [])))

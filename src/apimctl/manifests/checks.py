@@ -5,10 +5,11 @@ written defensively: an object that failed the schema is still looked at where i
 allows, and never causes an exception. What is checked: identities unique in their list and
 ids unique per kind; ``previousNames`` consistent; references resolve (an endpoint's error
 set, role names, plan entitlements, maintenance-event endpoints; names inside a nested list the
-manifests omit, which is left alone on the live side, are not checked); ``requestPathAlias`` plus
-public domain unique in the area; endpoint host names under a declared domain (a warning when
-the manifests do not manage domains); API-key versus OAuth rules; maintenance windows that
-end after they start; secrets written as literals or with a literal default (a warning).
+manifests omit, which is left alone on the live side, are not checked); endpoint host names
+under a declared domain (a warning when the manifests do not manage domains); each kind's own
+rules (``KindOps.check``, in the kind's module: routes unique in the area, API-key versus OAuth
+rules, methods a plan entitles, maintenance windows that end after they start, one email
+template set per plan); secrets written as literals or with a literal default (a warning).
 """
 
 from __future__ import annotations
@@ -18,20 +19,15 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from apimctl import kinds
-from apimctl.kinds import ENDPOINT, MAINTENANCE_EVENT, PLAN, Kind, reference_checks
-from apimctl.kinds import references as refs
-from apimctl.kinds.dialects import SPEC_NAME
-from apimctl.kinds.endpoint import endpoint_routes
+from apimctl.kinds import Kind, reference_checks
+from apimctl.kinds.findings import Declarations, Finding, duplicates
 from apimctl.kinds.reference_checks import Declared
-from apimctl.kinds.references import Ref
 from apimctl.manifests.identity import KIND_LABEL, NESTED, TOP_LEVEL, identity
 from apimctl.manifests.model import JsonPath, Position, Problems
 
-_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})$")
 
 def _manifest_path(kind: Kind) -> tuple[str, ...]:
     """The path pattern of the kind's objects in a manifest (``services * endpoints *``)."""
@@ -89,8 +85,7 @@ class Context:
 
 def run_checks(ctx: Context) -> None:
     """Run every check; problems go to ``ctx.problems``."""
-    for check in (_unique_identities, _unique_ids, _references, _entitled_methods,
-                  _maintenance_events, _path_aliases, _authentication, _secrets):
+    for check in (_unique_identities, _unique_ids, _references, _kinds_own, _secrets):
         check(ctx)
 
 
@@ -114,13 +109,6 @@ def _strings(value: Any) -> Iterator[tuple[int, str]]:
 def _str(obj: dict[str, Any], key: str) -> str | None:
     value = obj.get(key)
     return value if isinstance(value, str) else None
-
-
-def _endpoints(ctx: Context) -> Iterator[tuple[JsonPath, dict[str, Any], dict[str, Any]]]:
-    """(path, endpoint, service) for every endpoint."""
-    for obj in ctx.by_kind.get(ENDPOINT.name, ()):
-        if isinstance(obj.parent, dict):
-            yield obj.path, obj.entry, obj.parent
 
 
 def _keyed_lists(doc: dict[str, Any]) -> Iterator[tuple[JsonPath, list[Any], str]]:
@@ -148,30 +136,28 @@ def _label(path: JsonPath) -> str:
     return KIND_LABEL.get(str(path[-1]), "object")
 
 
-def _names(items: Any, field: str = "name") -> dict[str, int]:
-    out: dict[str, int] = {}
-    if isinstance(items, list):
-        for index, item in enumerate(items):
-            name = identity(item, field)
-            if name is not None:
-                out.setdefault(name, index)
-    return out
-
-
 _MAX_OTHERS = 5
+
+
+def _report(ctx: Context, finding: Finding) -> None:
+    """A finding as a problem; a duplicate's message names the other places."""
+    message = finding.message
+    if finding.also:
+        # a name repeated a thousand times lists a few places, not a thousand each
+        others = [str(ctx.where(p)) for p in itertools.islice(finding.also, _MAX_OTHERS)]
+        if len(finding.also) > _MAX_OTHERS:
+            others.append(f"and {len(finding.also) - _MAX_OTHERS} more")
+        message = f"{message}: also at {', '.join(others)}"
+    if finding.severity == "warning":
+        ctx.warning(finding.path, message)
+    else:
+        ctx.error(finding.path, message)
 
 
 def _report_duplicates(ctx: Context, seen: Mapping[Any, list[JsonPath]], describe: Callable[[Any], str]) -> None:
     """Every occurrence of a duplicated key gets a problem naming the other places."""
-    for key, paths in seen.items():
-        if len(paths) < 2:
-            continue
-        for path in paths:
-            # a name repeated a thousand times lists a few places, not a thousand each
-            others = [str(ctx.where(p)) for p in itertools.islice((p for p in paths if p != path), _MAX_OTHERS)]
-            if len(paths) - 1 > _MAX_OTHERS:
-                others.append(f"and {len(paths) - 1 - _MAX_OTHERS} more")
-            ctx.error(path, f"{describe(key)}: also at {', '.join(others)}")
+    for finding in duplicates(seen, describe):
+        _report(ctx, finding)
 
 
 # --- identities, ids, previous names ----------------------------------------------------------
@@ -246,10 +232,17 @@ def _unique_ids(ctx: Context) -> None:
 def _references(ctx: Context) -> None:
     """Every reference a kind declares (:mod:`apimctl.kinds.references`)."""
     for finding in reference_checks.check(ctx.doc, ctx.declared):
-        if finding.severity == "warning":
-            ctx.warning(finding.path, finding.message)
-        else:
-            ctx.error(finding.path, finding.message)
+        _report(ctx, finding)
+
+
+def _kinds_own(ctx: Context) -> None:
+    """Each kind's own checks (``KindOps.check``: routes, authentication, entitled methods,
+    maintenance windows, ...)."""
+    settings = ctx.doc.get("settings")
+    declared = Declarations(ctx.by_kind, settings if isinstance(settings, dict) else {})
+    for kind in kinds.KINDS:
+        for finding in kind.ops.check(declared):
+            _report(ctx, finding)
 
 
 def _get(doc: Any, path: JsonPath) -> Any:
@@ -258,126 +251,7 @@ def _get(doc: Any, path: JsonPath) -> Any:
     return doc
 
 
-def _entitled_methods(ctx: Context) -> None:
-    """Methods a plan entitles must be methods of the endpoint, when the endpoint lists them."""
-    entitled: list[tuple[Declared, Ref, dict[str, Any]]] = []  # entitlements naming methods
-    for obj in ctx.by_kind.get(PLAN.name, ()):
-        for ref in refs.refs_of(PLAN, obj.entry):
-            if ref.kind != ENDPOINT.name or ref.path == ref.item:
-                continue
-            item = _get(obj.entry, ref.item)
-            if isinstance(item, dict) and "methods" in item:
-                entitled.append((obj, ref, item))
-    if not entitled:
-        return
-    endpoints: dict[tuple[str, str], dict[str, Any]] = {}
-    for obj in ctx.by_kind.get(ENDPOINT.name, ()):
-        if obj.parent_key is not None:
-            endpoints.setdefault((obj.parent_key, obj.name or ""), obj.entry)
-    for obj, ref, item in entitled:
-        endpoint = endpoints.get((ref.parent or "", ref.name))
-        if endpoint is None or not _manages(endpoint, "methods"):
-            continue
-        methods = _names(endpoint.get("methods"))
-        for m, method in _strings(item.get("methods")):
-            if method not in methods:
-                ctx.error((*obj.path, *ref.item, "methods", m),
-                          f"unknown method '{method}' of endpoint '{ref.key}'")
-
-
-def _manages(obj: dict[str, Any] | None, key: str) -> bool:
-    """Whether ``obj`` declares the nested list ``key``; an omitted one is left alone, so the live
-    area may hold objects the manifests do not show, and names in it cannot be checked offline."""
-    return obj is not None and isinstance(obj.get(key), list)
-
-
-def _maintenance_events(ctx: Context) -> None:
-    for obj in ctx.by_kind.get(MAINTENANCE_EVENT.name, ()):
-        _window(ctx, obj.path, obj.entry)
-        seen: dict[tuple[str, str], list[JsonPath]] = {}
-        for ref in refs.refs_of(obj.kind, obj.entry):
-            seen.setdefault((ref.parent or "", ref.name), []).append((*obj.path, *ref.item))
-        _report_duplicates(ctx, seen, lambda k: f"{ENDPOINT.label} '{k[0]}/{k[1]}' is listed twice")
-
-
-def _window(ctx: Context, path: JsonPath, event: dict[str, Any]) -> None:
-    times: dict[str, datetime] = {}
-    for key in ("startDateTime", "endDateTime"):
-        text = _str(event, key)
-        if text is None or not _DATETIME.match(text):
-            continue  # the schema reports the shape
-        try:
-            parsed = datetime.fromisoformat(text)
-        except ValueError as exc:
-            ctx.error((*path, key), f"not a valid datetime: {exc}")
-            continue
-        if parsed.tzinfo is not None:
-            times[key] = parsed
-    start, end = times.get("startDateTime"), times.get("endDateTime")
-    if start is not None and end is not None and start >= end:
-        ctx.error((*path, "endDateTime"), f"must be after startDateTime ({event['startDateTime']})")
-
-
-# --- endpoints: addresses, domains, authentication, secrets ---------------------------------
-
-
-def _path_aliases(ctx: Context) -> None:
-    """Two endpoints claiming one route: by HTTP method, public domain and path, which every
-    dialect refuses (SUPPLEMENT §10.10.1); by public domain and path alone only where the
-    manifests say the target is of the ``spec`` dialect (§4). Endpoints sharing a path with
-    other methods are valid input (a ``lint`` rule warns about them)."""
-    settings = ctx.doc.get("settings")
-    by_method = not (isinstance(settings, dict) and settings.get("dialect") == SPEC_NAME)
-    first: dict[str, JsonPath] = {}  # route -> the first endpoint claiming it
-    repeated: dict[str, list[JsonPath]] = {}
-    for path, endpoint, _ in _endpoints(ctx):
-        if _str(endpoint, "requestPathAlias") is None or type(endpoint.get("publicDomains")) is not list:
-            continue
-        where = (*path, "requestPathAlias")
-        for route in sorted(endpoint_routes(endpoint, by_method)):
-            if route.endswith("|"):
-                continue  # no public domain: no route to claim
-            if route in first and first[route][:-1] != path:
-                repeated.setdefault(route, [first[route]]).append(where)
-            else:
-                first.setdefault(route, where)
-    _report_duplicates(ctx, repeated, _route_claimed)
-
-
-def _route_claimed(route: str) -> str:
-    *method, alias, host = route.split("|")
-    if method:
-        return f"{method[0].upper()} {alias} on {host} is claimed by two endpoints"
-    return f"requestPathAlias '{alias}' on {host} is used by two endpoints"
-
-
-def _authentication(ctx: Context) -> None:
-    for path, endpoint, service in _endpoints(ctx):
-        kind = endpoint.get("requestAuthenticationType", "apiKey")
-        if kind == "oauth":
-            if endpoint.get("apiKeyValueLocations"):
-                ctx.error((*path, "apiKeyValueLocations"), "not allowed when requestAuthenticationType is oauth")
-            _oauth_profile(ctx, path, endpoint, service)
-        elif endpoint.get("oauthGrantTypes"):
-            ctx.error((*path, "oauthGrantTypes"), "only allowed when requestAuthenticationType is oauth")
-
-
-def _oauth_profile(ctx: Context, path: JsonPath, endpoint: dict[str, Any], service: dict[str, Any]) -> None:
-    profile = service.get("securityProfile")
-    if not isinstance(profile, dict) or "oauth" not in profile:
-        return
-    oauth = profile["oauth"]
-    if oauth is None:
-        ctx.error((*path, "requestAuthenticationType"),
-                  "oauth needs the service's OAuth settings, but its securityProfile.oauth is null")
-        return
-    allowed = oauth.get("grantTypes") if isinstance(oauth, dict) else None
-    if not isinstance(allowed, list):
-        return
-    for index, grant in _strings(endpoint.get("oauthGrantTypes")):
-        if grant not in allowed:
-            ctx.error((*path, "oauthGrantTypes", index),
-                      f"grant type '{grant}' is not enabled in the service's securityProfile.oauth.grantTypes")
+# --- secrets ---------------------------------------------------------------------------------
 
 
 _SECRET_PARTS: dict[str, tuple[list[str], ...]] = {

@@ -14,7 +14,9 @@ from apimctl.applying.writes import Writer
 from apimctl.errors import NotFound
 from apimctl.kinds import Kind
 from apimctl.kinds.dialects import MASHERY
-from apimctl.kinds.nested_writes import Entitlements, KeyedItems, created_fields, tree_fields
+from apimctl.kinds.nested_writes import Entitlements, KeyedItems
+from apimctl.kinds.ops import Ops
+from apimctl.kinds.projections import created_fields, tree_fields
 from apimctl.plans.model import DUPLICATES, Change, Plan, Step
 
 from .fakes import NO_WAIT, FakeClient
@@ -269,8 +271,9 @@ def test_reply_projections_are_derived_from_the_kinds() -> None:
         "id,name,updated,plans.id,plans.name,plans.updated")
     # a parent kind no table lists: its projection comes from its entry alone
     shelf = Kind(name="shelf", manifest_key="shelves", path="/shelves", body="shelf",
-                 children=("book",), read_also=("updated",))
-    book = Kind(name="book", manifest_key="books", path="/shelves/{shelf}/books", body="book", parent="shelf")
+                 children=("book",), read_also=("updated",), operations=Ops)
+    book = Kind(name="book", manifest_key="books", path="/shelves/{shelf}/books", body="book", parent="shelf",
+                operations=Ops)
     assert tree_fields(shelf, (book,)) == ("id", "name", "updated", "books.id", "books.name")
 
 

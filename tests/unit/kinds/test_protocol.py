@@ -8,13 +8,15 @@ from typing import Any
 import pytest
 
 from apimctl import kinds
-from apimctl.kinds.ops import Context, Exported, KindOps, Lookups, MissingOps, Read
+from apimctl.kinds import reference_checks
+from apimctl.kinds.findings import Declarations
+from apimctl.kinds.ops import Context, Exported, KindOps, Lookups, Ops, Read
 
 
 @pytest.mark.parametrize("kind", kinds.KINDS, ids=lambda k: k.name)
 def test_kind_implements_the_protocol(kind: kinds.Kind) -> None:
     assert isinstance(kind.ops, KindOps), f"{kind.name}: Kind.ops does not implement KindOps"
-    assert not isinstance(kind.ops, MissingOps), f"{kind.name}: declares no operations (Kind.ops)"
+    assert isinstance(kind.ops, Ops) and kind.ops.kind is kind, f"{kind.name}: operations of another entry"
 
 
 @pytest.mark.parametrize("kind", kinds.KINDS, ids=lambda k: k.name)
@@ -86,8 +88,35 @@ def test_comparing_rules_live_in_their_kinds() -> None:
     assert kinds.MAINTENANCE_EVENT.ops.set_member(pair) == "Weather/Forecast"
 
 
-def test_a_kind_without_operations_fails_loudly() -> None:
-    bare = kinds.Kind(name="x", manifest_key="xs", path="/xs", body="x")
-    assert not isinstance(bare.ops, KindOps) or isinstance(bare.ops, MissingOps)
-    with pytest.raises(NotImplementedError):
-        bare.ops.read({}, Lookups(), None)
+def test_a_kind_names_its_operations() -> None:
+    with pytest.raises(TypeError, match="operations"):
+        kinds.Kind(name="x", manifest_key="xs", path="/xs", body="x")  # type: ignore[call-arg]
+
+
+def test_an_entry_makes_its_own_operations() -> None:
+    """Two entries with one operations class each get their own, bound to themselves."""
+    first = kinds.Kind(name="x", manifest_key="xs", path="/xs", body="x", operations=Ops)
+    second = kinds.Kind(name="y", manifest_key="ys", path="/ys", body="y",
+                        computed=frozenset({"id"}), operations=Ops)
+    assert isinstance(first.ops, Ops) and isinstance(second.ops, Ops)
+    assert first.ops.kind is first and second.ops.kind is second
+    assert first.ops.read({"id": "1", "name": "a"}, Lookups(), None).doc == {"id": "1", "name": "a"}
+    assert second.ops.read({"id": "1", "name": "a"}, Lookups(), None).doc == {"name": "a"}
+
+
+def test_manifest_rules_live_in_their_kinds() -> None:
+    """The shorthands, offline checks and routes of a kind are its operations'."""
+    plan = {"name": "Gold", "services": [{"name": "Weather"}, {"name": "Maps", "endpoints": ["Tiles"]}]}
+    kinds.PLAN.ops.expand(plan, {"endpoint": {"Weather": ["Forecast", "Now"]}})
+    assert plan["services"] == [{"name": "Weather", "endpoints": [{"name": "Forecast"}, {"name": "Now"}]},
+                                {"name": "Maps", "endpoints": [{"name": "Tiles"}]}]
+    event = reference_checks.Declared(kinds.MAINTENANCE_EVENT, ("scheduledMaintenanceEvents", 0), {
+        "name": "w", "startDateTime": "2030-01-02T00:00:00Z", "endDateTime": "2030-01-01T00:00:00Z",
+        "endpoints": [{"service": "S", "endpoint": "E"}, {"service": "S", "endpoint": "E"}]}, "w", None, None)
+    found = list(kinds.MAINTENANCE_EVENT.ops.check(Declarations({"maintenanceEvent": [event]}, {})))
+    assert [f.path[-1] for f in found] == ["endDateTime", 0, 1]
+    assert found[1].also == (("scheduledMaintenanceEvents", 0, "endpoints", 1),)
+    route = {"requestPathAlias": "/v1", "publicDomains": ["api.example.com"], "supportedHttpMethods": ["get"]}
+    assert kinds.ENDPOINT.ops.routes(route, by_method=True) == {"get|/v1|api.example.com"}
+    assert kinds.SERVICE.ops.routes(route, by_method=True) == set()
+    assert list(kinds.ROLE.ops.check(Declarations({}, {}))) == []

@@ -3,8 +3,10 @@ to, renames, write bodies, host coverage, and the manifest check of undeclared n
 
 from __future__ import annotations
 
-from apimctl.kinds import reference_checks
+from apimctl.kinds import Kind, Reference, reference_checks
 from apimctl.kinds import references as refs
+from apimctl.kinds.dialects import MASHERY, SPEC, Dialect
+from apimctl.kinds.ops import Ops, resolved_body
 
 PLAN = {"name": "Gold", "services": [{"name": "Weather", "endpoints": [{"name": "Forecast"}]}]}
 
@@ -96,3 +98,39 @@ def test_hosts_without_managed_domains_warn_once_per_host() -> None:
     doc = {"services": [{"name": "A", "endpoints": [_endpoint(f"a{i}", "", "API.example.com") for i in range(4)]}]}
     warnings = [(f.path, f.severity) for f in reference_checks.check(doc) if "publicDomains" in f.path]
     assert warnings == [(("services", 0, "endpoints", 0, "publicDomains", 0), "warning")]
+
+
+def _carrier() -> Kind:
+    """A kind naming a ``widget`` set by name, written as the bare id in ``widgetId``."""
+    return Kind(name="gadget", manifest_key="gadgets", path="/gadgets", body="gadget",
+                references=(Reference("widget", "widget", id_field="widgetId"),),
+                defaults={"widgetId": None}, operations=Ops)
+
+
+class _Ids:
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+
+    def id(self, label: str, key: str) -> str:
+        return {"widget:Blue": "7"}[f"{label}:{key}"]
+
+    def find(self, label: str, key: str) -> str | None:
+        return None
+
+
+def test_a_reference_with_an_id_field_writes_the_bare_id_in_its_place() -> None:
+    kind = _carrier()
+    doc = {"name": "g", "widget": "Blue", "other": 1}
+    assert refs.resolve(kind, doc, None, lambda ref: "7") == {"name": "g", "other": 1, "widgetId": "7"}
+    assert doc == {"name": "g", "widget": "Blue", "other": 1}  # the input is left alone
+    assert refs.resolve(kind, {"name": "g", "widget": None}, None, lambda ref: "7") == {"name": "g", "widgetId": None}
+    assert refs.resolve(kind, {"name": "g", "widgetId": 3}, None, lambda ref: "7") == {"name": "g", "widgetId": 3}
+    assert refs.addresses(kind, doc, None) == {"widget:Blue"}
+
+
+def test_a_dialect_types_a_bare_id_as_an_integer() -> None:
+    kind = _carrier()
+    integer = Dialect("x", integer_ids=frozenset({("gadget", "widgetId")}))
+    assert resolved_body(kind, {"widget": "Blue"}, _Ids(integer), None) == {"widgetId": 7}
+    assert resolved_body(kind, {"widget": "Blue"}, _Ids(Dialect("y")), None) == {"widgetId": "7"}
+    assert ("plan", "emailTemplateSetId") in SPEC.integer_ids and not MASHERY.integer_ids

@@ -5,11 +5,18 @@ command line rather than the registry) that writes ``"endpoint"``, ``"services"`
 ``"endpoint:..."`` or ``"services.…"`` as a string literal hard-codes a kind: it must take the
 name from the registry (``kinds.ENDPOINT.name``, ``kinds.SERVICE.manifest_key``) or, better, be
 generic code driven by the :class:`~apimctl.kinds.Kind` data. Docstrings are prose and exempt.
+
+Nor does a module outside ``kinds/`` import a specific kind (an entry such as ``ENDPOINT``, a
+value of one kind's module, the module itself; ``kinds.SERVICE`` counts too): a kind's module
+is the only home of its rules (the second half of this file, with its allow-list).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import importlib
+import types
 from pathlib import Path
 
 from apimctl import kinds
@@ -21,6 +28,11 @@ EXEMPT_PACKAGES = ("kinds", "server", "cli")
 # writes a kind literal fails the test; were one ever allowed here, a test fails once it is
 # clean and no count may grow.
 ALLOWED: dict[str, int] = {}
+
+
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
 
 
 def _words() -> set[str]:
@@ -44,6 +56,7 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return out
 
 
+@functools.cache
 def kind_literals() -> dict[str, list[str]]:
     """Module (relative to ``src/apimctl``) -> ``line: literal`` of every kind literal."""
     words = _words()
@@ -52,7 +65,7 @@ def kind_literals() -> dict[str, list[str]]:
         rel = path.relative_to(SRC).as_posix()
         if rel.split("/", 1)[0] in EXEMPT_PACKAGES:
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = _tree(path)
         docs = _docstrings(tree)
         for node in ast.walk(tree):
             if (isinstance(node, ast.Constant) and isinstance(node.value, str)
@@ -84,3 +97,158 @@ def test_the_scan_sees_every_form() -> None:
         assert _is_kind_literal(literal, words)
     for literal in ("endpointId", "service_name", "Default", "methods"):
         assert not _is_kind_literal(literal, words)
+
+
+# --- imports of specific kinds ----------------------------------------------------------------
+#
+# Outside ``kinds/``, no module imports a specific kind: neither an entry (``from apimctl.kinds
+# import ENDPOINT``, ``kinds.SERVICE``), nor a value of one kind re-exported by the registry
+# (``kinds.CORS_DEFAULTS``), nor a kind's module (``apimctl.kinds.endpoint``). Stages are
+# generic code over ``KINDS`` and ask the kind's data and operations; what one kind needs
+# lives in its module.
+
+KIND_MODULES: frozenset[str] = frozenset(type(k.ops).__module__ for k in kinds.KINDS)
+_GENERIC_MODULES = ("apimctl.platform", "apimctl.kinds.base", "apimctl.kinds.ops",
+                    "apimctl.kinds.protocol")
+
+# Modules that still import specific kinds, with how many such imports and uses each holds
+# (the count the scan gives). A module that grows fails, and one that is clean fails until it
+# leaves this list; nothing may be added. Emptying it is the end of "one home per kind".
+ALLOWED_IMPORTS: dict[str, int] = {
+    # applying/: the lease is a role by design (its name and the role kind's path); doctor's
+    # first call lists services
+    "applying/doctor.py": 1,
+    "applying/lease.py": 2,
+    # planning/: ``obj.kind is ENDPOINT`` tests, error-set ordering, impact rules by kind; to go
+    # behind the kinds' hooks
+    "planning/build.py": 3,
+    "planning/domains.py": 7,
+    "planning/impact_deletes.py": 21,
+    "planning/impact_rules.py": 7,
+    "planning/impact_world.py": 3,
+    "planning/order.py": 3,
+    "planning/routes.py": 4,
+    "planning/steps.py": 5,
+    "planning/verdicts.py": 4,
+    # render/ and export/: risky fields, entitlement paths, the error set field; to be kind data
+    "render/style.py": 7,
+    "render/text.py": 2,
+    "export/fields.py": 1,
+    "export/objects.py": 1,
+    # the rest: the plan/package key impact, drift's reading, the OpenAPI mapping of a
+    # service's endpoints and methods
+    "drift.py": 4,
+    "state/keys.py": 3,
+    "openapi/area.py": 2,
+    "openapi/canonical.py": 7,
+    "openapi/coverage.py": 2,
+    "openapi/describe.py": 5,
+    "openapi/extensions.py": 3,
+    "openapi/manifest_file.py": 4,
+    "openapi/mapping.py": 2,
+}
+
+
+def _specific_names() -> frozenset[str]:
+    """Names of ``apimctl.kinds`` that stand for one kind: its entries and the values a kind's
+    module defines (generic values the registry re-exports, such as ``ERROR_CATALOG``, are a
+    platform fact or shared code, not a kind's)."""
+    generic = [importlib.import_module(m) for m in _GENERIC_MODULES]
+    modules = [importlib.import_module(m) for m in sorted(KIND_MODULES)]
+    out = set()
+    for name, value in vars(kinds).items():
+        if name.startswith("_") or isinstance(value, types.ModuleType):
+            continue
+        if (isinstance(value, kinds.Kind) and value in kinds.KINDS) or (any(vars(m).get(name) is value for m in modules)
+              and not any(vars(m).get(name) is value for m in generic)):
+            out.add(name)
+    return frozenset(out)
+
+
+def _kind_module(name: str) -> bool:
+    return name in KIND_MODULES
+
+
+def kind_imports(tree: ast.AST, specific: frozenset[str]) -> list[str]:
+    """``line: what`` of every import of a specific kind or kind module in ``tree``, and of
+    every use of a specific name through the registry module (``kinds.SERVICE``)."""
+    found: list[str] = []
+    registry_aliases: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if _kind_module(alias.name):
+                    found.append(f"{node.lineno}: import {alias.name}")
+                elif alias.name == kinds.__name__ and alias.asname:
+                    registry_aliases.add(alias.asname)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if _kind_module(node.module) or (node.module == kinds.__name__ and (
+                        alias.name in specific or _kind_module(f"{node.module}.{alias.name}"))):
+                    found.append(f"{node.lineno}: from {node.module} import {alias.name}")
+                elif f"{node.module}.{alias.name}" == kinds.__name__:
+                    registry_aliases.add(alias.asname or alias.name)
+    names = specific | _MODULE_NAMES
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in names:
+            if isinstance(node.value, ast.Name) and node.value.id in registry_aliases:
+                found.append(f"{node.lineno}: {node.value.id}.{node.attr}")
+            elif isinstance(node.value, ast.Attribute) and ast.unparse(node.value) == kinds.__name__:
+                found.append(f"{node.lineno}: {kinds.__name__}.{node.attr}")
+    return found
+
+
+_MODULE_NAMES = frozenset(m.rsplit(".", 1)[1] for m in KIND_MODULES)
+
+
+@functools.cache
+def all_kind_imports() -> dict[str, list[str]]:
+    """Module (relative to ``src/apimctl``) -> its imports of specific kinds, outside ``kinds/``."""
+    specific = _specific_names()
+    found: dict[str, list[str]] = {}
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        if rel.startswith("kinds/"):
+            continue
+        hits = kind_imports(_tree(path), specific)
+        if hits:
+            found[rel] = hits
+    return found
+
+
+def test_no_module_imports_a_specific_kind_outside_the_registry() -> None:
+    found = all_kind_imports()
+    unexpected = {m: hits for m, hits in found.items() if m not in ALLOWED_IMPORTS}
+    assert not unexpected, (
+        "specific kinds imported outside kinds/ (drive the code by the Kind's data and hooks):\n"
+        + "\n".join(f"  {m}:{hit}" for m, hits in unexpected.items() for hit in hits))
+    grown = {m: len(found[m]) for m in found if m in ALLOWED_IMPORTS and len(found[m]) > ALLOWED_IMPORTS[m]}
+    assert not grown, f"allow-listed modules importing more kinds than allowed: {grown}"
+
+
+def test_modules_that_import_no_kind_leave_the_allow_list() -> None:
+    found = all_kind_imports()
+    clean = sorted(m for m in ALLOWED_IMPORTS if m not in found)
+    assert not clean, f"these modules import no specific kind now: remove them from ALLOWED_IMPORTS: {clean}"
+
+
+def test_the_import_scan_sees_every_form() -> None:
+    specific = _specific_names()
+    assert {"ENDPOINT", "SERVICE", "CORS_DEFAULTS"} <= specific
+    assert not {"KINDS", "BY_NAME", "Kind", "ERROR_CATALOG", "NESTED_COMPUTED_FIELDS", "get"} & specific
+    source = """
+from apimctl import kinds
+from apimctl import kinds as k
+import apimctl.kinds as reg
+import apimctl.kinds.endpoint
+from apimctl.kinds import ENDPOINT, KINDS, service
+from apimctl.kinds.role import LEASE_NAME
+from apimctl.kinds.dialects import SPEC
+a = kinds.SERVICE.name, k.PLAN, reg.CORS_DEFAULTS, apimctl.kinds.ROLE, kinds.KINDS, kinds.plan
+"""
+    hits = [h.split(": ", 1)[1] for h in kind_imports(ast.parse(source), specific)]
+    assert sorted(hits) == sorted([
+        "import apimctl.kinds.endpoint", "from apimctl.kinds import ENDPOINT",
+        "from apimctl.kinds import service", "from apimctl.kinds.role import LEASE_NAME",
+        "kinds.SERVICE", "k.PLAN", "reg.CORS_DEFAULTS", "apimctl.kinds.ROLE", "kinds.plan",
+    ])

@@ -9,13 +9,15 @@ from apimctl import kinds
 
 def test_kinds_in_creation_order() -> None:
     names = [k.name for k in kinds.KINDS]
-    assert names == ["domain", "organization", "role", "service", "errorSet", "endpoint", "package", "plan",
-                     "maintenanceEvent"]
+    assert names == ["domain", "organization", "emailTemplateSet", "role", "service", "errorSet",
+                     "endpoint", "package", "plan", "maintenanceEvent"]
     for kind in kinds.KINDS:
         if kind.parent:
             assert kinds.ORDER[kind.parent] < kinds.ORDER[kind.name]
         for dep in kind.depends_on:
             assert kinds.ORDER[dep] < kinds.ORDER[kind.name], (kind.name, dep)
+        for ref in kind.references:  # a kind others refer to comes before them
+            assert kinds.ORDER[ref.kind] < kinds.ORDER[kind.name], (kind.name, ref.kind)
 
 
 def test_parents_list_their_children() -> None:

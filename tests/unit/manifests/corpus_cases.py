@@ -40,7 +40,7 @@ class Case:
 
 NO_OBJECTS = ("no objects found (services, packages, roles, domains or scheduledMaintenanceEvents); "
               "refusing an empty configuration")
-TOP = "services, packages, roles, domains, scheduledMaintenanceEvents, organizations, settings"
+TOP = "services, packages, roles, domains, scheduledMaintenanceEvents, organizations, emailTemplateSets, settings"
 
 CASES: list[Case] = [
     # --- reading files -----------------------------------------------------------------------

@@ -1,0 +1,163 @@
+"""The per-kind operations protocol and the plain values the operations exchange.
+
+:class:`KindOps` is what every kind does at the stages (``Kind.ops``); :class:`Lookups`,
+:class:`Read`, :class:`Context`, :class:`Exported` and :class:`Resolver` are what the
+operations take and give. This module imports nothing of the registry: :mod:`apimctl.kinds.base`
+types ``Kind.ops`` with it, :mod:`apimctl.kinds.ops` implements it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from apimctl.kinds.dialects import Dialect
+from apimctl.kinds.findings import Declarations, Finding
+from apimctl.kinds.nested_writes import NestedWrite
+
+Key = tuple[str, ...]
+# the names of the objects a manifest document declares, by kind name and by the name of
+# their parent (``""`` for top-level kinds), in the order written
+Names = Mapping[str, Mapping[str, Sequence[str]]]
+
+
+@dataclass
+class Lookups:
+    """Id → key of the objects (and nested items) the API renders by id, per kind name or item
+    label (``role``: ``("Admin",)``; ``endpoint``: ``("Weather", "Forecast")``; ``method``:
+    ``("Weather", "Forecast", "get")``). Built from the raw lists before any object is read."""
+
+    keys: dict[str, dict[str, Key]] = field(default_factory=dict)
+
+    def add(self, label: str, obj_id: Any, key: Key) -> None:
+        self.keys.setdefault(label, {})[str(obj_id)] = key
+
+    def key(self, label: str, obj_id: Any) -> Key | None:
+        return self.keys.get(label, {}).get(str(obj_id))
+
+    def name(self, label: str, obj_id: Any) -> str | None:
+        """The object's own name (the last part of its key)."""
+        found = self.key(label, obj_id)
+        return found[-1] if found else None
+
+
+@dataclass(frozen=True)
+class Read:
+    """One object read from the API: its manifest-shaped ``doc`` and its fingerprint."""
+
+    doc: dict[str, Any]
+    updated: str | None = None
+    revision: int | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """Facts from outside the object that its normal form depends on.
+
+    ``default_error_set`` is the name of the service's first error set: an endpoint whose
+    ``errorSet`` is ``null`` uses it (SUPPLEMENT §2).
+    """
+
+    default_error_set: str | None = None
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What :meth:`KindOps.export` turns into a manifest entry.
+
+    ``doc``: the object's identity (and ``id``, when asked for) followed by the fields whose
+    normal form differs from the normal form of the defaults, in manifest shape, literal
+    ``${`` escaped; ``live``: the object as read (manifest shape, not normalised, not escaped);
+    ``children``: the entries of its child kinds, by manifest key, the lists to write only;
+    ``secret``: the reference to write in place of a secret, given the last part of its
+    variable's name (``BACKEND_SECRET``: the names of the object and its parents come first).
+    """
+
+    doc: dict[str, Any]
+    live: Mapping[str, Any]
+    children: Mapping[str, list[Any]] = field(default_factory=dict)
+    secret: Callable[[str], str] = field(default=lambda part: "${" + part + "}")
+
+
+class Resolver(Protocol):
+    """Names to ids for write bodies: live ids plus the ids created earlier in the apply;
+    ``dialect``: the target's, for how a body types them."""
+
+    dialect: Dialect
+
+    def id(self, label: str, key: str) -> str:
+        """The id of the object ``label:key``; raises when there is none."""
+        ...
+
+    def find(self, label: str, key: str) -> str | None:
+        """The id of the object ``label:key``, or ``None``."""
+        ...
+
+
+@runtime_checkable
+class KindOps(Protocol):
+    """The operations of one kind (``Kind.ops``); pure, no I/O.
+
+    - ``writes``: the nested parts an update writes apart from the object's own PUT, by
+      field, in the order they are written, each with its strategy
+      (:mod:`apimctl.kinds.nested_writes`: singletons with a sub-resource of their own, links
+      by id, keyed items, a fixed catalog, entitlements).
+    - :meth:`nested`: ``(label, id, name)`` of nested items other objects reference by id
+      (an endpoint's methods), for :class:`Lookups`.
+    - :meth:`read`: a raw API object (``parent``: its parent's raw object) in manifest shape.
+    - :meth:`context`: what comparing an object needs from outside it, given the names of the
+      objects under the same parent per kind name, in API order.
+    - :meth:`body`: the API body of a manifest-shaped ``desired`` object (or of some of its
+      fields, for an update): references resolved through ``refs``.
+    - :meth:`export`: the manifest entry of a live object (:class:`Exported`: the fields that
+      differ from the defaults, its exported children, a namer of secret variables);
+      :meth:`written`: whether the exported entries of the kind under one parent are written
+      (not when they are what the platform creates by itself).
+
+    Comparing (``apimctl.state.normalise``) asks the kind too: :meth:`defaults_for` (the
+    defaults an object is compared with), :meth:`item_defaults` and :meth:`implied_items`
+    (items of a keyed list the platform always has, with their defaults), ``context_fields``
+    and :meth:`contextual` (fields whose empty value stands for a value of the
+    :class:`Context`), :meth:`set_member` (how a member of a set is compared).
+
+    The manifests ask it as well: :meth:`expand` (the kind's shorthands of one entry, in the
+    canonical form of a valid document), :meth:`check` (the kind's own offline checks of the
+    declared objects), :meth:`routes` (the routes an object claims in the area, for the checks
+    and lint rules of unique routes).
+    """
+
+    writes: Mapping[str, NestedWrite]
+
+    def nested(self, raw: Mapping[str, Any]) -> Iterable[tuple[str, Any, str]]: ...
+
+    def read(self, raw: Mapping[str, Any], lookups: Lookups,
+             parent: Mapping[str, Any] | None) -> Read: ...
+
+    def context(self, siblings: Mapping[str, Sequence[str]]) -> Context: ...
+
+    def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
+             parent: str | None) -> dict[str, Any]: ...
+
+    def export(self, entry: Exported) -> Any: ...
+
+    def written(self, entries: Sequence[Any]) -> bool: ...
+
+    context_fields: frozenset[str]
+
+    def defaults_for(self, doc: Mapping[str, Any]) -> Mapping[str, Any]: ...
+
+    def item_defaults(self, path: str, key: str,
+                      defaults: Mapping[str, Any]) -> Mapping[str, Any]: ...
+
+    def implied_items(self, path: str) -> Sequence[str]: ...
+
+    def contextual(self, path: str, value: Any, ctx: Context) -> Any: ...
+
+    def set_member(self, item: Mapping[str, Any]) -> Any: ...
+
+    def expand(self, entry: dict[str, Any], names: Names) -> None: ...
+
+    def check(self, declared: Declarations) -> Iterable[Finding]: ...
+
+    def routes(self, doc: Mapping[str, Any], by_method: bool) -> set[str]: ...
