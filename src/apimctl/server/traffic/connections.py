@@ -10,7 +10,9 @@ cost grows with the number of keep-alive connections. Here an idle connection wa
 last-in-first-out list of its origin and only the one taken is checked (keep-alive expiry,
 or a peer that closed it). At most :data:`MAX_CONNECTIONS` are open at once (httpx's
 default): a call that finds none free within its ``pool`` timeout is a
-:class:`httpx.PoolTimeout`. httpcore's errors become httpx's, as httpx maps them.
+:class:`httpx.PoolTimeout`. The connections read and write asyncio's streams
+(:mod:`~apimctl.server.traffic.sockets`); httpcore's errors become httpx's, as httpx maps
+them.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from contextlib import contextmanager, suppress
 
 import httpcore
 import httpx
+
+from apimctl.server.traffic.sockets import AsyncioBackend
 
 MAX_CONNECTIONS = 100  # httpx's default limits
 MAX_IDLE = 100  # per origin; more idle connections than that are closed
@@ -81,6 +85,7 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
 
     def __init__(self, ssl_context: ssl.SSLContext | None = None) -> None:
         self._ssl = ssl_context
+        self._backend = AsyncioBackend()
         self._idle: dict[tuple[bytes, bytes, int], list[httpcore.AsyncHTTPConnection]] = {}
         self._slots: asyncio.Semaphore | None = None
         self._open: set[httpcore.AsyncHTTPConnection] = set()
@@ -111,7 +116,7 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
             await connection.aclose()
         connection = httpcore.AsyncHTTPConnection(
             origin, ssl_context=self._context() if origin.scheme == b"https" else None,
-            keepalive_expiry=KEEPALIVE_EXPIRY)
+            keepalive_expiry=KEEPALIVE_EXPIRY, network_backend=self._backend)
         self._open.add(connection)
         return connection
 

@@ -22,8 +22,8 @@ import httpx
 from apimctl.server.dialects import Dialect
 from apimctl.server.store import Store
 from apimctl.server.traffic import cors
-from apimctl.server.traffic.connections import KeepAliveTransport
 from apimctl.server.traffic.area import AreaReader
+from apimctl.server.traffic.connections import KeepAliveTransport
 from apimctl.server.traffic.entitlement import check_entitlement
 from apimctl.server.traffic.errors import render
 from apimctl.server.traffic.forward import forward
