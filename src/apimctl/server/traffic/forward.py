@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -44,6 +45,7 @@ CLIENT_HEADERS: list[tuple[str, str]] = [
     for name, value in httpx.AsyncClient(transport=httpx.AsyncBaseTransport(), trust_env=False).headers.raw]
 
 
+@lru_cache(maxsize=256)
 def header_name(value: str) -> str:
     """The header of a forwarded/returned header enum value: ``svc-message-id`` ->
     ``X-Svc-Message-ID``."""
