@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import socket
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -161,21 +162,35 @@ def _app(config: ServerConfig) -> Any:
 
 def _run(listeners: list[tuple[Any, str, int, socket.socket]]) -> None:
     """Serve until interrupted (the management API, and the traffic manager when asked for,
-    in one event loop); a server that cannot start is an error (exit 1), not uvicorn's exit 3."""
+    in one event loop); a server that cannot start is an error (exit 1), not uvicorn's exit 3.
+    The management API keeps uvicorn's h11 parser (:data:`UVICORN_OPTIONS`); the traffic
+    listener takes uvicorn's fastest one installed (httptools, else h11), and the loop is
+    uvloop's where it is installed."""
     import uvicorn
 
     from apimctl.server import UVICORN_OPTIONS
 
-    servers = [uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", **UVICORN_OPTIONS))
-               for app, host, port, _ in listeners]
+    servers = [uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                             **{**UVICORN_OPTIONS, **({"http": "auto"} if index else {})}))
+               for index, (app, host, port, _) in enumerate(listeners)]
     with contextlib.suppress(SystemExit):  # uvicorn exits with 3 when it cannot start
         if len(servers) == 1:
             servers[0].run(sockets=[listeners[0][3]])
         else:
-            asyncio.run(_serve_all(servers, [sock for *_, sock in listeners]))
+            with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+                runner.run(_serve_all(servers, [sock for *_, sock in listeners]))
     for server, (_, host, port, _) in zip(servers, listeners, strict=True):
         if not server.started:
             raise ApimctlError(f"cannot listen on {host}:{port} (see the message above)")
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop where it is installed (as uvicorn picks for one server), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 async def _serve_all(servers: list[Any], sockets: list[socket.socket]) -> None:

@@ -26,7 +26,8 @@ from apimctl.server.errors import UriTooLong
 MAX_TARGET_BYTES = 16 * 1024  # longest request target (path + query) served
 MAX_HEAD_BYTES = 8 * 1024 * 1024  # longest request head uvicorn (h11) reads, to answer 414
 
-UVICORN_OPTIONS: Mapping[str, Any] = MappingProxyType({"h11_max_incomplete_event_size": MAX_HEAD_BYTES})
+# h11 by name: the bound is h11's (uvicorn would take httptools where it is installed)
+UVICORN_OPTIONS: Mapping[str, Any] = MappingProxyType({"http": "h11", "h11_max_incomplete_event_size": MAX_HEAD_BYTES})
 
 
 def target_length(scope: Scope) -> int:

@@ -61,6 +61,16 @@ def test_a_public_domain_with_a_port_must_match_the_port() -> None:
         route([live], "GET", "api.example.com", "/x")
 
 
+def test_domains_are_matched_without_case_or_spaces_and_ties_go_to_the_first_area() -> None:
+    first = LiveArea("a", services=[{"id": "s", "endpoints": [
+        {**_endpoint("first", "/v1", ["get"]), "publicDomains": [{"address": " API.Example.com "}]}]}])
+    second = LiveArea("b", services=[{"id": "t", "endpoints": [
+        _endpoint("second", "/v1", ["get"]), _endpoint("deeper", "/v1/deep", ["get"])]}])
+    assert route([first, second], "GET", "api.example.com:8080", "/v1/x").endpoint["name"] == "first"
+    assert route([second, first], "GET", "api.example.com", "/v1/x").endpoint["name"] == "second"
+    assert route([first, second], "GET", "API.EXAMPLE.COM", "/v1/deep/x").endpoint["name"] == "deeper"
+
+
 def test_plain_http_to_an_ssl_endpoint_is_refused(area: Area) -> None:
     key = area.keys["free"]
     response = area.call("GET", f"/v2/secure?api_key={key}")
@@ -95,6 +105,24 @@ def test_an_update_through_the_management_api_is_visible_to_the_next_call(area: 
     finally:
         assert area.api("PUT", path, json={"allowMissingApiKey": True}).status_code == 200
     assert area.call("GET", "/v2/open").status_code == 200
+
+
+def test_a_new_alias_routes_the_next_call_and_the_old_one_no_longer(area: Area) -> None:
+    ep = area.endpoint("Open")
+    path = f"/services/{area.service['id']}/endpoints/{ep['id']}"
+
+    def status(alias: str) -> int:
+        area.clock.now += 1  # a second apart: the keyless plan's QPS limit stays out of it
+        return area.call("GET", alias).status_code
+
+    try:
+        assert status("/v2/open") == 200  # the area's route table is made
+        assert area.api("PUT", path, json={"requestPathAlias": "/v2/opened", "allowMissingApiKey": True}).status_code == 200
+        assert (status("/v2/opened"), status("/v2/open")) == (200, 596)
+        assert area.api("PUT", path, json={"requestPathAlias": "/v2/open", "allowMissingApiKey": True}).status_code == 200
+        assert (status("/v2/open"), status("/v2/opened")) == (200, 596)
+    finally:
+        area.clock.now = T0
 
 
 def test_operator_traffic_lists_calls_with_the_deciding_step(area: Area) -> None:

@@ -11,11 +11,17 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
+
+# apimctl as if neither httptools nor uvloop were installed: the pure-Python fallback (h11, asyncio)
+WITHOUT_C_PARTS = ("import sys; sys.modules.update(httptools=None, uvloop=None); "
+                   "from apimctl.cli import main; sys.argv[0] = 'apimctl'; main()")
 
 
-def test_serve_opens_the_traffic_listener(tmp_path: Path) -> None:
+@pytest.mark.parametrize("start", [["-m", "apimctl"], ["-c", WITHOUT_C_PARTS]], ids=["installed", "pure-python"])
+def test_serve_opens_the_traffic_listener(tmp_path: Path, start: list[str]) -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "apimctl", "serve", "--port", "0", "--traffic-port", "0", "--db",
+        [sys.executable, *start, "serve", "--port", "0", "--traffic-port", "0", "--db",
          str(tmp_path / "s.db"), "--operator-token", "op"], stderr=subprocess.PIPE, text=True)
     try:
         lines: list[str] = []

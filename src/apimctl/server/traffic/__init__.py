@@ -2,9 +2,11 @@
 (SUPPLEMENT §11).
 
 Modules, one per step: ``route``, ``transport``, ``maintenance``, ``key``, ``entitlement``,
-``limits``, ``cors``, ``forward`` (forward and return); ``errors`` renders refusals through
-the endpoint's error set; ``manager`` runs the steps in order; ``area`` reads the live
-configuration from the server's store; ``log`` keeps the recent calls
+``limits``, ``cors``, ``forward`` (forward and return); ``connections`` and ``sockets`` are
+the default transport of the calls to the back end (httpcore connections kept alive per
+origin, on asyncio streams); ``errors`` renders refusals through the endpoint's error set;
+``manager`` runs the steps in order; ``area`` reads the live configuration from the server's
+store; ``log`` keeps the recent calls
 (``GET /operator/traffic``); ``app`` is the ASGI application of the traffic listener
 (:func:`create_traffic_app`). Nothing here is emulated beyond what §11 names: response
 caching, custom adapters and processors are not emulated, OAuth is kept to token presence.

@@ -10,9 +10,9 @@ virtual clock and stub back ends).
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qsl
 
 import httpx
-from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
@@ -39,18 +39,24 @@ class TrafficApp:
                     return
         if scope["type"] != "http":
             return
-        request = Request(scope, receive)
         body = b""
-        async for chunk in request.stream():
-            body += chunk
+        more = True
+        while more:  # the body, as Starlette's Request.stream reads it
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
             if len(body) > self.max_body_bytes:
                 await Response(b"<h1>Request Entity Too Large</h1>", 413, media_type="text/html")(scope, receive, send)
                 return
+        raw = scope.get("headers", [])
+        query = scope.get("query_string", b"").decode("latin-1")
         call = Call(
-            method=request.method, scheme=str(scope.get("scheme") or "http"),
-            host=request.headers.get("host", ""), path=str(scope.get("path") or "/"),
-            query=list(request.query_params.multi_items()),
-            headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers", [])],
+            method=scope["method"], scheme=str(scope.get("scheme") or "http"),
+            host=next((v.decode("latin-1") for k, v in raw if k.lower() == b"host"), ""), path=str(scope.get("path") or "/"),
+            query=parse_qsl(query, keep_blank_values=True) if query else [],
+            headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in raw],
             body=body, time=self.manager.clock(),
         )
         answer, _ = await self.manager.handle(call)

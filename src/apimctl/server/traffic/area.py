@@ -29,6 +29,25 @@ class Area:
     events: list[dict[str, Any]] = field(default_factory=list)
     applications: dict[str, dict[str, Any]] = field(default_factory=dict)
     members: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # public domain (lower case) -> (order, service, endpoint) of the endpoints it serves;
+    # made on the first call routed (the area's documents do not change after that)
+    _by_domain: dict[str, list[tuple[int, dict[str, Any], dict[str, Any]]]] | None = field(
+        default=None, repr=False, compare=False)
+
+    def by_domain(self) -> dict[str, list[tuple[int, dict[str, Any], dict[str, Any]]]]:
+        """The area's endpoints by public domain, each with its place in the area's order."""
+        if self._by_domain is None:
+            table: dict[str, list[tuple[int, dict[str, Any], dict[str, Any]]]] = {}
+            order = 0
+            for service in self.services:
+                for endpoint in service.get("endpoints") or []:
+                    domains = {str(d.get("address", "")).strip().lower()
+                               for d in endpoint.get("publicDomains") or [] if isinstance(d, dict)}
+                    for domain in domains:
+                        table.setdefault(domain, []).append((order, service, endpoint))
+                    order += 1
+            self._by_domain = table
+        return self._by_domain
 
     def plan_of(self, key: dict[str, Any]) -> dict[str, Any] | None:
         return self.plans.get((str(key.get("_packageId")), str(key.get("_planId"))))

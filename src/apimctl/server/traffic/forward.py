@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -38,8 +39,13 @@ from apimctl.server.traffic.transport import scheme_of
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                         "trailer", "transfer-encoding", "upgrade", "host", "content-length"})
 RESPONDER = "apimctl-traffic-emulator"
+# what an httpx client adds to every request unless the request sends its own (read once)
+CLIENT_HEADERS: list[tuple[str, str]] = [
+    (name.decode("latin-1"), value.decode("latin-1"))
+    for name, value in httpx.AsyncClient(transport=httpx.AsyncBaseTransport(), trust_env=False).headers.raw]
 
 
+@lru_cache(maxsize=256)
 def header_name(value: str) -> str:
     """The header of a forwarded/returned header enum value: ``svc-message-id`` ->
     ``X-Svc-Message-ID``."""
@@ -162,14 +168,17 @@ def masked(url: str, found: KeyFound, endpoint: dict[str, Any]) -> str:
     return url
 
 
-def _timeouts(endpoint: dict[str, Any]) -> httpx.Timeout:
-    connect = endpoint.get("connectionTimeoutForSystemDomainRequest") or 2
-    read = endpoint.get("connectionTimeoutForSystemDomainResponse") or 5
-    return httpx.Timeout(float(read), connect=float(connect), pool=float(connect))
+def _timeouts(endpoint: dict[str, Any]) -> dict[str, float | None]:
+    """The request's ``timeout`` extension (as ``httpx.Timeout.as_dict`` gives it)."""
+    connect = float(endpoint.get("connectionTimeoutForSystemDomainRequest") or 2)
+    read = float(endpoint.get("connectionTimeoutForSystemDomainResponse") or 5)
+    return {"connect": connect, "read": read, "write": read, "pool": connect}
 
 
-async def _send(client: httpx.AsyncClient, request: httpx.Request, passthrough: bool) -> tuple[httpx.Response, bytes]:
-    response = await client.send(request, stream=True)
+async def _send(transport: httpx.AsyncBaseTransport, request: httpx.Request,
+                passthrough: bool) -> tuple[httpx.Response, bytes]:
+    response = await transport.handle_async_request(request)
+    response.request = request
     try:
         raw = passthrough and response.headers.get("content-encoding", "").lower() == "gzip"
         stream = response.stream
@@ -182,9 +191,17 @@ async def _send(client: httpx.AsyncClient, request: httpx.Request, passthrough: 
     return response, body
 
 
-def _next_hop(client: httpx.AsyncClient, request: httpx.Request, response: httpx.Response,
-              headers: list[tuple[str, str]], body: bytes, endpoint: dict[str, Any],
-              timeout: httpx.Timeout) -> httpx.Request:
+def _request(method: str, url: str | httpx.URL, headers: list[tuple[str, str]], body: bytes | None,
+             timeout: dict[str, float | None]) -> httpx.Request:
+    """The request as an ``httpx.AsyncClient`` builds it: its default headers (``Accept``,
+    ``User-Agent``, ...) first where the call does not send them, then the call's."""
+    names = {n.lower() for n, _ in headers}
+    merged = [(n, v) for n, v in CLIENT_HEADERS if n.lower() not in names] + headers
+    return httpx.Request(method, url, headers=merged, content=body, extensions={"timeout": timeout})
+
+
+def _next_hop(request: httpx.Request, response: httpx.Response, headers: list[tuple[str, str]], body: bytes,
+              endpoint: dict[str, Any], timeout: dict[str, float | None]) -> httpx.Request:
     """The request that follows a redirect: the same method and body on 307/308, else a GET;
     the back end's cookies only with ``cookiesDuringHttpRedirectsEnabled``."""
     target = request.url.join(response.headers["location"])
@@ -194,12 +211,11 @@ def _next_hop(client: httpx.AsyncClient, request: httpx.Request, response: httpx
         if cookies:
             follow.append(("Cookie", cookies))
     same = response.status_code in (307, 308)
-    return client.build_request(request.method if same else "GET", target, headers=follow,
-                                content=body if same else None, timeout=timeout)
+    return _request(request.method if same else "GET", target, follow, body if same else None, timeout)
 
 
-async def _exchange(client: httpx.AsyncClient, method: str, url: str, headers: list[tuple[str, str]], body: bytes,
-                    endpoint: dict[str, Any], shown: str) -> tuple[httpx.Response, bytes, int]:
+async def _exchange(transport: httpx.AsyncBaseTransport, method: str, url: str, headers: list[tuple[str, str]],
+                    body: bytes, endpoint: dict[str, Any], shown: str) -> tuple[httpx.Response, bytes, int]:
     """The back end's answer after the redirects the endpoint follows, its body, the hops;
     a refused or slow back end is :class:`Refused` (502, 504)."""
     redirects = endpoint.get("numberOfHttpRedirectsToFollow") or 0
@@ -207,17 +223,17 @@ async def _exchange(client: httpx.AsyncClient, method: str, url: str, headers: l
     timeout = _timeouts(endpoint)
     hops = 0
     try:
-        request = client.build_request(method, url, headers=headers, content=body, timeout=timeout)
-        response, content = await _send(client, request, passthrough)
+        request = _request(method, url, headers, body, timeout)
+        response, content = await _send(transport, request, passthrough)
         while response.is_redirect and response.headers.get("location") and hops < redirects:
             hops += 1
-            request = _next_hop(client, request, response, headers, body, endpoint, timeout)
-            response, content = await _send(client, request, passthrough)
+            request = _next_hop(request, response, headers, body, endpoint, timeout)
+            response, content = await _send(transport, request, passthrough)
     except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
         raise Refused("forward", "ERR_502_BAD_GATEWAY", f"no connection to {shown}: {type(exc).__name__}") from None
     except httpx.TimeoutException:
         raise Refused("forward", "ERR_504_GATEWAY_TIMEOUT",
-                      f"no answer from {shown} within {timeout.read:g} s") from None
+                      f"no answer from {shown} within {timeout['read']:g} s") from None
     except httpx.HTTPError as exc:
         raise Refused("forward", "ERR_502_BAD_GATEWAY", f"{shown}: {type(exc).__name__}") from None
     return response, content, hops
@@ -239,13 +255,13 @@ def returned_headers(response: httpx.Response, endpoint: dict[str, Any], method:
     return out
 
 
-async def forward(client: httpx.AsyncClient, call: Call, route: Route, found: KeyFound, message_id: str,
+async def forward(transport: httpx.AsyncBaseTransport, call: Call, route: Route, found: KeyFound, message_id: str,
                   host_header: str, trace: Trace) -> Answer:
     endpoint = route.endpoint
     method, url, headers, body = backend_request(call, route, found, message_id, host_header)
     shown = masked(url, found, endpoint)
     started = time.perf_counter()
-    response, content, hops = await _exchange(client, method, url, headers, body, endpoint, shown)
+    response, content, hops = await _exchange(transport, method, url, headers, body, endpoint, shown)
     elapsed = (time.perf_counter() - started) * 1000
     via = f" after {hops} redirect{'s' * (hops != 1)}" if hops else ""
     trace.add("forward", f"forwarded to {method} {shown}{via}")

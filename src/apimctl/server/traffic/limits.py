@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from apimctl.server.traffic.key import KeyFound
@@ -24,7 +25,12 @@ from apimctl.server.traffic.model import Refused, Trace
 
 def period_window(period: str, now: float) -> tuple[float, float]:
     """[start, end) of the calendar window of ``period`` holding ``now`` (UTC)."""
-    moment = datetime.fromtimestamp(now, UTC)
+    return _window(period, int(now))  # windows start on whole minutes at least
+
+
+@lru_cache(maxsize=64)
+def _window(period: str, second: int) -> tuple[float, float]:
+    moment = datetime.fromtimestamp(second, UTC)
     if period == "minute":
         start = moment.replace(second=0, microsecond=0)
         end = start + timedelta(minutes=1)

@@ -4,7 +4,9 @@ and whose endpoints include this one answers ``ERR_503_SERVICE_UNAVAILABLE`` (SU
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from apimctl.platform import epoch_seconds
@@ -14,7 +16,12 @@ instant = epoch_seconds  # ``Z``, ``+0000`` or no zone (UTC)
 
 
 def iso(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _iso(math.floor(seconds))
+
+
+@lru_cache(maxsize=16)  # the call log writes the time of every call: once per second is enough
+def _iso(second: int) -> str:
+    return datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def check_maintenance(events: list[dict[str, Any]], endpoint: dict[str, Any], now: float,

@@ -6,7 +6,8 @@ message of the error catalog rendered through the endpoint's error set
 (:mod:`~apimctl.server.traffic.errors`); route answers 596 and 405 itself and a pre-flight
 is answered by the CORS step. Every call is recorded with its decisions in the call log.
 The clock is injected (``apimctl test`` runs on a virtual one), and so is the transport of
-the back-end client (stub back ends).
+the calls to the back end (stub back ends; by default
+:class:`~apimctl.server.traffic.connections.KeepAliveTransport`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from apimctl.server.dialects import Dialect
 from apimctl.server.store import Store
 from apimctl.server.traffic import cors
 from apimctl.server.traffic.area import AreaReader
+from apimctl.server.traffic.connections import KeepAliveTransport
 from apimctl.server.traffic.entitlement import check_entitlement
 from apimctl.server.traffic.errors import render
 from apimctl.server.traffic.forward import forward
@@ -47,10 +49,10 @@ class TrafficManager:
         self.limits = Limits()
         self.log = log
         self.clock = clock
-        self.client = httpx.AsyncClient(transport=transport, follow_redirects=False, trust_env=False)
+        self.transport = transport if transport is not None else KeepAliveTransport()
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        await self.transport.aclose()
 
     async def handle(self, call: Call) -> tuple[Answer, Trace]:
         trace = Trace(uuid.uuid4().hex)
@@ -93,7 +95,7 @@ class TrafficManager:
         check_entitlement(call, found, service, endpoint, found_route.rest, trace)
         usage = self.limits.check(found_route.area.name, service, endpoint, found, call.time, trace)
         origin_headers += cors.actual_headers(call, endpoint, trace)
-        answer = await forward(self.client, call, found_route, found, trace.message_id,
+        answer = await forward(self.transport, call, found_route, found, trace.message_id,
                                self.dialect.host_header, trace)
         answer.headers += usage.headers + origin_headers
         return answer

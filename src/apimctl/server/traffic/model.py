@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from starlette.datastructures import Headers, QueryParams
+from starlette.datastructures import QueryParams
 
 
 @dataclass
@@ -29,15 +29,19 @@ class Call:
     time: float  # seconds since the epoch (the traffic manager's clock)
 
     @cached_property
-    def header_map(self) -> Headers:
-        return Headers(raw=[(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in self.headers])
+    def header_map(self) -> dict[str, str]:
+        """Header name (lower case) -> the first value the call sends for it."""
+        first: dict[str, str] = {}
+        for name, value in self.headers:
+            first.setdefault(name.lower(), value)
+        return first
 
     @cached_property
     def params(self) -> QueryParams:
         return QueryParams(self.query)
 
     def header(self, name: str) -> str | None:
-        return self.header_map.get(name)
+        return self.header_map.get(name.lower())
 
 
 @dataclass

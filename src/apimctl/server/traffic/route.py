@@ -4,7 +4,8 @@ The endpoint whose public domain equals the host (the port is ignored unless the
 names one) and whose ``requestPathAlias`` is the longest prefix of the path on a segment
 boundary, among the endpoints that support the call's method (several endpoints may share a
 path, §10.10.1). No endpoint at all: 596 Service Not Found; a path that only endpoints of
-other methods serve: 405 with ``Allow``.
+other methods serve: 405 with ``Allow``. The endpoints are looked up by domain in the area's
+table (:meth:`~apimctl.server.traffic.area.Area.by_domain`), not walked one by one.
 """
 
 from __future__ import annotations
@@ -43,19 +44,24 @@ def _alias_matches(alias: str, path: str) -> str | None:
 
 
 def candidates(areas: list[Area], host: str, path: str) -> list[Route]:
-    """Every endpoint whose domain and alias match, longest alias first."""
-    out: list[Route] = []
-    for area in areas:
-        for service in area.services:
-            for ep in service.get("endpoints") or []:
-                domains = [d.get("address", "") for d in ep.get("publicDomains") or [] if isinstance(d, dict)]
-                if not any(_host_matches(d, host) for d in domains):
-                    continue
-                rest = _alias_matches(str(ep.get("requestPathAlias") or ""), path)
-                if rest is not None:
-                    out.append(Route(area, service, ep, str(ep.get("requestPathAlias") or ""), rest))
-    out.sort(key=lambda r: -len(r.alias.strip("/")))
-    return out
+    """Every endpoint whose domain and alias match, longest alias first (in the areas' order
+    among aliases of one length)."""
+    name = host.strip().lower()
+    keys = {name} if name.startswith("[") else {name, name.rsplit(":", 1)[0]}
+    out: list[tuple[int, int, int, Route]] = []
+    for place, area in enumerate(areas):
+        table = area.by_domain()
+        found = {order: (service, ep) for key in keys for order, service, ep in table.get(key, [])}
+        for order, (service, ep) in found.items():
+            domains = [d.get("address", "") for d in ep.get("publicDomains") or [] if isinstance(d, dict)]
+            if not any(_host_matches(d, host) for d in domains):
+                continue
+            alias = str(ep.get("requestPathAlias") or "")
+            rest = _alias_matches(alias, path)
+            if rest is not None:
+                out.append((-len(alias.strip("/")), place, order, Route(area, service, ep, alias, rest)))
+    out.sort(key=lambda item: item[:3])
+    return [item[3] for item in out]
 
 
 def methods_of(endpoint: dict[str, Any]) -> set[str]:
