@@ -125,6 +125,15 @@ def endpoint_routes(doc: Mapping[str, Any], by_method: bool) -> set[str]:
     return {f"{str(m).lower()}|{r}" for m in methods or [""] for r in routes}
 
 
+def route_words(route: str) -> str | None:
+    """A route of :func:`endpoint_routes` in words (``GET api.example.com/forecast``);
+    ``None`` for an endpoint without public domains, which claims no route."""
+    if route.endswith("|"):
+        return None
+    *method, alias, host = route.split("|")
+    return " ".join([*(m.upper() for m in method), f"{host}{alias}" if host else alias])
+
+
 def _methods(raw: Any) -> list[dict[str, Any]]:
     out = []
     for method in as_list(raw):
@@ -191,6 +200,19 @@ class EndpointOps(Ops):
         return Context(default_error_set=default_error_set(siblings.get(ERROR_SET.name) or ()))
 
     context_fields: frozenset[str] = frozenset({ERROR_SET_FIELD})
+
+    route_fields: tuple[str, ...] = ROUTE_FIELDS
+
+    def routes(self, doc: Mapping[str, Any], by_method: bool) -> set[str]:
+        return endpoint_routes(doc, by_method)
+
+    def route_words(self, route: str) -> str | None:
+        return route_words(route)
+
+    def temporary_route(self, doc: Mapping[str, Any], tag: str) -> tuple[str, Any, Any]:
+        """The alias, with ``tag`` appended."""
+        alias = str(doc.get(ROUTE_FIELDS[0]) or "")
+        return ROUTE_FIELDS[0], alias, f"{alias}{tag}"
 
     def export(self, entry: Exported) -> Any:
         """The fields the schema requires come first (defaults or not); secrets are variable
@@ -272,5 +294,9 @@ ENDPOINT: Kind = Kind(
     # the rest of the read projection comes from the tables (``read_fields``); the fields of
     # real deployments (SUPPLEMENT §10.8) are compared only when a manifest names them
     read_also=("created", "updated", *ENDPOINT_EXTRA_READ_FIELDS),
+    export_first=("requestPathAlias", "trafficManagerDomain", *DOMAIN_FIELDS, ERROR_SET_FIELD),
+    covered_by_parent=True,
+    referenced_items=(METHODS,),
+    host_fields=(*DOMAIN_FIELDS, "trafficManagerDomain"),
     ops=EndpointOps(lambda: ENDPOINT),
 )

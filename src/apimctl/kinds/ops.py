@@ -178,6 +178,18 @@ class KindOps(Protocol):
 
     def set_member(self, item: Mapping[str, Any]) -> Any: ...
 
+    route_fields: tuple[str, ...]
+
+    def routes(self, doc: Mapping[str, Any], by_method: bool) -> set[str]: ...
+
+    def route_words(self, route: str) -> str | None: ...
+
+    def temporary_route(self, doc: Mapping[str, Any], tag: str) -> tuple[str, Any, Any]: ...
+
+    def tells(self, path: str) -> bool: ...
+
+    def change_words(self, name: str, path: str, before: Any, after: Any) -> str | None: ...
+
 
 def fingerprint(raw: Mapping[str, Any]) -> tuple[str | None, int | None]:
     """``updated`` and ``revisionNumber`` of a raw object."""
@@ -298,6 +310,36 @@ class Ops:
 
     def written(self, entries: Sequence[Any]) -> bool:
         return bool(entries)
+
+    # -- routes: what the platform keeps unique across an area (none for most kinds)
+
+    route_fields: tuple[str, ...] = ()  # fields whose change moves the object's routes
+
+    def routes(self, doc: Mapping[str, Any], by_method: bool) -> set[str]:
+        """The routes the object ``doc`` (manifest shape) claims; ``by_method``: the target
+        keeps them unique by HTTP method too."""
+        return set()
+
+    def route_words(self, route: str) -> str | None:
+        """One of :meth:`routes` in words (``GET api.example.com/forecast``); ``None`` when it
+        claims nothing two objects could clash on."""
+        return None
+
+    def temporary_route(self, doc: Mapping[str, Any], tag: str) -> tuple[str, Any, Any]:
+        """The field, its value in ``doc`` and its value moving the object to a route nobody
+        else wants (``tag`` makes it unique): how a swap of routes is broken."""
+        raise NotImplementedError(f"{self.kind.name} objects claim no routes")
+
+    # -- plan lines
+
+    def tells(self, path: str) -> bool:
+        """Whether a change at ``path`` is told in the kind's own words (:meth:`change_words`),
+        which name what changed."""
+        return False
+
+    def change_words(self, name: str, path: str, before: Any, after: Any) -> str | None:
+        """A change of the object ``name`` at ``path`` in words (``None``: shown as values)."""
+        return None
 
     # -- comparing
 

@@ -91,10 +91,40 @@ def _exported_entitlement(item: Mapping[str, Any]) -> dict[str, Any]:
     return {"name": item["name"], ENDPOINTS: endpoints}
 
 
+def entitlement_words(plan: str, path: str, before: Any, after: Any) -> str | None:
+    """A change of the entitlements of the plan named ``plan`` in words (``Pro loses
+    Ordering/Track order``); ``None`` where values read better."""
+    match = ENTITLEMENT_PATH.match(path)
+    if match is None or match["svc"] is None:
+        return None
+    service, endpoint, leaf = match["svc"], match["ep"], match["leaf"]
+    where = f"{service}/{endpoint}" if endpoint else service
+    if leaf == "undefinedMethodsAllowed":
+        if after is False:
+            return f"{plan} may call only the listed methods of {where}"
+        return f"{plan} may call any method of {where}" if after is True else None
+    if leaf == "methods":
+        was, now = before or [], after or []
+        gained, lost = [v for v in now if v not in was], [v for v in was if v not in now]
+        parts = [f"loses {where} method{'s' if len(lost) > 1 else ''} {', '.join(map(str, lost))}"] if lost else []
+        parts += [f"gains {where} method{'s' if len(gained) > 1 else ''} {', '.join(map(str, gained))}"] if gained else []
+        return f"{plan} {'; '.join(parts)}" if parts else None
+    if (endpoint is not None or path == f"{SERVICES}[{service}]") and (before is None) != (after is None):
+        return f"{plan} {'loses' if after is None else 'gains'} {where}"
+    return None
+
+
 class PlanOps(Ops):
     """A plan's entitlements and role permissions are reconciled one by one."""
 
     collections: tuple[str, ...] = (SERVICES, ROLES)
+
+    def tells(self, path: str) -> bool:
+        """Entitlements are told in words."""
+        return path.startswith(SERVICES)
+
+    def change_words(self, name: str, path: str, before: Any, after: Any) -> str | None:
+        return entitlement_words(name, path, before, after)
 
     def export(self, entry: Exported) -> Any:
         doc = super().export(entry)
@@ -154,5 +184,9 @@ PLAN: Kind = Kind(
     sets=frozenset({"roles"}),
     left_alone=frozenset({"services", "roles"}),
     fields=PLAN_READ_FIELDS,
+    export_first=("description",),
+    risky=frozenset({"rateLimitCeiling", "rateLimitPeriod", "qpsLimitCeiling", "maxNumKeysAllowed",
+                     "numKeysBeforeReview"}),
+    risky_suffixes=("Exempt", "OverrideAllowed"),
     ops=_OPS,
 )

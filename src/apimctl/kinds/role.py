@@ -45,6 +45,7 @@ ROLE: Kind = Kind(
     fields=("id", "name", "created", "updated", "description", "organization.id",
             "organization.name"),
     page_index=True,
+    export_first=("description",),
     ops=RoleOps(lambda: ROLE),
     reserved=RESERVED_NAMES,
 )

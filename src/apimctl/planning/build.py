@@ -104,7 +104,7 @@ def _build(manifest: ManifestLike, live: LiveState, *, prune: bool, targets: Seq
                         "input would mean deleting everything (check the paths given)")
     parsed_targets = [parse_target(t) for t in targets]
     rules = ignore_rules(settings, ignores)
-    check_routes(desired.get(kinds.ENDPOINT.name, ()), table.routes_by_method)
+    check_routes(desired, table.routes_by_method)
     matched = match(desired, live)
     builder = Builder(manifest, live, matched, rules, repair=repair_duplicates, dialect=table)
     builder.rotate = rotate_rules(rotate)

@@ -145,7 +145,7 @@ class Verdicts:
                 continue
             found = _ahead(made.get(obj.path[:2]), obj.path[2:], builder.dialect.name) if made else None
             if found is not None:
-                desired_ctx, live_ctx = builder.context(obj, live)
+                desired_ctx, live_ctx = builder.contexts.of(obj, live)
                 if found[0] == desired_ctx and live.context == live_ctx:
                     self.known[index] = unchanged_by(obj.kind, live.norm, found[1])
                     continue
@@ -153,7 +153,7 @@ class Verdicts:
         items: list[tuple[int, _Item]] = []
         for index in left[int(len(left) * (1 - WORKER_SHARE)):]:
             obj, live = pairs[index]
-            desired_ctx, live_ctx = builder.context(obj, live)
+            desired_ctx, live_ctx = builder.contexts.of(obj, live)
             if live is not None and live.norm is not None and live.context == live_ctx:
                 items.append((index, (obj.kind.name, obj.doc, desired_ctx, builder.dialect.name,
                                       live.norm)))
