@@ -24,12 +24,10 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
 from apimctl.errors import PlanError
-from apimctl.kinds.dialects import SPEC_NAME
 from apimctl.manifests import Manifest, load_manifests
 from apimctl.planning.build import make_plan
 from apimctl.planning.rules import RotateRule, ignore_rules, parse_target
 from apimctl.planning.steps import literal_secrets
-from apimctl.planning.verdicts import AHEAD_KINDS, made_of_items
 from apimctl.plans.file import check_destination, save_plan
 from apimctl.plans.model import Plan
 from apimctl.state.live import Lister
@@ -100,10 +98,7 @@ def read_manifests(paths: tuple[str, ...], overlays: tuple[str, ...], targets: t
     """The manifests at ``paths``, with the ``--target``, ``--ignore`` and ``--rotate`` texts checked too:
     everything that can be refused before a call. Warnings go to ``notice``; ``keep`` gets the
     manifests as soon as they are read."""
-    # large manifests: the worker process that reads a part of them also makes, while they
-    # are checked here, the desired side of the services' comparisons
-    manifest = load_manifests(list(paths), list(overlays),
-                              apart=(made_of_items, (SPEC_NAME,), AHEAD_KINDS))
+    manifest = load_manifests(list(paths), list(overlays))
     keep(manifest)
     for warning in manifest.warnings:
         notice(f"Warning: {warning}")

@@ -118,7 +118,9 @@ class Builder:
     def build(self, prune: Mapping[str, PruneRule]) -> None:
         self._object_duplicates()
         missing = []
-        verdicts = Verdicts(self, self.match.pairs)  # the second half told in the worker
+        # the second half told in the worker
+        verdicts = Verdicts(self.match.pairs, self.contexts, self.dialect.name,
+                            renamed=bool(self.renames))
         for index, (obj, live) in enumerate(self.match.pairs):
             if obj.kind.read_only:  # a data source: only checked to exist
                 if live is None:
