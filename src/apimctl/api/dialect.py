@@ -30,6 +30,8 @@ from apimctl.kinds.dialects import (
 
 PROBE_ID = "apimctl-dialect-probe"
 PROBE_PATH = f"{SERVICE.path}/{PROBE_ID}"
+# the kind whose live values tell the dialect (what :func:`detect` is given)
+TELLING_KIND = ENDPOINT.name
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,7 @@ async def detect(client: Any, setting: str | None = None, live_endpoints: Any = 
     if found is not None:
         return found
     endpoints = list(live_endpoints)
-    if any(mashery_values(ENDPOINT.name, doc) for doc in endpoints):
+    if any(mashery_values(TELLING_KIND, doc) for doc in endpoints):
         return Detected(MASHERY_NAME, "mashery-* values in live endpoints")
     if endpoints:  # every endpoint of a mashery area returns mashery-responder unless told not to
         return Detected(SPEC_NAME, "no mashery-* values in live endpoints")

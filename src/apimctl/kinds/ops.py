@@ -190,6 +190,10 @@ class KindOps(Protocol):
 
     def change_words(self, name: str, path: str, before: Any, after: Any) -> str | None: ...
 
+    def entitled(self, doc: Mapping[str, Any]) -> Mapping[str, frozenset[str]]: ...
+
+    def entitlement(self, path: str) -> tuple[str, str | None, str | None] | None: ...
+
 
 def fingerprint(raw: Mapping[str, Any]) -> tuple[str | None, int | None]:
     """``updated`` and ``revisionNumber`` of a raw object."""
@@ -339,6 +343,19 @@ class Ops:
 
     def change_words(self, name: str, path: str, before: Any, after: Any) -> str | None:
         """A change of the object ``name`` at ``path`` in words (``None``: shown as values)."""
+        return None
+
+    # -- access the object grants (plans: their entitlements)
+
+    def entitled(self, doc: Mapping[str, Any]) -> Mapping[str, frozenset[str]]:
+        """Service name -> names of the endpoints the object ``doc`` (manifest shape) entitles
+        its keys to call in it."""
+        return {}
+
+    def entitlement(self, path: str) -> tuple[str, str | None, str | None] | None:
+        """``(service, endpoint, field)`` of a change at ``path`` of the object's entitlements
+        (``services[Weather].endpoints[Forecast].methods``: the endpoint and the field are
+        ``None`` when the path stops above them); ``None`` for any other path."""
         return None
 
     # -- comparing

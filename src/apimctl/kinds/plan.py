@@ -126,6 +126,20 @@ class PlanOps(Ops):
     def change_words(self, name: str, path: str, before: Any, after: Any) -> str | None:
         return entitlement_words(name, path, before, after)
 
+    def entitled(self, doc: Mapping[str, Any]) -> Mapping[str, frozenset[str]]:
+        out: dict[str, set[str]] = {}
+        for svc in doc.get(SERVICES) or []:
+            eps = {str(e.get("name") if isinstance(e, Mapping) else e)
+                   for e in svc.get(ENDPOINTS) or []}
+            out.setdefault(str(svc.get("name")), set()).update(eps)
+        return {k: frozenset(v) for k, v in out.items()}
+
+    def entitlement(self, path: str) -> tuple[str, str | None, str | None] | None:
+        match = ENTITLEMENT_PATH.match(path) if path.startswith(SERVICES) else None
+        if match is None or match["svc"] is None:
+            return None
+        return match["svc"], match["ep"], match["leaf"]
+
     def export(self, entry: Exported) -> Any:
         doc = super().export(entry)
         if SERVICES in doc:

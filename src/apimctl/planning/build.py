@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from apimctl import kinds, sensitive, workers
-from apimctl.api.dialect import Detected, detect, setting_of
+from apimctl.api.dialect import TELLING_KIND, Detected, detect, setting_of
 from apimctl.errors import PlanError
 from apimctl.kinds.dialects import SPEC_NAME, dialect_of, translate, translated_heads
 from apimctl.planning import verdicts
@@ -204,15 +204,15 @@ async def target_dialect(client: Any, manifest: ManifestLike | None, live: LiveS
     """The dialect of the area ``client`` reads (``--dialect``, ``settings.dialect``, or
     detected: :func:`apimctl.api.dialect.detect`), ``live`` having been read through it."""
     setting = setting_of(manifest.doc) if manifest is not None else None
-    return await detect(client, setting, _telling_endpoints(live))
+    return await detect(client, setting, _telling(live))
 
 
-def _telling_endpoints(live: LiveState) -> list[dict[str, Any]]:
-    """What detection needs of the live endpoints, one document at most: the first with
-    values spelled the ``mashery`` way (found while reading), else the first (whether there
-    is any endpoint), rather than every endpoint's document at once."""
-    spelled = live.spelled.get(kinds.ENDPOINT.name)
+def _telling(live: LiveState) -> list[dict[str, Any]]:
+    """What detection needs of the live objects of the kind that tells (endpoints), one
+    document at most: the first with values spelled the ``mashery`` way (found while
+    reading), else the first (whether there is any), rather than every document at once."""
+    spelled = live.spelled.get(TELLING_KIND)
     if spelled is not None:
         return [spelled]
-    endpoints = live.of(kinds.ENDPOINT.name)
-    return [endpoints[0].doc] if endpoints else []
+    found = live.of(TELLING_KIND)
+    return [found[0].doc] if found else []

@@ -26,7 +26,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from apimctl import kinds
-from apimctl.kinds.plan import ENTITLEMENT_PATH, SERVICES
 from apimctl.planning.impact_deletes import goes_with
 from apimctl.planning.impact_world import KeySource, PlanFacts, World
 from apimctl.plans.model import Change, Impact, Step
@@ -144,8 +143,9 @@ def _after(plan: PlanFacts, step: Step, name: str) -> Any:
 
 def _plan_change(plan: PlanFacts, step: Step, change: Change, keys: KeySource) -> list[Impact]:
     path = change.path
-    if path.startswith(SERVICES):
-        return _entitlement(plan, change, keys)
+    found = kinds.get(step.kind).ops.entitlement(path)
+    if found is not None:
+        return _entitlement(plan, change, found, keys)
     for what in LIMITS:
         if path == f"{what}Ceiling":
             return _ceiling(plan, step, change, what, keys)
@@ -180,11 +180,9 @@ def _entitled(value: Any, endpoint: str | None, field: str | None) -> set[tuple[
     return {(str(e), "*") for e in names} or {("", "*")}
 
 
-def _entitlement(plan: PlanFacts, change: Change, keys: KeySource) -> list[Impact]:
-    match = ENTITLEMENT_PATH.match(change.path)
-    if match is None or match["svc"] is None:
-        return []
-    service, endpoint, field = match["svc"], match["ep"], match["leaf"]
+def _entitlement(plan: PlanFacts, change: Change, found: tuple[str, str | None, str | None],
+                 keys: KeySource) -> list[Impact]:
+    service, endpoint, field = found
     reach = _reach([plan], keys)
     if field == "undefinedMethodsAllowed":
         where = f"{service}/{endpoint}"
