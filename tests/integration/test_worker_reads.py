@@ -13,7 +13,7 @@ import pytest
 
 from apimctl import workers
 from apimctl.api.client import ApiClient
-from apimctl.planning import make_plan, verdicts
+from apimctl.planning import PlanOptions, make_plan, verdicts
 from apimctl.plans.model import Plan
 from apimctl.server import ServerConfig, create_app
 from apimctl.state import normal_batches
@@ -78,7 +78,7 @@ def test_plans_with_the_worker_are_the_plans_without(tmp_path: Path, dialect: st
 
     async def plans() -> list[Plan]:
         async with ApiClient("http://x/v3/rest", token="t", qps=None, transport=transport) as client:
-            return [await make_plan(client, load([tmp_path / name], {}), prune=True)
+            return [await make_plan(client, load([tmp_path / name], {}), PlanOptions(prune=True))
                     for name in ("area", "changed")]
 
     asyncio.run(seed())

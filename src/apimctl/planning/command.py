@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from apimctl.errors import PlanError
 from apimctl.manifests import Manifest, load_manifests
-from apimctl.planning.build import make_plan
+from apimctl.planning.build import PlanOptions, make_plan
 from apimctl.planning.rules import RotateRule, ignore_rules, parse_target
 from apimctl.planning.steps import literal_secrets
 from apimctl.plans.file import check_destination, save_plan
@@ -62,6 +62,13 @@ class PlanRequest:
     rotate: tuple[str, ...] = ()  # --rotate KIND:KEY:PATH; --rotate-secrets is ROTATE_ALL
     impact: str | None = "auto"  # --impact; None: no caller impact
 
+    @property
+    def options(self) -> PlanOptions:
+        """How to plan."""
+        return PlanOptions(prune=self.prune, targets=self.targets, ignores=self.ignores,
+                           max_deletes=self.max_deletes, repair_duplicates=self.repair_duplicates,
+                           rotate=self.rotate, impact=self.impact)
+
 
 async def plan(request: PlanRequest, connect: Connect, *, notice: Notice = quiet,
                keep: Keep = keep_nothing) -> Plan:
@@ -73,10 +80,7 @@ async def plan(request: PlanRequest, connect: Connect, *, notice: Notice = quiet
     manifest = read_manifests(request.paths, request.overlays, request.targets, request.ignores,
                               notice, rotate=request.rotate, keep=keep)
     async with connect() as client:
-        made = await make_plan(client, manifest, prune=request.prune, targets=request.targets,
-                               ignores=request.ignores, max_deletes=request.max_deletes,
-                               repair_duplicates=request.repair_duplicates,
-                               rotate=request.rotate, impact=request.impact)
+        made = await make_plan(client, manifest, request.options)
     made.target = request.target
     if request.out:
         check_saveable(made)

@@ -19,7 +19,7 @@ from apimctl.planning.desired import Desired, ManifestLike
 from apimctl.planning.diff import diff, flatten, ignored
 from apimctl.planning.duplicates import nested_duplicates, repair_changes, warning
 from apimctl.planning.matching import Match, written
-from apimctl.planning.references import translate
+from apimctl.planning.references import with_renamed_references
 from apimctl.planning.rules import NOT_PRUNABLE, IgnoreRule, PruneRule, RotateRule
 from apimctl.planning.verdicts import Verdicts, desired_form
 from apimctl.plans.model import (
@@ -61,7 +61,7 @@ class Builder:
         self.desired_at = {obj.address: obj for obj, _ in match_.pairs}
         self.renames = {f"{live.kind}:{live.key}": obj.key for obj, live in match_.pairs
                         if live is not None and live.key != obj.key}
-        self.translated: dict[int, dict[str, Any]] = {}
+        self.renamed_docs: dict[int, dict[str, Any]] = {}
         self.rotate: list[RotateRule] = []  # --rotate-secrets / --rotate
         self.live_at: dict[str, LiveObject] = {}
         # ids of live copies that duplicate a matched object (kept one excluded)
@@ -69,10 +69,10 @@ class Builder:
 
     def live_doc(self, live: LiveObject) -> dict[str, Any]:
         """The live document with its references renamed as the manifests rename them."""
-        cached = self.translated.get(id(live))
+        cached = self.renamed_docs.get(id(live))
         if cached is None:
-            cached = translate(live.kind, live.doc, live.parent_key, self.renames)
-            self.translated[id(live)] = cached
+            cached = with_renamed_references(live.kind, live.doc, live.parent_key, self.renames)
+            self.renamed_docs[id(live)] = cached
         return cached
 
     def write_only_changes(self, obj: Desired, changes: list[Change]) -> list[Change]:
