@@ -201,17 +201,23 @@ def field_lines(step: Step, redactor: Redactor) -> list[FieldLine]:
         words = None if secret else change_words(step, change.path, before, after)
         lines.append(FieldLine(symbol, redactor.text(change.path), before, after, secret,
                                redactor.text(words) if words else None,
-                               kinds.get(step.kind).ops.tells(change.path)))
+                               _tells(step, change.path)))
     return lines
 
 
 def change_words(step: Step, path: str, before: Any, after: Any) -> str | None:
     """A change in words: a plan's entitlement (``Pro loses Ordering/Track order``), or the
     elements a list of plain values gains and loses; ``None`` where values read better."""
-    ops = kinds.get(step.kind).ops
-    if ops.tells(path):
-        return ops.change_words(kinds.split_first(step.key)[1] or step.key, path, before, after)
+    if _tells(step, path):
+        name = kinds.split_first(step.key)[1] or step.key
+        return kinds.get(step.kind).ops.change_words(name, path, before, after)
     return list_words(before, after)
+
+
+def _tells(step: Step, path: str) -> bool:
+    """Whether the step's kind tells a change at ``path`` in words of its own."""
+    kind = kinds.BY_NAME.get(step.kind)
+    return kind is not None and kind.ops.tells(path)
 
 
 def list_words(before: Any, after: Any) -> str | None:
