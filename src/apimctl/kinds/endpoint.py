@@ -9,7 +9,6 @@ from typing import Any
 from apimctl.kinds.base import Kind, Reference, frozen
 from apimctl.kinds.dialects import ENDPOINT_EXTRA_READ_FIELDS
 from apimctl.kinds.error_set import ERROR_SET
-from apimctl.kinds.error_set import PLATFORM_ERROR_SET as PLATFORM_ERROR_SET  # planning uses it
 from apimctl.kinds.ops import (
     NESTED_COMPUTED_FIELDS,
     Context,
@@ -151,16 +150,6 @@ def default_error_set(sets: Iterable[str]) -> str | None:
     """The error set of an endpoint whose ``errorSet`` is ``null``: the service's first set
     (``sets``: the names of the service's error sets, in API order), ``None`` without any."""
     return next(iter(sets), None)
-
-
-def default_error_sets(sets: Iterable[tuple[str | None, str]]) -> dict[str, str]:
-    """Parent (id or key) -> :func:`default_error_set` of the sets under it, from
-    ``(parent, name)`` pairs in API order (sets without a parent are left out)."""
-    first: dict[str, str] = {}
-    for parent, name in sets:
-        if parent is not None:
-            first.setdefault(parent, name)
-    return first
 
 
 class EndpointOps(Ops):

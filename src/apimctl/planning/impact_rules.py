@@ -33,7 +33,6 @@ from apimctl.state.keys import KeyFacts
 
 LIMITS = ("rateLimit", "qpsLimit")
 PERIODS = ("second", "minute", "hour", "day", "week", "month")
-ROUTE_FIELDS = ("requestPathAlias", "publicDomains", "supportedHttpMethods")
 SHOWN_IDS = 10
 
 
@@ -343,8 +342,9 @@ def _service(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
 def _endpoint(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
     """A deleted endpoint, or one whose route no longer takes some calls (the plans
     entitling it are looked up only then: a large plan updates many endpoints)."""
+    route_fields = kinds.get(step.kind).ops.route_fields
     gone = [] if step.action == "delete" else [
-        t for c in step.changes if c.path in ROUTE_FIELDS for t in _route(c)]
+        t for c in step.changes if c.path in route_fields for t in _route(c)]
     if step.action != "delete" and not gone:
         return ()
     service, name = kinds.split_first(step.key)
@@ -352,7 +352,7 @@ def _endpoint(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
     if step.action == "delete":
         return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to {step.key}",
                              "cuts_off", None),)
-    paths = ", ".join(c.path for c in step.changes if c.path in ROUTE_FIELDS)
+    paths = ", ".join(c.path for c in step.changes if c.path in route_fields)
     return (reach.impact(f"{reach.who()} {reach.verb('calls', 'call')} {step.key}: {'; '.join(gone)}",
                          "cuts_off", paths),)
 
