@@ -23,6 +23,10 @@ class Manifest:
     doc: dict[str, Any]
     secret_refs: dict[tuple[str | int, ...], str] = field(default_factory=dict)
 
+    def where(self, path: tuple[str | int, ...]) -> None:
+        """Positions are unknown: the manifest was not read from files."""
+        return None
+
 
 def endpoint(s: int, e: int) -> dict[str, Any]:
     return {"name": f"ep-{e}", "requestPathAlias": f"/s{s}/e{e}",

@@ -36,7 +36,7 @@ from typing import Any
 
 from apimctl import kinds
 from apimctl.api.dialect import Detected
-from apimctl.planning import ManifestLike, build_plan, ignore_rules, parse_target
+from apimctl.planning import ManifestLike, PlanOptions, build_plan, ignore_rules, parse_target
 from apimctl.planning.build import target_dialect
 from apimctl.planning.command import Keep, Notice, keep_nothing, quiet, read_manifests
 from apimctl.planning.impact import attach_impact
@@ -227,8 +227,8 @@ def report(manifest: ManifestLike, live: LiveState, editors: Mapping[str, Editor
     """The drift report of ``manifest`` against ``live`` (pure). ``prune`` makes every
     undeclared top-level object drift, as ``apply --prune`` would delete it; ``dialect``:
     the target's (SUPPLEMENT §10)."""
-    plan = build_plan(manifest, live, targets=targets, ignores=ignores, prune=prune,
-                      dialect=dialect)
+    plan = build_plan(manifest, live, PlanOptions(prune=prune, targets=tuple(targets),
+                                                  ignores=tuple(ignores)), dialect=dialect)
     settings = manifest.doc.get("settings") or {}
     rules = [IgnoreNote(f"{r.kind}:{r.key}:{r.path}", r.reason)
              for r in ignore_rules(settings, ignores)]

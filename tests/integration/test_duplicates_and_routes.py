@@ -15,7 +15,7 @@ from apimctl.api.client import ApiClient
 from apimctl.applying.run import ApplyOptions, apply_plan
 from apimctl.drift import detect_drift
 from apimctl.errors import PlanError
-from apimctl.planning import make_plan
+from apimctl.planning import PlanOptions, make_plan
 from apimctl.planning.duplicates import check_duplicates
 from apimctl.plans.model import Plan
 from apimctl.render.json import plan_document
@@ -98,7 +98,7 @@ async def _duplicates_are_reported_refused_and_repaired(tmp_path: Path, dialect:
         with pytest.raises(PlanError, match="more than once"):
             check_duplicates(await replan(client, changed))
 
-        repair = await make_plan(client, manifest, repair_duplicates=True)
+        repair = await make_plan(client, manifest, PlanOptions(repair_duplicates=True))
         shown = [(s.action, s.address) for s in repair.steps]
         assert ("update", "endpoint:S/E") in shown, shown
         assert next(a for a in shown if a[0] == "delete")[1].startswith("maintenanceEvent:Up (id "), shown

@@ -25,7 +25,7 @@ from apimctl.applying.run import ApplyOptions, apply_plan
 from apimctl.drift import detect_drift
 from apimctl.errors import PlanError
 from apimctl.manifests import load_manifests
-from apimctl.planning import make_plan
+from apimctl.planning import PlanOptions, make_plan
 from apimctl.plans.model import Plan
 from apimctl.render.json import plan_document
 from apimctl.render.markdown import render_plan as render_markdown
@@ -87,7 +87,7 @@ class Area:
     def plan(self, doc: dict[str, Any], impact: str | None = "auto") -> tuple[Plan, Any]:
         async def run() -> tuple[Plan, Any]:
             async with client_for(self.app) as client:
-                made = await make_plan(client, self.manifest(doc), impact=impact)
+                made = await make_plan(client, self.manifest(doc), PlanOptions(impact=impact))
                 return made, client.stats.calls
         return asyncio.run(run())
 

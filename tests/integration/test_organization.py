@@ -22,7 +22,7 @@ from apimctl.applying.run import ApplyOptions, apply_plan
 from apimctl.errors import PlanError
 from apimctl.export import export_area, write_export
 from apimctl.manifests import load_manifests, validate_paths
-from apimctl.planning import make_plan
+from apimctl.planning import PlanOptions, make_plan
 from apimctl.server import ServerConfig, create_app
 from apimctl.state.live import read_live
 
@@ -71,7 +71,7 @@ async def test_export_writes_the_organizations_roles_name_and_plans_to_zero(
     assert list(doc)[:2] == ["organizations", "roles"]
     write_export(exported, str(tmp_path / "out"))
     assert not [p for p in validate_paths([str(tmp_path / "out")], env={}) if p.severity == "error"]
-    plan = await make_plan(client, load_manifests([str(tmp_path / "out")], env={}), prune=True)
+    plan = await make_plan(client, load_manifests([str(tmp_path / "out")], env={}), PlanOptions(prune=True))
     assert not plan.steps and not plan.unmanaged
 
     asked = await export_area(client, kinds_=[ORG.manifest_key])
@@ -92,7 +92,7 @@ async def test_plan_never_touches_organizations(client: ApiClient, tmp_path: Pat
     })
     manifest = load_manifests(paths, env={})
     for prune in (False, True):
-        plan = await make_plan(client, manifest, prune=prune)
+        plan = await make_plan(client, manifest, PlanOptions(prune=prune))
         assert [(s.action, s.address) for s in plan.steps] == [("create", "role:Resellers")]
         assert plan.dialect == dialect
         assert not [u for u in plan.unmanaged if u.kind == ORG.name]
@@ -101,7 +101,7 @@ async def test_plan_never_touches_organizations(client: ApiClient, tmp_path: Pat
     roles = await client.list_all("/roles", [("fields", "id,name,organization")], page_index=True)
     resellers = next(r for r in roles if r["name"] == "Resellers")
     assert resellers["organization"]["id"] == await _org_id(client, "Partners")
-    again = await make_plan(client, manifest, prune=True)
+    again = await make_plan(client, manifest, PlanOptions(prune=True))
     assert not again.steps and not again.unmanaged
     assert sorted(o.name for o in (await read_live(client)).of(ORG.name)) == SEEDED
 

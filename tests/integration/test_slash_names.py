@@ -161,6 +161,9 @@ def test_the_colliding_pair_of_the_issue_plans() -> None:
                             {"name": "a", "endpoints": [{"name": "b/Same"}]}]}
         secret_refs: dict[tuple[str | int, ...], str] = {}
 
+        def where(self, path: tuple[str | int, ...]) -> None:
+            return None
+
     plan = build_plan(Doc(), LiveState())  # type: ignore[arg-type]
     assert {s.address for s in plan.steps if s.kind == "endpoint"} == {
         "endpoint:a\\/b/Same", "endpoint:a/b\\/Same"}

@@ -22,7 +22,7 @@ from apimctl.api.dialect import PROBE_PATH
 from apimctl.errors import ApimctlError
 from apimctl.kinds.dialects import ROLE_ACTIONS, SPEC_NAME, Dialect, dialect_of, translate
 from apimctl.manifests import load_manifests
-from apimctl.planning import make_plan
+from apimctl.planning import PlanOptions, make_plan
 from apimctl.render.json import render_plan as render_json
 from apimctl.render.text import render_plan as render_text
 from apimctl.server.app import create_app
@@ -180,10 +180,10 @@ async def run(folder: Path, dialect: str = SEED_DIALECT) -> Outcome:
         async with _client(transport) as client:
             try:
                 manifest = load_manifests([str(folder / "manifests")], env=options.get("env") or {})
-                plan = await make_plan(client, manifest, prune=bool(options.get("prune")),
-                                       targets=options.get("targets") or [],
-                                       ignores=options.get("ignores") or [],
-                                       max_deletes=options.get("max_deletes"))
+                plan = await make_plan(client, manifest, PlanOptions(
+                    prune=bool(options.get("prune")), targets=tuple(options.get("targets") or ()),
+                    ignores=tuple(options.get("ignores") or ()),
+                    max_deletes=options.get("max_deletes")))
             except ApimctlError as exc:
                 # paths in messages are relative to the scenario folder: goldens travel
                 message = scrub(f"Error: {exc}\n".replace(f"{folder}/", ""), ids)

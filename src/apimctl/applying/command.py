@@ -72,7 +72,7 @@ from apimctl.applying.schedule import ProgressCallback
 from apimctl.applying.snapshot import Snapshot
 from apimctl.errors import PlanError
 from apimctl.manifests import Manifest
-from apimctl.planning import build_plan
+from apimctl.planning import PlanOptions, build_plan
 from apimctl.planning.build import target_dialect
 from apimctl.planning.command import Keep, Notice, keep_nothing, quiet, read_manifests
 from apimctl.planning.duplicates import check_duplicates
@@ -288,9 +288,9 @@ async def _plan_of(source: Plan | Manifest, client: Client,
             raise PlanError(f"the saved plan was made for {source.target}; this run targets {request.target}")
         return source, None
     state, kept = await reading.read(client)
-    made = build_plan(source, state, prune=request.prune, targets=request.targets,
-                      ignores=request.ignores, repair_duplicates=request.repair_duplicates,
-                      rotate=request.rotate, dialect=await target_dialect(client, source, state))
+    options = PlanOptions(prune=request.prune, targets=request.targets, ignores=request.ignores,
+                          repair_duplicates=request.repair_duplicates, rotate=request.rotate)
+    made = build_plan(source, state, options, dialect=await target_dialect(client, source, state))
     await attach_impact(client, made, state, request.impact)
     made.target = request.target
     return made, kept

@@ -15,11 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from apimctl.kinds import Kind
-from apimctl.kinds.endpoint import ERROR_SET_FIELD
-
-# Fields a reader looks for first; the rest follow in the registry's order.
-_FIRST = ("description", "version", "startDateTime", "endDateTime", "requestPathAlias",
-          "trafficManagerDomain", "publicDomains", "systemDomains", ERROR_SET_FIELD)
 
 
 def join_path(prefix: str, name: str) -> str:
@@ -30,7 +25,7 @@ def join_path(prefix: str, name: str) -> str:
 def differing(kind: Kind, prefix: str, norm: Mapping[str, Any],
               base: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of the normal form ``norm`` that differ from ``base`` (the defaults' form)."""
-    order = _order(prefix, tuple(norm), tuple(base))
+    order = _order(kind.export_first, prefix, tuple(norm), tuple(base))
     out: dict[str, Any] = {}
     for name, path in order.first:
         if name in base:
@@ -49,8 +44,9 @@ def differing(kind: Kind, prefix: str, norm: Mapping[str, Any],
 
 @dataclass(frozen=True)
 class _Order:
-    """The fields of a normal form in the order written: those a reader looks for first, then
-    the others the defaults have (in the registry's order), then those they lack (sorted)."""
+    """The fields of a normal form in the order written: those a reader looks for first (the
+    kind's ``export_first``), then the others the defaults have (in the registry's order), then
+    those they lack (sorted)."""
 
     first: tuple[tuple[str, str], ...]  # (name, path)
     known: tuple[str, ...]
@@ -59,11 +55,12 @@ class _Order:
 
 
 @functools.lru_cache(maxsize=1024)
-def _order(prefix: str, norm: tuple[str, ...], base: tuple[str, ...]) -> _Order:
+def _order(first_names: tuple[str, ...], prefix: str, norm: tuple[str, ...],
+           base: tuple[str, ...]) -> _Order:
     """Objects of a kind share their keys (``norm``; the defaults': ``base``), so this is worked
     out once per kind and nesting."""
     in_norm, in_base = set(norm), set(base)
-    first = [n for n in _FIRST if n in in_norm]
+    first = [n for n in first_names if n in in_norm]
     known = tuple(n for n in base if n in in_norm and n not in first)
     rest = sorted(n for n in norm if n not in in_base and n not in first)
     return _Order(tuple((n, join_path(prefix, n)) for n in first), known,

@@ -112,6 +112,20 @@ class Kind:
       object instead (``service-<name>.yaml``).
     - ``issues_keys``: API keys are issued for objects of this kind (plans): a key names one by
       its parent's name and its own.
+    - ``export_first``: fields export writes first, at every level, when they differ from the
+      defaults (the rest follow in the order of the defaults).
+    - ``risky``: fields (a top-level name or a dotted path) whose change alters what consumers
+      may call, and ``risky_suffixes``: top-level names ending so: the plan lists such changes
+      for a reviewer to look at twice.
+    - ``covered_by_parent``: the object has no revision of its own: the parent's fingerprint
+      covers it (a service's ``revisionNumber`` covers its endpoints and error sets).
+    - ``keeps_one``: a parent always holds at least one object of the kind (a service keeps an
+      error set): a delete waits for the creates of the kind under the same parent.
+    - ``made_with_parent``: the names of the objects of the kind the platform creates with a
+      new parent that declares none (the ``Default`` error set of a new service).
+    - ``referenced_items``: nested keyed lists whose items other objects reference by id (an
+      endpoint's methods, entitled by plans): an update adding one runs before its referrers.
+    - ``host_fields``: fields holding host names that a domain of the area must cover.
     """
 
     name: str
@@ -147,6 +161,14 @@ class Kind:
     read_only: bool = False
     batch_updates: bool = False
     manifest_rank: int = 0
+    export_first: tuple[str, ...] = ()
+    risky: frozenset[str] = frozenset()
+    risky_suffixes: tuple[str, ...] = ()
+    covered_by_parent: bool = False
+    keeps_one: bool = False
+    made_with_parent: tuple[str, ...] = ()
+    referenced_items: tuple[str, ...] = ()
+    host_fields: tuple[str, ...] = ()
     reserved: frozenset[str] = frozenset()
     export_file: str = ""
     file_per_object: bool = False

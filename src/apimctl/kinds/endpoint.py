@@ -9,7 +9,6 @@ from typing import Any
 from apimctl.kinds.base import Kind, Reference, frozen
 from apimctl.kinds.dialects import ENDPOINT_EXTRA_READ_FIELDS, SPEC_NAME
 from apimctl.kinds.error_set import ERROR_SET
-from apimctl.kinds.error_set import PLATFORM_ERROR_SET as PLATFORM_ERROR_SET  # planning uses it
 from apimctl.kinds.findings import (
     Declaration,
     Declarations,
@@ -150,6 +149,15 @@ def endpoint_routes(doc: Mapping[str, Any], by_method: bool) -> set[str]:
     return {f"{str(m).lower()}|{r}" for m in methods or [""] for r in routes}
 
 
+def route_words(route: str) -> str | None:
+    """A route of :func:`endpoint_routes` in words (``GET api.example.com/forecast``);
+    ``None`` for an endpoint without public domains, which claims no route."""
+    if route.endswith("|"):
+        return None
+    *method, alias, host = route.split("|")
+    return " ".join([*(m.upper() for m in method), f"{host}{alias}" if host else alias])
+
+
 def _methods(raw: Any) -> list[dict[str, Any]]:
     out = []
     for method in as_list(raw):
@@ -167,16 +175,6 @@ def default_error_set(sets: Iterable[str]) -> str | None:
     """The error set of an endpoint whose ``errorSet`` is ``null``: the service's first set
     (``sets``: the names of the service's error sets, in API order), ``None`` without any."""
     return next(iter(sets), None)
-
-
-def default_error_sets(sets: Iterable[tuple[str | None, str]]) -> dict[str, str]:
-    """Parent (id or key) -> :func:`default_error_set` of the sets under it, from
-    ``(parent, name)`` pairs in API order (sets without a parent are left out)."""
-    first: dict[str, str] = {}
-    for parent, name in sets:
-        if parent is not None:
-            first.setdefault(parent, name)
-    return first
 
 
 def _claimed_routes(endpoints: Iterable[Declaration], by_method: bool) -> Iterator[Finding]:
@@ -279,6 +277,19 @@ class EndpointOps(Ops):
 
     context_fields: frozenset[str] = frozenset({ERROR_SET_FIELD})
 
+    route_fields: tuple[str, ...] = ROUTE_FIELDS
+
+    def routes(self, doc: Mapping[str, Any], by_method: bool) -> set[str]:
+        return endpoint_routes(doc, by_method)
+
+    def route_words(self, route: str) -> str | None:
+        return route_words(route)
+
+    def temporary_route(self, doc: Mapping[str, Any], tag: str) -> tuple[str, Any, Any]:
+        """The alias, with ``tag`` appended."""
+        alias = str(doc.get(ROUTE_FIELDS[0]) or "")
+        return ROUTE_FIELDS[0], alias, f"{alias}{tag}"
+
     def export(self, entry: Exported) -> Any:
         """The fields the schema requires come first (defaults or not); secrets are variable
         references; ``systemDomainAuthentication`` is led by its type."""
@@ -313,9 +324,6 @@ class EndpointOps(Ops):
 
     def defaults_for(self, doc: Mapping[str, Any]) -> Mapping[str, Any]:
         return endpoint_defaults(self.kind.defaults, doc)
-
-    def routes(self, doc: Mapping[str, Any], by_method: bool) -> set[str]:
-        return endpoint_routes(doc, by_method)
 
     def check(self, declared: Declarations) -> Iterator[Finding]:
         """Routes claimed twice (by method too, unless the manifests say the target is of the
@@ -367,5 +375,9 @@ ENDPOINT: Kind = Kind(
     # the rest of the read projection comes from the tables (``read_fields``); the fields of
     # real deployments (SUPPLEMENT §10.8) are compared only when a manifest names them
     read_also=("created", "updated", *ENDPOINT_EXTRA_READ_FIELDS),
+    export_first=("requestPathAlias", "trafficManagerDomain", *DOMAIN_FIELDS, ERROR_SET_FIELD),
+    covered_by_parent=True,
+    referenced_items=(METHODS,),
+    host_fields=(*DOMAIN_FIELDS, "trafficManagerDomain"),
     operations=EndpointOps,
 )

@@ -79,5 +79,8 @@ ERROR_SET: Kind = Kind(
     keyed=frozen({"errorMessages": "id"}),
     nested=frozen({"errorMessages": frozen({"status": "", "detailHeader": "", "responseBody": ""})}),
     read_also=("created", "updated"),
+    covered_by_parent=True,
+    keeps_one=True,
+    made_with_parent=(PLATFORM_ERROR_SET,),
     operations=ErrorSetOps,
 )

@@ -118,5 +118,6 @@ MAINTENANCE_EVENT: Kind = Kind(
     fields=("id", "name", "created", "updated", "startDateTime", "endDateTime",
             "endpoints.id", "endpoints.name"),
     export_file="maintenance.yaml",
+    export_first=("startDateTime", "endDateTime"),
     operations=MaintenanceEventOps,
 )

@@ -174,6 +174,49 @@ class Ops:
     def written(self, entries: Sequence[Any]) -> bool:
         return bool(entries)
 
+    # -- routes: what the platform keeps unique across an area (none for most kinds)
+
+    route_fields: tuple[str, ...] = ()  # fields whose change moves the object's routes
+
+    def routes(self, doc: Mapping[str, Any], by_method: bool) -> set[str]:
+        """The routes the object ``doc`` (manifest shape) claims; ``by_method``: the target
+        keeps them unique by HTTP method too."""
+        return set()
+
+    def route_words(self, route: str) -> str | None:
+        """One of :meth:`routes` in words (``GET api.example.com/forecast``); ``None`` when it
+        claims nothing two objects could clash on."""
+        return None
+
+    def temporary_route(self, doc: Mapping[str, Any], tag: str) -> tuple[str, Any, Any]:
+        """The field, its value in ``doc`` and its value moving the object to a route nobody
+        else wants (``tag`` makes it unique): how a swap of routes is broken."""
+        raise NotImplementedError(f"{self.kind.name} objects claim no routes")
+
+    # -- plan lines
+
+    def tells(self, path: str) -> bool:
+        """Whether a change at ``path`` is told in the kind's own words (:meth:`change_words`),
+        which name what changed."""
+        return False
+
+    def change_words(self, name: str, path: str, before: Any, after: Any) -> str | None:
+        """A change of the object ``name`` at ``path`` in words (``None``: shown as values)."""
+        return None
+
+    # -- access the object grants (plans: their entitlements)
+
+    def entitled(self, doc: Mapping[str, Any]) -> Mapping[str, frozenset[str]]:
+        """Service name -> names of the endpoints the object ``doc`` (manifest shape) entitles
+        its keys to call in it."""
+        return {}
+
+    def entitlement(self, path: str) -> tuple[str, str | None, str | None] | None:
+        """``(service, endpoint, field)`` of a change at ``path`` of the object's entitlements
+        (``services[Weather].endpoints[Forecast].methods``: the endpoint and the field are
+        ``None`` when the path stops above them); ``None`` for any other path."""
+        return None
+
     # -- comparing
 
     def defaults_for(self, doc: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -206,10 +249,6 @@ class Ops:
     def check(self, declared: Declarations) -> Iterable[Finding]:
         """No offline check of the kind's own."""
         return ()
-
-    def routes(self, doc: Mapping[str, Any], by_method: bool) -> set[str]:
-        """Objects of most kinds claim no route."""
-        return set()
 
 
 def resolved_body(kind: Kind, body: Mapping[str, Any], refs: Resolver,

@@ -38,5 +38,6 @@ PACKAGE: Kind = Kind(
         "keyAdapter", "keyLength", "sharedSecretLength",
         *(f"plans.{f}" for f in PLAN_READ_FIELDS),
     ),
+    export_first=("description",),
     operations=PackageOps,
 )

@@ -125,6 +125,29 @@ def _item(doc: Any, path: tuple[str | int, ...]) -> Any:
     return doc
 
 
+def entitlement_words(plan: str, path: str, before: Any, after: Any) -> str | None:
+    """A change of the entitlements of the plan named ``plan`` in words (``Pro loses
+    Ordering/Track order``); ``None`` where values read better."""
+    match = ENTITLEMENT_PATH.match(path)
+    if match is None or match["svc"] is None:
+        return None
+    service, endpoint, leaf = match["svc"], match["ep"], match["leaf"]
+    where = f"{service}/{endpoint}" if endpoint else service
+    if leaf == "undefinedMethodsAllowed":
+        if after is False:
+            return f"{plan} may call only the listed methods of {where}"
+        return f"{plan} may call any method of {where}" if after is True else None
+    if leaf == "methods":
+        was, now = before or [], after or []
+        gained, lost = [v for v in now if v not in was], [v for v in was if v not in now]
+        parts = [f"loses {where} method{'s' if len(lost) > 1 else ''} {', '.join(map(str, lost))}"] if lost else []
+        parts += [f"gains {where} method{'s' if len(gained) > 1 else ''} {', '.join(map(str, gained))}"] if gained else []
+        return f"{plan} {'; '.join(parts)}" if parts else None
+    if (endpoint is not None or path == f"{SERVICES}[{service}]") and (before is None) != (after is None):
+        return f"{plan} {'loses' if after is None else 'gains'} {where}"
+    return None
+
+
 class PlanOps(Ops):
     """A plan's entitlements and role permissions are reconciled one by one."""
 
@@ -168,6 +191,27 @@ class PlanOps(Ops):
             if obj.parent_key is not None:
                 endpoints.setdefault((obj.parent_key, obj.name or ""), obj.entry)
         yield from _entitled_methods(iter(entitled), endpoints)
+
+    def tells(self, path: str) -> bool:
+        """Entitlements are told in words."""
+        return path.startswith(SERVICES)
+
+    def change_words(self, name: str, path: str, before: Any, after: Any) -> str | None:
+        return entitlement_words(name, path, before, after)
+
+    def entitled(self, doc: Mapping[str, Any]) -> Mapping[str, frozenset[str]]:
+        out: dict[str, set[str]] = {}
+        for svc in doc.get(SERVICES) or []:
+            eps = {str(e.get("name") if isinstance(e, Mapping) else e)
+                   for e in svc.get(ENDPOINTS) or []}
+            out.setdefault(str(svc.get("name")), set()).update(eps)
+        return {k: frozenset(v) for k, v in out.items()}
+
+    def entitlement(self, path: str) -> tuple[str, str | None, str | None] | None:
+        match = ENTITLEMENT_PATH.match(path) if path.startswith(SERVICES) else None
+        if match is None or match["svc"] is None:
+            return None
+        return match["svc"], match["ep"], match["leaf"]
 
     def export(self, entry: Exported) -> Any:
         """Entitlements as :func:`_exported_entitlement` writes them; the email template set
@@ -235,6 +279,10 @@ PLAN: Kind = Kind(
     # the email template set is compared only as a manifest names it: by name or by id
     left_alone=frozenset({"services", "roles", TEMPLATE_SET, TEMPLATE_SET_ID}),
     fields=PLAN_READ_FIELDS,
+    export_first=("description",),
+    risky=frozenset({"rateLimitCeiling", "rateLimitPeriod", "qpsLimitCeiling", "maxNumKeysAllowed",
+                     "numKeysBeforeReview"}),
+    risky_suffixes=("Exempt", "OverrideAllowed"),
     issues_keys=True,
     operations=PlanOps,
 )

@@ -124,7 +124,10 @@ class KindOps(Protocol):
     The manifests ask it as well: :meth:`expand` (the kind's shorthands of one entry, in the
     canonical form of a valid document), :meth:`check` (the kind's own offline checks of the
     declared objects), :meth:`routes` (the routes an object claims in the area, for the checks
-    and lint rules of unique routes).
+    and lint rules of unique routes, with ``route_fields`` that move them, :meth:`route_words`
+    and :meth:`temporary_route` for planning's swaps). Plan lines ask :meth:`tells` and
+    :meth:`change_words` (changes told in the kind's own words); caller impact asks
+    :meth:`entitled` and :meth:`entitlement` of a kind granting access.
     """
 
     writes: Mapping[str, NestedWrite]
@@ -160,4 +163,18 @@ class KindOps(Protocol):
 
     def check(self, declared: Declarations) -> Iterable[Finding]: ...
 
+    route_fields: tuple[str, ...]
+
     def routes(self, doc: Mapping[str, Any], by_method: bool) -> set[str]: ...
+
+    def route_words(self, route: str) -> str | None: ...
+
+    def temporary_route(self, doc: Mapping[str, Any], tag: str) -> tuple[str, Any, Any]: ...
+
+    def tells(self, path: str) -> bool: ...
+
+    def change_words(self, name: str, path: str, before: Any, after: Any) -> str | None: ...
+
+    def entitled(self, doc: Mapping[str, Any]) -> Mapping[str, frozenset[str]]: ...
+
+    def entitlement(self, path: str) -> tuple[str, str | None, str | None] | None: ...

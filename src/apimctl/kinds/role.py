@@ -62,6 +62,7 @@ ROLE: Kind = Kind(
     fields=("id", "name", "created", "updated", "description", "organization.id",
             "organization.name"),
     page_index=True,
+    export_first=("description",),
     operations=RoleOps,
     reserved=RESERVED_NAMES,
 )

@@ -9,7 +9,7 @@ checks report what they find through :class:`Problems`; the pipeline returns a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,16 +107,6 @@ class Manifest:
     warnings: list[Problem] = field(default_factory=list)
     # the variables read into fields that are not secret and shown masked (not public)
     masked_variables: tuple[str, ...] = ()
-    # what the worker process made of the objects it read (``load_manifests(apart=...)``),
-    # by ``(kind, index)`` in ``doc``: see :meth:`made_apart`
-    apart: Callable[[], dict[tuple[str, int], Any]] | None = field(default=None, repr=False,
-                                                                      compare=False)
-
-    def made_apart(self) -> dict[tuple[str, int], Any]:
-        """What the worker process made of the top-level objects it read, by their
-        ``(kind, index)`` in ``doc`` (waiting for it): given once, then forgotten (a large
-        answer is not kept after use); empty when it made nothing."""
-        return self.apart() if self.apart is not None else {}
 
     def where(self, path: Sequence[str | int]) -> Position | None:
         """The position of ``path``, or of its nearest ancestor that has one."""

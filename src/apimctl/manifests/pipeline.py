@@ -8,9 +8,8 @@ are returned (or raised as :class:`~apimctl.errors.ManifestError`), every one of
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,28 +50,15 @@ class ValidationResult:
         return self.errors == 0
 
 
-# ``(fn, args, kinds)``: see :func:`load_manifests`
-Apart = tuple[Callable[..., "dict[tuple[str, str, int], Any]"], tuple[Any, ...], frozenset[str]]
-# an object handed to ``fn``: its file, kind (manifest key), index in that file's list, value
-Made = tuple[str, str, int, Any]
-
-
 def load_manifests(paths: Sequence[str], overlays: Sequence[str] = (),
-                   env: Mapping[str, str] | None = None, *, apart: Apart | None = None) -> Manifest:
+                   env: Mapping[str, str] | None = None) -> Manifest:
     """Load and validate the manifests at ``paths`` (files or directories) with ``overlays``.
 
     ``env`` supplies ``${VAR}`` values (default: the process environment). Raises
     :class:`~apimctl.errors.ManifestError` carrying every problem (warnings included) when
     anything is wrong; otherwise returns the :class:`Manifest`, warnings attached.
-
-    ``apart`` is ``(fn, args, kinds)``, ``fn`` a module-level function of apimctl: when the
-    files are read on two cores and there are no overlays (the objects are final as read),
-    the worker process calls ``fn(objects, *args)`` on the top-level objects of ``kinds``
-    (manifest keys), each ``(file, kind, index, value)``: those it read, right after reading
-    them, then those read here, while this process checks the manifests. ``fn`` answers by
-    ``(file, kind, index)``; :meth:`Manifest.made_apart` gives the answers.
     """
-    result = validate(paths, overlays, env, apart=apart)
+    result = validate(paths, overlays, env)
     if result.manifest is None:
         raise ManifestError(result.problems)
     return result.manifest
@@ -85,11 +71,10 @@ def validate_paths(paths: Sequence[str], overlays: Sequence[str] = (),
 
 
 def validate(paths: Sequence[str], overlays: Sequence[str] = (),
-             env: Mapping[str, str] | None = None, *, apart: Apart | None = None) -> ValidationResult:
-    """Run the whole pipeline; the result carries the manifest when there is no error
-    (``apart``: as for :func:`load_manifests`)."""
+             env: Mapping[str, str] | None = None) -> ValidationResult:
+    """Run the whole pipeline; the result carries the manifest when there is no error."""
     with _collector_paused():
-        return _validate(paths, overlays, os.environ if env is None else env, apart)
+        return _validate(paths, overlays, os.environ if env is None else env)
 
 
 @contextlib.contextmanager
@@ -100,16 +85,13 @@ def _collector_paused() -> Iterator[None]:
         yield
 
 
-def _validate(paths: Sequence[str], overlays: Sequence[str], env: Mapping[str, str],
-              apart: Apart | None) -> ValidationResult:
+def _validate(paths: Sequence[str], overlays: Sequence[str], env: Mapping[str, str]) -> ValidationResult:
     problems = Problems()
     if not paths:
         problems.error(None, "", "no manifest files or directories given")
     files: list[str] = []
     # without overlays the objects are final as read: checked against the schema right there
-    # (and what the worker makes of its objects is made of final objects)
-    later = _Later(apart if not overlays else None)
-    base, complete = _read(paths, env, problems, files, check_items=not overlays, later=later)
+    base, complete = _read(paths, env, problems, files, check_items=not overlays)
     for directory in overlays:
         overlay, readable = _read([directory], env, problems, files, check_items=False)
         complete = complete and readable
@@ -132,20 +114,19 @@ def _validate(paths: Sequence[str], overlays: Sequence[str], env: Mapping[str, s
     if problems.errors == 0:
         secret_refs = {p: refs[p] for p in secret_paths(doc, ctx.declared) if p in refs} if refs else {}
         warnings = [p for p in problems.sorted() if p.severity == "warning"]
-        manifest = Manifest(expand(doc), positions, secret_refs, files, warnings, masked,
-                            apart=later.answers(base.items))
+        manifest = Manifest(expand(doc), positions, secret_refs, files, warnings, masked)
     return ValidationResult(problems.sorted(), files, _count(doc), manifest)
 
 
 def _read(paths: Sequence[str], env: Mapping[str, str], problems: Problems,
-          files: list[str], *, check_items: bool, later: _Later | None = None) -> tuple[Merged, bool]:
+          files: list[str], *, check_items: bool) -> tuple[Merged, bool]:
     """Read and merge the files at ``paths``; ``False`` when some file could not be parsed.
     ``check_items``: check each object against the schema too (:func:`read_files`)."""
     docs: list[Document] = []
     complete = True
     sources = discover(paths, problems)
     files.extend(src.display for src in sources)
-    for read in _read_all(sources, env, problems, check_items, later or _Later(None)):
+    for read in _read_all(sources, env, problems, check_items):
         if read is None:
             complete = False
             continue
@@ -156,15 +137,13 @@ def _read(paths: Sequence[str], env: Mapping[str, str], problems: Problems,
 # Manifests of more bytes than this are read on two cores: the last part of the files in
 # the worker process (:mod:`apimctl.workers`) while this process reads the first part.
 PARALLEL_BYTES = 4 * 1024 * 1024
-# Objects read here sent to the worker (``apart``) per call.
-MADE_OF_AT_ONCE = 200
 # The worker's share of the bytes: it starts later (a fresh interpreter) and its documents
 # must still cross the pipe.
 WORKER_SHARE = 0.42
 
 
 def _read_all(sources: list[SourceFile], env: Mapping[str, str], problems: Problems,
-              check_items: bool, later: _Later) -> list[list[Document] | None]:
+              check_items: bool) -> list[list[Document] | None]:
     """The documents of each file (``None``: it could not be parsed), in order."""
     sizes = [_size(src) for src in sources]
     split = _split(sizes) if sum(sizes) >= PARALLEL_BYTES else len(sources)
@@ -172,28 +151,14 @@ def _read_all(sources: list[SourceFile], env: Mapping[str, str], problems: Probl
         return read_files(sources, env, problems, check_items)
     # absolute paths: the worker's current directory is the one it was started in
     theirs = [SourceFile(src.display, os.path.abspath(src.path)) for src in sources[split:]]
-    kinds = later.apart[2] if later.apart is not None else frozenset()
-    future = workers.submit(read_files_apart, theirs, dict(env), check_items, kinds)
-    if future is not None:
-        later.ask(make_of_kept)  # next, in the worker: made of what it read
+    future = workers.submit(read_files_apart, theirs, dict(env), check_items)
     head = read_files(sources[:split], env, problems, check_items)
-    if future is not None and problems.errors == 0:
-        ours = _objects(head, kinds)  # then of what was read here, a few at a time: sent
-        for start in range(0, len(ours), MADE_OF_AT_ONCE):  # in small pickles
-            later.ask(make_of_sent, ours[start:start + MADE_OF_AT_ONCE])
     found = workers.result(future)
     if found is None:  # no worker, or it failed: read here
-        later.tickets = []
         return head + read_files(sources[split:], env, problems, check_items)
     tail, their_problems = found
     problems.items.extend(their_problems)
-    later.items += _objects(tail, kinds)
     return head + tail
-
-
-def _objects(read: list[list[Document] | None], kinds: frozenset[str]) -> list[Item]:
-    return [item for docs in read for doc in docs or () for kind, items in doc.items.items()
-            if kind in kinds for item in items]
 
 
 def _split(sizes: list[int]) -> int:
@@ -233,100 +198,12 @@ def read_files(sources: Sequence[SourceFile], env: Mapping[str, str], problems: 
     return out
 
 
-def read_files_apart(sources: Sequence[SourceFile], env: Mapping[str, str], check_items: bool,
-                     keep: frozenset[str] = frozenset()) -> tuple[list[list[Document] | None], list[Problem]]:
-    """:func:`read_files` in the worker process: the documents and the problems found.
-    ``keep``: the objects of these kinds are kept there for :func:`make_of_kept` (when none
-    has an error)."""
-    global _KEPT
+def read_files_apart(sources: Sequence[SourceFile], env: Mapping[str, str],
+                     check_items: bool) -> tuple[list[list[Document] | None], list[Problem]]:
+    """:func:`read_files` in the worker process: the documents and the problems found."""
     problems = Problems()
     read = read_files(sources, env, problems, check_items)
-    _KEPT = [_made(item) for item in _objects(read, keep)] if keep and problems.errors == 0 else None
     return read, problems.items
-
-
-# in the worker: the objects of its last read, for make_of_kept; what it and make_of_sent
-# made, until taken (by ticket)
-_KEPT: list[Made] | None = None
-_MADE: dict[int, dict[tuple[str, str, int], Any]] = {}
-_tickets = itertools.count()
-
-
-def _made(item: Item) -> Made:
-    return item.file, item.kind, item.index, item.value
-
-
-def make_of_kept(ticket: int, fn: Callable[..., dict[tuple[str, str, int], Any]], *args: Any) -> None:
-    """In the worker, after :func:`read_files_apart`: ``fn(objects, *args)`` on the objects
-    it kept (then forgotten), kept there until :func:`take_made` asks for it (a large
-    answer is not held by the other process while it reads the area)."""
-    global _KEPT
-    objects, _KEPT = _KEPT, None
-    if objects is not None:
-        _MADE[ticket] = fn(objects, *args)
-
-
-def make_of_sent(ticket: int, objects: list[Made],
-                 fn: Callable[..., dict[tuple[str, str, int], Any]], *args: Any) -> None:
-    """:func:`make_of_kept` of objects sent to the worker."""
-    _MADE[ticket] = fn(objects, *args)
-
-
-def take_made(ticket: int) -> dict[tuple[str, str, int], Any] | None:
-    """In the worker: what :func:`make_of_kept` or :func:`make_of_sent` made under ``ticket``
-    (then forgotten there)."""
-    return _MADE.pop(ticket, None)
-
-
-@dataclass
-class _Later:
-    """What the worker is asked to make of the objects (``apart``), and its answers."""
-
-    apart: Apart | None
-    tickets: list[int] = field(default_factory=list)
-    items: list[Item] = field(default_factory=list)  # the objects the answers are about
-
-    def ask(self, call: Callable[..., None], objects: list[Item] | None = None) -> None:
-        """Have the worker make ``fn``'s answer (``call``: :func:`make_of_kept`, or
-        :func:`make_of_sent` the ``objects`` read here)."""
-        if self.apart is None:
-            return
-        fn, args, _ = self.apart
-        ticket = next(_tickets)
-        sent = (ticket, fn, *args) if objects is None else (ticket, [_made(o) for o in objects], fn, *args)
-        if workers.submit(call, *sent) is not None:
-            self.tickets.append(ticket)
-            self.items += objects or ()
-
-    def answers(self, merged: Mapping[str, Sequence[Item]]
-                ) -> Callable[[], dict[tuple[str, int], Any]] | None:
-        """The worker's answers by ``(kind, index)`` among the ``merged`` objects (waited for,
-        and given once: they are not kept meanwhile), each object known by its ``(file, kind,
-        index)``; none when two of them share those."""
-        if not self.tickets:
-            return None
-        asked = {id(item) for item in self.items}
-        where: dict[tuple[str, str, int], tuple[str, int]] = {}
-        for kind, items in merged.items():
-            for index, item in enumerate(items):
-                if id(item) in asked:
-                    where[(item.file, item.kind, item.index)] = (kind, index)
-        if len(where) != len(asked):
-            return None  # not told apart: nothing is taken from the worker
-        self.items = []
-        tickets, given = self.tickets, [False]
-
-        def made() -> dict[tuple[str, int], Any]:
-            if given[0]:
-                return {}
-            given[0] = True
-            out: dict[tuple[str, int], Any] = {}
-            for ticket in tickets:
-                answer = workers.result(workers.submit(take_made, ticket)) or {}
-                out.update((where[key], value) for key, value in answer.items() if key in where)
-            return out
-
-        return made
 
 
 def _assemble(base: Merged) -> tuple[dict[str, Any], MergedPositions, dict[JsonPath, str], Any]:

@@ -43,13 +43,13 @@ from __future__ import annotations
 
 import copy
 import fnmatch
-from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from apimctl import kinds, sensitive, workers
 from apimctl.api.dialect import Detected, detect, setting_of
 from apimctl.errors import PlanError
-from apimctl.kinds.dialects import SPEC_NAME, dialect_of, translate, translated_heads
+from apimctl.kinds.dialects import SPEC_NAME, TELLING_KIND, dialect_of, translate, translated_heads
 from apimctl.planning import verdicts
 from apimctl.planning.desired import Desired, ManifestLike, desired_objects, locator
 from apimctl.planning.domains import domain_warnings
@@ -75,24 +75,41 @@ from apimctl.state.live import Lister, LiveState, no_cycle_collection, read_live
 # --- entry points ----------------------------------------------------------------------------
 
 
-def build_plan(manifest: ManifestLike, live: LiveState, *, prune: bool = False,
-               targets: Sequence[str] = (), ignores: Sequence[str] = (),
-               max_deletes: int | None = None, repair_duplicates: bool = False,
-               rotate: Sequence[str] = (), dialect: Detected | None = None) -> Plan:
-    """The plan turning ``live`` into what ``manifest`` declares (pure: no I/O).
-    ``repair_duplicates`` deletes the extra live copies of declared objects and items;
-    ``rotate`` (``KIND:KEY:PATH`` patterns, ``--rotate``) sends those write-only secrets;
-    ``dialect``: the target's (SUPPLEMENT §10; default ``spec``, not recorded in the plan):
-    the manifests' values are compared and written in its vocabulary."""
+@dataclass(frozen=True)
+class PlanOptions:
+    """How to plan (the ``plan``, ``apply`` and ``drift`` options).
+
+    ``prune``: delete undeclared top-level objects (``--prune``; ``settings.prune`` too);
+    ``targets``: ``KIND:NAME`` patterns, only those and what they need are planned
+    (``--target``); ``ignores``: ``KIND:NAME:PATH`` changes left out (``--ignore``);
+    ``max_deletes``: refuse a plan deleting more (``--max-deletes``); ``repair_duplicates``:
+    delete the extra live copies of declared objects and items; ``rotate``: ``KIND:KEY:PATH``
+    patterns of write-only secrets to send (``--rotate``); ``impact``: how the callers each
+    change affects are found (``auto``, ``always``, ``never``: ``--impact``; ``None``: not at
+    all, :mod:`apimctl.planning.impact`).
+    """
+
+    prune: bool = False
+    targets: tuple[str, ...] = ()
+    ignores: tuple[str, ...] = ()
+    max_deletes: int | None = None
+    repair_duplicates: bool = False
+    rotate: tuple[str, ...] = ()
+    impact: str | None = None
+
+
+def build_plan(manifest: ManifestLike, live: LiveState, options: PlanOptions | None = None, *,
+               dialect: Detected | None = None) -> Plan:
+    """The plan turning ``live`` into what ``manifest`` declares (pure: no I/O; ``options``
+    but ``impact``). ``dialect``: the target's (SUPPLEMENT §10; default ``spec``, not
+    recorded in the plan): the manifests' values are compared and written in its vocabulary."""
     with no_cycle_collection():
-        return _build(manifest, live, prune=prune, targets=targets, ignores=ignores,
-                      max_deletes=max_deletes, repair_duplicates=repair_duplicates,
-                      rotate=rotate, dialect=dialect)
+        return _build(manifest, live, options or PlanOptions(), dialect)
 
 
-def _build(manifest: ManifestLike, live: LiveState, *, prune: bool, targets: Sequence[str],
-           ignores: Sequence[str], max_deletes: int | None, repair_duplicates: bool,
-           rotate: Sequence[str], dialect: Detected | None) -> Plan:
+def _build(manifest: ManifestLike, live: LiveState, options: PlanOptions,
+           dialect: Detected | None) -> Plan:
+    targets, ignores = options.targets, options.ignores
     workers.prepare(verdicts.__name__)  # ready for the Verdicts of a large plan
     doc = manifest.doc
     settings = doc.get("settings") or {}
@@ -104,11 +121,12 @@ def _build(manifest: ManifestLike, live: LiveState, *, prune: bool, targets: Seq
                         "input would mean deleting everything (check the paths given)")
     parsed_targets = [parse_target(t) for t in targets]
     rules = ignore_rules(settings, ignores)
-    check_routes(desired.get(kinds.ENDPOINT.name, ()), table.routes_by_method)
+    check_routes(desired, table.routes_by_method)
     matched = match(desired, live)
-    builder = Builder(manifest, live, matched, rules, repair=repair_duplicates, dialect=table)
-    builder.rotate = rotate_rules(rotate)
-    builder.build(prune_rules(settings, prune))
+    builder = Builder(manifest, live, matched, rules, repair=options.repair_duplicates,
+                      dialect=table)
+    builder.rotate = rotate_rules(options.rotate)
+    builder.build(prune_rules(settings, options.prune))
     live_docs = {a: builder.live_doc(o) for a, o in builder.live_at.items()}
     deps = dependencies(builder.steps, builder.desired_at, live_docs)
     builder.steps.update(route_dependencies(builder.steps, builder.desired_at, live_docs, deps,
@@ -136,7 +154,7 @@ def _build(manifest: ManifestLike, live: LiveState, *, prune: bool, targets: Seq
                              "other differences are not shown")
     plan.warnings.extend(domain_warnings(desired, live))
     _keep_relevant(plan)
-    _check_deletes(plan, max_deletes)
+    _check_deletes(plan, options.max_deletes)
     return plan
 
 
@@ -181,22 +199,18 @@ def _check_deletes(plan: Plan, max_deletes: int | None) -> None:
                         f"{max_deletes} allows: {shown}")
 
 
-async def make_plan(client: Lister, manifest: ManifestLike, *, prune: bool = False,
-                    targets: Sequence[str] = (), ignores: Sequence[str] = (),
-                    max_deletes: int | None = None, repair_duplicates: bool = False,
-                    rotate: Sequence[str] = (), impact: str | None = None) -> Plan:
-    """Read the live state through ``client`` and plan the manifests against it. ``impact``
-    (``auto``, ``always``, ``never``; ``--impact``): the callers each change affects
-    (:mod:`apimctl.planning.impact`); ``None`` makes none."""
-    for text in targets:  # fail on a bad target before any call is made
+async def make_plan(client: Lister, manifest: ManifestLike,
+                    options: PlanOptions | None = None) -> Plan:
+    """Read the live state through ``client`` and plan the manifests against it, with the
+    callers each change affects when ``options.impact`` asks for them."""
+    opts = options or PlanOptions()
+    for text in opts.targets:  # fail on a bad target before any call is made
         parse_target(text)
     live = await read_live(client)
     found = await target_dialect(client, manifest, live)
-    made = build_plan(manifest, live, prune=prune, targets=targets, ignores=ignores,
-                      max_deletes=max_deletes, repair_duplicates=repair_duplicates, rotate=rotate,
-                      dialect=found)
-    if impact is not None:
-        await attach_impact(client, made, live, impact)
+    made = build_plan(manifest, live, opts, dialect=found)
+    if opts.impact is not None:
+        await attach_impact(client, made, live, opts.impact)
     return made
 
 
@@ -204,15 +218,15 @@ async def target_dialect(client: Any, manifest: ManifestLike | None, live: LiveS
     """The dialect of the area ``client`` reads (``--dialect``, ``settings.dialect``, or
     detected: :func:`apimctl.api.dialect.detect`), ``live`` having been read through it."""
     setting = setting_of(manifest.doc) if manifest is not None else None
-    return await detect(client, setting, _telling_endpoints(live))
+    return await detect(client, setting, _telling(live))
 
 
-def _telling_endpoints(live: LiveState) -> list[dict[str, Any]]:
-    """What detection needs of the live endpoints, one document at most: the first with
-    values spelled the ``mashery`` way (found while reading), else the first (whether there
-    is any endpoint), rather than every endpoint's document at once."""
-    spelled = live.spelled.get(kinds.ENDPOINT.name)
+def _telling(live: LiveState) -> list[dict[str, Any]]:
+    """What detection needs of the live objects of the kind that tells (endpoints), one
+    document at most: the first with values spelled the ``mashery`` way (found while
+    reading), else the first (whether there is any), rather than every document at once."""
+    spelled = live.spelled.get(TELLING_KIND)
     if spelled is not None:
         return [spelled]
-    endpoints = live.of(kinds.ENDPOINT.name)
-    return [endpoints[0].doc] if endpoints else []
+    found = live.of(TELLING_KIND)
+    return [found[0].doc] if found else []

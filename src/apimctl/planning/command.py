@@ -24,12 +24,10 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
 from apimctl.errors import PlanError
-from apimctl.kinds.dialects import SPEC_NAME
 from apimctl.manifests import Manifest, load_manifests
-from apimctl.planning.build import make_plan
+from apimctl.planning.build import PlanOptions, make_plan
 from apimctl.planning.rules import RotateRule, ignore_rules, parse_target
 from apimctl.planning.steps import literal_secrets
-from apimctl.planning.verdicts import AHEAD_KINDS, made_of_items
 from apimctl.plans.file import check_destination, save_plan
 from apimctl.plans.model import Plan
 from apimctl.state.live import Lister
@@ -64,6 +62,13 @@ class PlanRequest:
     rotate: tuple[str, ...] = ()  # --rotate KIND:KEY:PATH; --rotate-secrets is ROTATE_ALL
     impact: str | None = "auto"  # --impact; None: no caller impact
 
+    @property
+    def options(self) -> PlanOptions:
+        """How to plan."""
+        return PlanOptions(prune=self.prune, targets=self.targets, ignores=self.ignores,
+                           max_deletes=self.max_deletes, repair_duplicates=self.repair_duplicates,
+                           rotate=self.rotate, impact=self.impact)
+
 
 async def plan(request: PlanRequest, connect: Connect, *, notice: Notice = quiet,
                keep: Keep = keep_nothing) -> Plan:
@@ -75,10 +80,7 @@ async def plan(request: PlanRequest, connect: Connect, *, notice: Notice = quiet
     manifest = read_manifests(request.paths, request.overlays, request.targets, request.ignores,
                               notice, rotate=request.rotate, keep=keep)
     async with connect() as client:
-        made = await make_plan(client, manifest, prune=request.prune, targets=request.targets,
-                               ignores=request.ignores, max_deletes=request.max_deletes,
-                               repair_duplicates=request.repair_duplicates,
-                               rotate=request.rotate, impact=request.impact)
+        made = await make_plan(client, manifest, request.options)
     made.target = request.target
     if request.out:
         check_saveable(made)
@@ -100,10 +102,7 @@ def read_manifests(paths: tuple[str, ...], overlays: tuple[str, ...], targets: t
     """The manifests at ``paths``, with the ``--target``, ``--ignore`` and ``--rotate`` texts checked too:
     everything that can be refused before a call. Warnings go to ``notice``; ``keep`` gets the
     manifests as soon as they are read."""
-    # large manifests: the worker process that reads a part of them also makes, while they
-    # are checked here, the desired side of the services' comparisons
-    manifest = load_manifests(list(paths), list(overlays),
-                              apart=(made_of_items, (SPEC_NAME,), AHEAD_KINDS))
+    manifest = load_manifests(list(paths), list(overlays))
     keep(manifest)
     for warning in manifest.warnings:
         notice(f"Warning: {warning}")

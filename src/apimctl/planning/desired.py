@@ -7,7 +7,7 @@ objects of their own, each with the file position that declares it.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -17,14 +17,30 @@ from apimctl.plans.model import address
 
 Path = tuple[str | int, ...]
 
+class Located(Protocol):
+    """Where a manifest node was written (:class:`apimctl.manifests.model.Position`)."""
+
+    @property
+    def file(self) -> str: ...
+
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def col(self) -> int: ...
+
+
 class ManifestLike(Protocol):
-    """What the planner reads of :class:`apimctl.manifests.Manifest`."""
+    """What the planner reads of :class:`apimctl.manifests.Manifest`: the document, the
+    references secrets are written as, and where a path was written (``None``: unknown)."""
 
     @property
     def doc(self) -> dict[str, Any]: ...
 
     @property
     def secret_refs(self) -> dict[tuple[str | int, ...], str]: ...
+
+    def where(self, path: Sequence[str | int]) -> Located | None: ...
 
 
 def _nowhere(path: Path) -> str:
@@ -69,11 +85,11 @@ class Desired:
 
 def locator(manifest: ManifestLike) -> Callable[[Path], str]:
     """``file:line:col`` of a manifest path, when the manifest knows positions."""
-    where = getattr(manifest, "where", None)
+    where = manifest.where
 
     def locate(path: Path) -> str:
-        pos = where(path) if callable(where) else None
-        if pos is None or not getattr(pos, "file", ""):
+        pos = where(path)
+        if pos is None or not pos.file:
             return ""
         return f"{pos.file}:{pos.line}:{pos.col}"
 

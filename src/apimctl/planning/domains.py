@@ -8,41 +8,54 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from apimctl import kinds
+from apimctl.kinds import Kind
 from apimctl.kinds.references import host_part
 from apimctl.planning.desired import Desired
 from apimctl.plans.model import Plan
 from apimctl.state.live import LiveState
 
-HOST_FIELDS = ("publicDomains", "systemDomains", "trafficManagerDomain")
 ACTIVE = "active"
+# the kinds other objects name by host (domains), and the kinds whose objects hold hosts
+# that those must cover (endpoints: ``Kind.host_fields``)
+DOMAIN_KINDS: tuple[Kind, ...] = tuple(
+    kinds.get(n) for n in dict.fromkeys(r.kind for k in kinds.KINDS for r in k.references
+                                         if r.scope == "host"))
+HOSTING: tuple[Kind, ...] = tuple(k for k in kinds.KINDS if k.host_fields)
+_HOSTING_LABEL = " or ".join(k.label for k in HOSTING)
 
 
 def domain_warnings(desired: Mapping[str, Sequence[Desired]], live: LiveState) -> list[str]:
-    """One warning per live domain that is not active and that declared endpoints need (a
-    host under it and under no active domain), naming those endpoints."""
+    """One warning per live domain that is not active and that declared objects need (a
+    host under it and under no active domain: ``Kind.host_fields``), naming those objects."""
     status: dict[str, str] = {}
-    for obj in live.of(kinds.DOMAIN.name):
-        name = str(obj.raw.get(kinds.DOMAIN.identity) or obj.name).strip().lower()
-        status[name] = str(obj.raw.get("status") or ACTIVE).strip().lower()
+    for kind in DOMAIN_KINDS:
+        for obj in live.of(kind.name):
+            name = str(obj.raw.get(kind.identity) or obj.name).strip().lower()
+            status[name] = str(obj.raw.get("status") or ACTIVE).strip().lower()
     active = [d for d, s in status.items() if s == ACTIVE]
-    needs: dict[str, list[str]] = {d: [] for d, s in status.items() if s != ACTIVE}
-    if not needs:
+    if len(active) == len(status):
         return []
-    for endpoint in desired.get(kinds.ENDPOINT.name, ()):
-        for host in _hosts(endpoint.doc):
+    return [w for kind in HOSTING for w in _waiting(kind, desired.get(kind.name, ()), status, active)]
+
+
+def _waiting(kind: Kind, objs: Iterable[Desired], status: Mapping[str, str],
+             active: Sequence[str]) -> list[str]:
+    needs: dict[str, list[str]] = {d: [] for d, s in status.items() if s != ACTIVE}
+    for obj in objs:
+        for host in _hosts(kind, obj.doc):
             if any(_under(host, a) for a in active):
                 continue
             for domain in needs:
-                if _under(host, domain) and endpoint.key not in needs[domain]:
-                    needs[domain].append(endpoint.key)
+                if _under(host, domain) and obj.key not in needs[domain]:
+                    needs[domain].append(obj.key)
     return [f"domain {domain} is {status[domain]}" + (" for approval" if status[domain] == "waiting" else "")
-            + f"; {kinds.ENDPOINT.label}{'' if len(keys) == 1 else 's'} {', '.join(keys)} "
+            + f"; {kind.label}{'' if len(keys) == 1 else 's'} {', '.join(keys)} "
             + ("needs" if len(keys) == 1 else "need") + " it (apply fails on them until it is active)"
             for domain, keys in needs.items() if keys]
 
 
-def _hosts(doc: Mapping[str, Any]) -> Iterable[str]:
-    for field in HOST_FIELDS:
+def _hosts(kind: Kind, doc: Mapping[str, Any]) -> Iterable[str]:
+    for field in kind.host_fields:
         value = doc.get(field)
         for item in value if isinstance(value, list) else [value]:
             host = item.get("address") if isinstance(item, Mapping) else item
@@ -58,15 +71,18 @@ def new_domains_needed(plan: Plan) -> dict[str, list[str]]:
     """The domains ``plan`` creates that endpoints it creates or updates need (a host under
     one), each with those endpoints' keys. An area holds a new domain as ``waiting`` until an
     operator approves it, and refuses those endpoints meanwhile."""
+    domain_kinds = {k.name for k in DOMAIN_KINDS}
     created = [s.key.strip().lower() for s in plan.steps
-               if s.kind == kinds.DOMAIN.name and s.action == "create"]
+               if s.kind in domain_kinds and s.action == "create"]
     needs: dict[str, list[str]] = {}
     if not created:
         return needs
+    hosting = {k.name: k for k in HOSTING}
     for step in plan.steps:
-        if step.kind != kinds.ENDPOINT.name or step.action == "delete":
+        kind = hosting.get(step.kind)
+        if kind is None or step.action == "delete":
             continue
-        hosts = _hosts({c.path: c.after for c in step.changes if c.path in HOST_FIELDS})
+        hosts = _hosts(kind, {c.path: c.after for c in step.changes if c.path in kind.host_fields})
         for host in hosts:
             for domain in created:
                 if _under(host, domain) and step.key not in needs.setdefault(domain, []):
@@ -75,10 +91,10 @@ def new_domains_needed(plan: Plan) -> dict[str, list[str]]:
 
 
 def new_domain_warnings(plan: Plan) -> list[str]:
-    """One warning per new domain that new or changed endpoints need (for a target that does
+    """One warning per new domain that new or changed objects need (endpoints; for a target that does
     not approve domains at once: every real area)."""
     return [f"domain {domain} is new: the area holds it as waiting until an operator approves "
-            f"it, and refuses {kinds.ENDPOINT.label}{'' if len(keys) == 1 else 's'} "
+            f"it, and refuses {_HOSTING_LABEL}{'' if len(keys) == 1 else 's'} "
             f"{', '.join(keys)} until then (apply creates the domain, then fails on "
             f"{'it' if len(keys) == 1 else 'them'}); have it approved, then apply again"
             for domain, keys in new_domains_needed(plan).items()]

@@ -10,11 +10,11 @@ whatever ``--impact`` says.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from apimctl import kinds
-from apimctl.kinds.endpoint import ERROR_SET_FIELD
-from apimctl.kinds.plan import ROLES
+from apimctl.kinds.references import refs_of
 from apimctl.planning.impact_world import World
 from apimctl.plans.model import Impact, Step
 
@@ -35,6 +35,13 @@ def _count(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
+def _named_by(kind: str, doc: Mapping[str, Any], target: str, parent_key: str | None = None, *,
+              keys: bool = True) -> list[str]:
+    """The keys (or, not ``keys``, the names) of the objects of kind ``target`` that ``doc``
+    (an object of ``kind``) names."""
+    return [r.key if keys else r.name for r in refs_of(kind, doc, parent_key) if r.kind == target]
+
+
 def _plans(world: World, service: str, endpoint: str | None = None) -> list[str]:
     return [p.name for p in world.entitling(service, endpoint)]
 
@@ -51,7 +58,7 @@ def goes_with(step: Step, world: World) -> Impact | None:
         plans = _plans(world, step.key)
         if plans:
             parts.append(f"its entitlements in {_named(kinds.PLAN.name, plans)}")
-        roles = [str(r) for r in world.doc(kind, step.key).get(ROLES) or []]
+        roles = _named_by(kind, world.doc(kind, step.key), kinds.ROLE.name, keys=False)
         if roles:
             parts.append(f"the read permissions of {_named(kinds.ROLE.name, roles)}")
     elif kind == kinds.ENDPOINT.name:
@@ -66,7 +73,7 @@ def goes_with(step: Step, world: World) -> Impact | None:
     elif kind == kinds.PLAN.name:
         plan = world.plan(step)
         services = sorted(plan.entitled()) if plan is not None else []
-        roles = [str(r) for r in (plan.doc.get(ROLES) or [] if plan is not None else [])]
+        roles = _named_by(kind, plan.doc, kinds.ROLE.name, keys=False) if plan is not None else []
         if services:
             parts.append(f"its entitlements to {_listed(services)}")
         if roles:
@@ -74,9 +81,9 @@ def goes_with(step: Step, world: World) -> Impact | None:
     elif kind == kinds.ROLE.name:
         parts = _role(step.key, world)
     elif kind == kinds.ERROR_SET.name:
-        service, name = kinds.split_first(step.key)
-        users = [o.name for o in world.live.of(kinds.ENDPOINT.name)
-                 if o.parent_key == service and o.doc.get(ERROR_SET_FIELD) == name]
+        service = kinds.split_first(step.key)[0]
+        users = [o.name for o in world.live.of(kinds.ENDPOINT.name) if o.parent_key == service
+                 and step.key in _named_by(o.kind, o.doc, kind, o.parent_key)]
         if users:
             parts.append(f"the error messages of {_named(kinds.ENDPOINT.name, users)} (they fall back to "
                          "the service's first error set)")
@@ -84,7 +91,9 @@ def goes_with(step: Step, world: World) -> Impact | None:
 
 
 def _role(role: str, world: World) -> list[str]:
-    services = [o.key for o in world.live.of(kinds.SERVICE.name) if role in (o.doc.get(ROLES) or [])]
-    plans = [p.name for p in world.plans.values() if role in (p.doc.get(ROLES) or [])]
+    services = [o.key for o in world.live.of(kinds.SERVICE.name)
+                if role in _named_by(o.kind, o.doc, kinds.ROLE.name)]
+    plans = [p.name for p in world.plans.values()
+             if role in _named_by(p.obj.kind, p.doc, kinds.ROLE.name)]
     parts = [f"its read permissions on {_named(kinds.SERVICE.name, services)}"] if services else []
     return parts + ([f"its key permissions on {_named(kinds.PLAN.name, plans)}"] if plans else [])

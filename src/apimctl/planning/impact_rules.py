@@ -26,7 +26,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from apimctl import kinds
-from apimctl.kinds.plan import ENTITLEMENT_PATH, SERVICES
 from apimctl.planning.impact_deletes import goes_with
 from apimctl.planning.impact_world import KeySource, PlanFacts, World
 from apimctl.plans.model import Change, Impact, Step
@@ -34,7 +33,6 @@ from apimctl.state.keys import KeyFacts
 
 LIMITS = ("rateLimit", "qpsLimit")
 PERIODS = ("second", "minute", "hour", "day", "week", "month")
-ROUTE_FIELDS = ("requestPathAlias", "publicDomains", "supportedHttpMethods")
 SHOWN_IDS = 10
 
 
@@ -144,8 +142,9 @@ def _after(plan: PlanFacts, step: Step, name: str) -> Any:
 
 def _plan_change(plan: PlanFacts, step: Step, change: Change, keys: KeySource) -> list[Impact]:
     path = change.path
-    if path.startswith(SERVICES):
-        return _entitlement(plan, change, keys)
+    found = kinds.get(step.kind).ops.entitlement(path)
+    if found is not None:
+        return _entitlement(plan, change, found, keys)
     for what in LIMITS:
         if path == f"{what}Ceiling":
             return _ceiling(plan, step, change, what, keys)
@@ -180,11 +179,9 @@ def _entitled(value: Any, endpoint: str | None, field: str | None) -> set[tuple[
     return {(str(e), "*") for e in names} or {("", "*")}
 
 
-def _entitlement(plan: PlanFacts, change: Change, keys: KeySource) -> list[Impact]:
-    match = ENTITLEMENT_PATH.match(change.path)
-    if match is None or match["svc"] is None:
-        return []
-    service, endpoint, field = match["svc"], match["ep"], match["leaf"]
+def _entitlement(plan: PlanFacts, change: Change, found: tuple[str, str | None, str | None],
+                 keys: KeySource) -> list[Impact]:
+    service, endpoint, field = found
     reach = _reach([plan], keys)
     if field == "undefinedMethodsAllowed":
         where = f"{service}/{endpoint}"
@@ -345,8 +342,9 @@ def _service(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
 def _endpoint(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
     """A deleted endpoint, or one whose route no longer takes some calls (the plans
     entitling it are looked up only then: a large plan updates many endpoints)."""
+    route_fields = kinds.get(step.kind).ops.route_fields
     gone = [] if step.action == "delete" else [
-        t for c in step.changes if c.path in ROUTE_FIELDS for t in _route(c)]
+        t for c in step.changes if c.path in route_fields for t in _route(c)]
     if step.action != "delete" and not gone:
         return ()
     service, name = kinds.split_first(step.key)
@@ -354,7 +352,7 @@ def _endpoint(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
     if step.action == "delete":
         return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to {step.key}",
                              "cuts_off", None),)
-    paths = ", ".join(c.path for c in step.changes if c.path in ROUTE_FIELDS)
+    paths = ", ".join(c.path for c in step.changes if c.path in route_fields)
     return (reach.impact(f"{reach.who()} {reach.verb('calls', 'call')} {step.key}: {'; '.join(gone)}",
                          "cuts_off", paths),)
 

@@ -16,7 +16,6 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from apimctl import kinds
-from apimctl.kinds.plan import SERVICES
 from apimctl.plans.model import Step, address
 from apimctl.state.keys import KeyFacts, KeyRead
 from apimctl.state.live import LiveObject, LiveState
@@ -38,15 +37,10 @@ class PlanFacts:
         return self.obj.doc
 
     @cached_property
-    def _entitled(self) -> dict[str, frozenset[str]]:
-        out: dict[str, set[str]] = {}
-        for svc in self.doc.get(SERVICES) or []:
-            eps = {str(e.get("name") if isinstance(e, Mapping) else e)
-                   for e in svc.get(kinds.ENDPOINT.manifest_key) or []}
-            out.setdefault(str(svc.get("name")), set()).update(eps)
-        return {k: frozenset(v) for k, v in out.items()}
+    def _entitled(self) -> Mapping[str, frozenset[str]]:
+        return kinds.get(self.obj.kind).ops.entitled(self.doc)
 
-    def entitled(self) -> dict[str, frozenset[str]]:
+    def entitled(self) -> Mapping[str, frozenset[str]]:
         """Service name -> names of the endpoints the plan entitles in it."""
         return self._entitled
 

@@ -21,10 +21,12 @@ from apimctl.plans.model import Step
 _HOST_KINDS = frozenset(r.kind for k in kinds.KINDS for r in k.references if r.scope == "host")
 
 
-def _adds_methods(step: Step) -> bool:
-    """An endpoint update that creates methods: plans entitled to them must wait for it."""
-    return step.kind == kinds.ENDPOINT.name and step.action == "update" and any(
-        c.path.startswith("methods[") and c.before is None for c in step.changes)
+def _adds_items(step: Step) -> bool:
+    """An update adding items that other objects reference by id (``Kind.referenced_items``:
+    an endpoint's methods): those referring to them (plans entitled to the methods) wait."""
+    lists = kinds.get(step.kind).referenced_items
+    return bool(lists) and step.action == "update" and any(
+        c.path.startswith(tuple(f"{p}[" for p in lists)) and c.before is None for c in step.changes)
 
 
 def _domain_steps(hosts: Iterable[str], domains: Mapping[str, str]) -> set[str]:
@@ -36,11 +38,12 @@ def dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desired],
                  live_docs: Mapping[str, Mapping[str, Any]]) -> dict[str, tuple[str, ...]]:
     """``depends_on`` of every step: parents and referenced objects that are created (or
     renamed) before the steps that need them; children and former referrers before deletes
-    (and new error sets before old ones go, since a service keeps at least one)."""
+    (and new objects of a kind a parent keeps one of before the old ones go:
+    ``Kind.keeps_one``, a service's error sets)."""
     # what must exist under the referenced name first: creates, and renames
     prerequisites = {a for a, s in steps.items() if s.action == "create"
                      or (s.action == "update" and any(c.path == "name" for c in s.changes))
-                     or _adds_methods(s)}
+                     or _adds_items(s)}
     domains = {s.key.lower(): a for a, s in steps.items() if s.kind in _HOST_KINDS and a in prerequisites}
     deps: dict[str, set[str]] = {a: set() for a in steps}
     for addr, step in steps.items():
@@ -62,8 +65,8 @@ def dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desired],
         parent = step.parent or ""
         if step.action == "delete" and parent in steps and steps[parent].action == "delete":
             deps[parent].add(addr)
-        if step.action == "delete" and step.kind == kinds.ERROR_SET.name:
-            deps[addr] |= {a for a, s in steps.items() if s.kind == kinds.ERROR_SET.name
+        if step.action == "delete" and kinds.get(step.kind).keeps_one:
+            deps[addr] |= {a for a, s in steps.items() if s.kind == step.kind
                            and s.action == "create" and s.parent == step.parent}
     return {a: tuple(sorted(d)) for a, d in deps.items()}
 

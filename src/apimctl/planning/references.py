@@ -12,8 +12,8 @@ from typing import Any
 from apimctl.kinds import references as refs
 
 
-def translate(kind: str, doc: Mapping[str, Any], parent_key: str | None,
-              renames: Mapping[str, str]) -> dict[str, Any]:
+def with_renamed_references(kind: str, doc: Mapping[str, Any], parent_key: str | None,
+                            renames: Mapping[str, str]) -> dict[str, Any]:
     """``doc`` with the names it references replaced by their new names, for objects that the
     manifests rename (``previousNames``): a rename alone changes no reference. ``renames`` maps
     old addresses to new keys."""

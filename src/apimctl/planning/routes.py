@@ -21,53 +21,51 @@ from __future__ import annotations
 
 import graphlib
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from apimctl import kinds
 from apimctl.errors import PlanError
-from apimctl.kinds import ENDPOINT, SERVICE
-from apimctl.kinds.endpoint import ROUTE_FIELDS, endpoint_routes
+from apimctl.kinds import Kind
 from apimctl.planning.desired import Desired
 from apimctl.plans.model import TEMPORARY_ROUTE, Change, Step
 from apimctl.state.live import LiveState
 
-ALIAS = "requestPathAlias"
-PUBLIC = "publicDomains"
 SWAP = ".apimctl-swap-"
 
+# the kinds whose objects claim routes (endpoints), and by name
+ROUTED: tuple[Kind, ...] = tuple(k for k in kinds.KINDS if k.ops.route_fields)
+_ROUTED_NAMES = frozenset(k.name for k in ROUTED)
 
-def routes(doc: Mapping[str, Any], by_method: bool = False) -> set[str]:
-    """The routes ``doc`` claims, as the server keeps them unique (:func:`endpoint_routes`)."""
-    return endpoint_routes(doc, by_method)
 
-
-def check_routes(endpoints: Iterable[Desired], by_method: bool) -> None:
-    """Refuse (``PlanError``) two declared endpoints claiming one route of the target: what
+def check_routes(desired: Mapping[str, Sequence[Desired]], by_method: bool) -> None:
+    """Refuse (``PlanError``) two declared objects claiming one route of the target: what
     validate cannot know offline, since only some dialects let endpoints share a path on a
     domain when their methods differ."""
+    for kind in ROUTED:
+        _check_routes(kind, desired.get(kind.name, ()), by_method)
+
+
+def _check_routes(kind: Kind, objs: Iterable[Desired], by_method: bool) -> None:
     first: dict[str, str] = {}
     clashes: list[str] = []
-    for endpoint in endpoints:
-        for route in sorted(endpoint_routes(endpoint.doc, by_method)):
-            if route.endswith("|"):
-                continue  # no public domain: no route to claim
-            other = first.setdefault(route, endpoint.key)
-            if other != endpoint.key:
-                clashes.append(f"{other} and {endpoint.key} ({_route_text(route)})")
+    for obj in objs:
+        for route in sorted(kind.ops.routes(obj.doc, by_method)):
+            words = kind.ops.route_words(route)
+            if words is None:
+                continue  # no route to claim
+            other = first.setdefault(route, obj.key)
+            if other != obj.key:
+                clashes.append(f"{other} and {obj.key} ({words})")
     if clashes:
         shown = "; ".join(clashes[:5]) + (f"; and {len(clashes) - 5} more" if len(clashes) > 5 else "")
         rule = "method, public domain and path" if by_method else "public domain and path"
-        raise PlanError(f"the target keeps endpoint routes unique by {rule}, and two declared "
-                        f"endpoints claim the same route: {shown}")
+        raise PlanError(f"the target keeps {kind.label} routes unique by {rule}, and two declared "
+                        f"{kind.label}s claim the same route: {shown}")
 
 
-def _route_text(route: str) -> str:
-    *method, alias, host = route.split("|")
-    return " ".join([*(m.upper() for m in method), f"{host}{alias}" if host else alias])
-
-
-def _moves_route(step: Step) -> bool:
-    return any(c.path.partition("[")[0] in ROUTE_FIELDS for c in step.changes)
+def _moves_route(kind: Kind, step: Step) -> bool:
+    return any(c.path.partition("[")[0] in kind.ops.route_fields for c in step.changes)
 
 
 class _Claims:
@@ -92,42 +90,54 @@ class _Claims:
 
 
 def _one_call(a: Step, b: Step) -> bool:
-    """Updates of endpoints of one service are one ``PUT`` (unless one is temporary)."""
-    return (a.action == b.action == "update" and a.parent == b.parent
-            and not a.temporary and not b.temporary)
+    """Updates of objects of one parent are one call, when the kind batches its updates
+    (``PUT /services/{id}/endpoints``; unless one is temporary)."""
+    return (a.action == b.action == "update" and a.parent == b.parent and a.kind == b.kind
+            and kinds.get(a.kind).batch_updates and not a.temporary and not b.temporary)
+
+
+def _held(kind: Kind, parent_id: str | None, live: LiveState, by_method: bool) -> set[str]:
+    """The routes the live children of the object ``parent_id`` of ``kind`` hold (a service's
+    endpoints': deleting it frees them)."""
+    held: set[str] = set()
+    for child in kinds.children_of(kind):
+        if child.name in _ROUTED_NAMES:
+            for obj in live.of(child.name):
+                if obj.parent_id == parent_id:
+                    held |= child.ops.routes(obj.doc, by_method)
+    return held
 
 
 def _claims(steps: Mapping[str, Step], desired_at: Mapping[str, Desired],
             live_docs: Mapping[str, Mapping[str, Any]], live: LiveState, by_method: bool) -> _Claims:
     claims = _Claims()
-
-    def routes(doc: Mapping[str, Any]) -> set[str]:
-        return endpoint_routes(doc, by_method)
-
+    parents = {k.parent for k in ROUTED}
     for addr, step in steps.items():
-        if step.kind == SERVICE.name and step.action == "delete":
-            held = [routes(o.doc) for o in live.of(ENDPOINT.name) if o.parent_id == step.id]
-            claims.frees[addr] = set().union(*held)
-        if step.kind != ENDPOINT.name:
+        if step.kind in parents and step.action == "delete":
+            claims.frees[addr] = _held(kinds.get(step.kind), step.id, live, by_method)
+        if step.kind not in _ROUTED_NAMES:
             continue
+        kind = kinds.get(step.kind)
         if step.action == "create":
-            claims.takes[addr] = routes(desired_at[addr].doc)
+            claims.takes[addr] = kind.ops.routes(desired_at[addr].doc, by_method)
         elif step.action == "delete" and addr in live_docs:
-            claims.frees[addr] = routes(live_docs[addr])
-        elif step.action == "update" and addr in live_docs and _moves_route(step):
-            want, have = routes(desired_at[addr].doc), routes(live_docs[addr])
+            claims.frees[addr] = kind.ops.routes(live_docs[addr], by_method)
+        elif step.action == "update" and addr in live_docs and _moves_route(kind, step):
+            want = kind.ops.routes(desired_at[addr].doc, by_method)
+            have = kind.ops.routes(live_docs[addr], by_method)
             claims.takes[addr], claims.frees[addr] = want - have, have - want
     return claims
 
 
 def _temporary(step: Step, live_doc: Mapping[str, Any]) -> Step:
-    """The extra update moving ``step``'s endpoint to a route nobody else wants."""
-    alias = str(live_doc.get(ALIAS) or "")
-    temp = f"{alias}{SWAP}{hashlib.sha1(str(step.id).encode()).hexdigest()[:8]}"
+    """The extra update moving ``step``'s object to a route nobody else wants."""
+    kind = kinds.get(step.kind)
+    tag = f"{SWAP}{hashlib.sha1(str(step.id).encode()).hexdigest()[:8]}"
+    path, before, after = kind.ops.temporary_route(live_doc, tag)
     name = step.key.rpartition("/")[2] if step.parent else step.key
     return Step("update", step.kind, f"{step.key}{TEMPORARY_ROUTE}", step.id, step.parent,
-                step.parent_id, (Change(ALIAS, alias, temp),),
-                desired={"name": str(live_doc.get("name") or name), ALIAS: temp})
+                step.parent_id, (Change(path, before, after),),
+                desired={kind.identity: str(live_doc.get(kind.identity) or name), path: after})
 
 
 def _cycle(graph: Mapping[str, set[str]]) -> list[str]:
@@ -144,7 +154,7 @@ def route_dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desir
                        by_method: bool = False) -> dict[str, Step]:
     """Add to ``deps`` what route conflicts require; answer the temporary steps that break
     swaps (to add to the plan, their ``deps`` entries added too). ``by_method``: the target
-    keeps routes unique by method too (:func:`endpoint_routes`)."""
+    keeps routes unique by method too (``KindOps.routes``)."""
     claims = _claims(steps, desired_at, live_docs, live, by_method)
     if not claims.takes:
         return {}
@@ -156,7 +166,7 @@ def route_dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desir
         graph = {a: base.get(a, set()) | edges.get(a, set()) for a in all_steps}
         cycle = _cycle(graph)
         movable = sorted({a for a in cycle if claims.frees.get(a) and not all_steps[a].temporary
-                          and a in live_docs and all_steps[a].kind == ENDPOINT.name})
+                          and a in live_docs and all_steps[a].kind in _ROUTED_NAMES})
         if not cycle or not movable:
             break
         addr = movable[0]
@@ -164,7 +174,8 @@ def route_dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desir
         all_steps[temp.address] = extra[temp.address] = temp
         claims.frees[temp.address], claims.frees[addr] = claims.frees[addr], set()
         if all_steps[addr].action == "update":
-            claims.takes[addr] = endpoint_routes(desired_at[addr].doc, by_method)
+            claims.takes[addr] = kinds.get(all_steps[addr].kind).ops.routes(desired_at[addr].doc,
+                                                                             by_method)
         base[temp.address] = set()
         base.setdefault(addr, set()).add(temp.address)
     for addr, needed in graph.items():

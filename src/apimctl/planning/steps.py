@@ -7,20 +7,19 @@ command before a plan is saved.
 from __future__ import annotations
 
 import copy
-from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
 from apimctl import kinds
 from apimctl.errors import PlanError
-from apimctl.kinds import ENDPOINT, ERROR_SET, SERVICE, Kind
+from apimctl.kinds import Kind
 from apimctl.kinds.dialects import SPEC, Dialect, comparable
-from apimctl.kinds.endpoint import PLATFORM_ERROR_SET, default_error_sets
+from apimctl.planning.contexts import Contexts
 from apimctl.planning.desired import Desired, ManifestLike
 from apimctl.planning.diff import diff, flatten, ignored
 from apimctl.planning.duplicates import nested_duplicates, repair_changes, warning
 from apimctl.planning.matching import Match, written
-from apimctl.planning.references import translate
+from apimctl.planning.references import with_renamed_references
 from apimctl.planning.rules import NOT_PRUNABLE, IgnoreRule, PruneRule, RotateRule
 from apimctl.planning.verdicts import Verdicts, desired_form
 from apimctl.plans.model import (
@@ -41,7 +40,6 @@ from apimctl.state.normalise import Context, normalise
 # What ``Step.desired`` holds for a secret written as a literal value rather than a ``${VAR}``
 # reference: the value itself never leaves memory, so a saved plan cannot carry it.
 LITERAL_SECRET = "(sensitive)"
-_NO_CONTEXTS = (Context(), Context())  # (desired side, live side) of all but endpoints
 
 # --- steps -----------------------------------------------------------------------------------
 
@@ -59,51 +57,22 @@ class Builder:
         self.rules = rules
         self.plan = Plan()
         self.steps: dict[str, Step] = {}
-        self.first_live_set = self._first_live_error_sets()
-        self.declared_sets: dict[str, list[str]] = defaultdict(list)
-        for obj, _ in match_.pairs:
-            if obj.kind is ERROR_SET and obj.parent is not None:
-                self.declared_sets[obj.parent.address].append(obj.name)
+        self.contexts = Contexts(match_.pairs, live, match_.live_of)
         self.desired_at = {obj.address: obj for obj, _ in match_.pairs}
         self.renames = {f"{live.kind}:{live.key}": obj.key for obj, live in match_.pairs
                         if live is not None and live.key != obj.key}
-        self.translated: dict[int, dict[str, Any]] = {}
-        self.contexts: dict[tuple[str, str | None], tuple[Context, Context]] = {}  # see context
+        self.renamed_docs: dict[int, dict[str, Any]] = {}
         self.rotate: list[RotateRule] = []  # --rotate-secrets / --rotate
         self.live_at: dict[str, LiveObject] = {}
         # ids of live copies that duplicate a matched object (kept one excluded)
         self.extra_copies: dict[str, Duplicate] = {}
 
-    def _first_live_error_sets(self) -> dict[str, str]:
-        """Service id -> the error set its endpoints use when theirs is ``null``."""
-        return default_error_sets((es.parent_id, es.name) for es in self.live.of(ERROR_SET.name))
-
-    def context(self, obj: Desired, live: LiveObject | None) -> tuple[Context, Context]:
-        """Normalisation contexts (desired side, live side): an endpoint's default error set
-        (the same for every endpoint of a service: made once per desired and live parent)."""
-        if obj.kind is not ENDPOINT or obj.parent is None:
-            return _NO_CONTEXTS
-        key = (obj.parent.address, live.parent_id if live is not None else None)
-        found = self.contexts.get(key)
-        if found is None:
-            found = self.contexts[key] = self._context(obj.parent.address, live)
-        return found
-
-    def _context(self, parent: str, live: LiveObject | None) -> tuple[Context, Context]:
-        live_first = self.first_live_set.get(live.parent_id or "") if live else None
-        declared = self.declared_sets.get(parent)
-        if declared:
-            return Context(declared[0]), Context(live_first)
-        parent_live = self.match.live_of.get(parent)
-        desired_first = self.first_live_set.get(parent_live.id) if parent_live else PLATFORM_ERROR_SET
-        return Context(desired_first), Context(live_first)
-
     def live_doc(self, live: LiveObject) -> dict[str, Any]:
         """The live document with its references renamed as the manifests rename them."""
-        cached = self.translated.get(id(live))
+        cached = self.renamed_docs.get(id(live))
         if cached is None:
-            cached = translate(live.kind, live.doc, live.parent_key, self.renames)
-            self.translated[id(live)] = cached
+            cached = with_renamed_references(live.kind, live.doc, live.parent_key, self.renames)
+            self.renamed_docs[id(live)] = cached
         return cached
 
     def write_only_changes(self, obj: Desired, changes: list[Change]) -> list[Change]:
@@ -149,7 +118,9 @@ class Builder:
     def build(self, prune: Mapping[str, PruneRule]) -> None:
         self._object_duplicates()
         missing = []
-        verdicts = Verdicts(self, self.match.pairs)  # the second half told in the worker
+        # the second half told in the worker
+        verdicts = Verdicts(self.match.pairs, self.contexts, self.dialect.name,
+                            renamed=bool(self.renames))
         for index, (obj, live) in enumerate(self.match.pairs):
             if obj.kind.read_only:  # a data source: only checked to exist
                 if live is None:
@@ -182,7 +153,7 @@ class Builder:
         parent_addr = obj.parent.address if obj.parent else None
         changes: list[Change] = []
         if live is None or not told_unchanged:
-            desired_ctx, live_ctx = self.context(obj, live)
+            desired_ctx, live_ctx = self.contexts.of(obj, live)
             want = desired_form(obj.kind, obj.doc, desired_ctx, self.dialect)
             if live is None:
                 self._create(obj, want, parent_addr)
@@ -237,10 +208,10 @@ class Builder:
 
     def _touch(self, kind: Kind, key: str, live: LiveObject, parent: Desired | None) -> None:
         """Record the fingerprint covering a touched live object."""
-        if kind.parent == SERVICE.name and parent is not None:
+        if kind.covered_by_parent and parent is not None:
             parent_live = self.match.live_of.get(parent.address)
             if parent_live is not None:
-                self._fingerprint(SERVICE.name, parent.key, parent_live)
+                self._fingerprint(parent.kind.name, parent.key, parent_live)
                 return
         self._fingerprint(kind.name, key, live)
 

@@ -31,7 +31,6 @@ from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 from apimctl import kinds, sensitive
-from apimctl.kinds.plan import ENTITLEMENT_PATH, SERVICES
 from apimctl.plans.model import Action, Duplicate, Plan, Step
 from apimctl.sensitive import encodings, hex_like
 
@@ -44,15 +43,6 @@ MIN_SCRUB_LENGTH: Final = sensitive.MIN_SCRUB_LENGTH
 """Secret values at least this long are also scrubbed where they appear inside other text."""
 
 MIN_LINE_LENGTH: Final = sensitive.MIN_LINE_LENGTH
-
-RISKY_FIELDS: Final[dict[str, frozenset[str]]] = {
-    kinds.PLAN.name: frozenset(
-        {"rateLimitCeiling", "rateLimitPeriod", "qpsLimitCeiling", "maxNumKeysAllowed", "numKeysBeforeReview"}
-    ),
-    kinds.SERVICE.name: frozenset({"qpsLimitOverall", "securityProfile.oauth.qpsLimitCeiling",
-                          "securityProfile.oauth.rateLimitCeiling"}),
-}
-RISKY_SUFFIXES: Final[dict[str, tuple[str, ...]]] = {kinds.PLAN.name: ("Exempt", "OverrideAllowed")}
 
 
 class _Sensitive:
@@ -211,36 +201,23 @@ def field_lines(step: Step, redactor: Redactor) -> list[FieldLine]:
         words = None if secret else change_words(step, change.path, before, after)
         lines.append(FieldLine(symbol, redactor.text(change.path), before, after, secret,
                                redactor.text(words) if words else None,
-                               step.kind == kinds.PLAN.name and change.path.startswith(SERVICES)))
+                               _tells(step, change.path)))
     return lines
 
 
 def change_words(step: Step, path: str, before: Any, after: Any) -> str | None:
     """A change in words: a plan's entitlement (``Pro loses Ordering/Track order``), or the
     elements a list of plain values gains and loses; ``None`` where values read better."""
-    if step.kind == kinds.PLAN.name and path.startswith(SERVICES):
-        return entitlement_words(kinds.split_first(step.key)[1] or step.key, path, before, after)
+    if _tells(step, path):
+        name = kinds.split_first(step.key)[1] or step.key
+        return kinds.get(step.kind).ops.change_words(name, path, before, after)
     return list_words(before, after)
 
 
-def entitlement_words(plan: str, path: str, before: Any, after: Any) -> str | None:
-    match = ENTITLEMENT_PATH.match(path)
-    if match is None or match["svc"] is None:
-        return None
-    service, endpoint, leaf = match["svc"], match["ep"], match["leaf"]
-    where = f"{service}/{endpoint}" if endpoint else service
-    if leaf == "undefinedMethodsAllowed":
-        if after is False:
-            return f"{plan} may call only the listed methods of {where}"
-        return f"{plan} may call any method of {where}" if after is True else None
-    if leaf == "methods":
-        gained, lost = _added_removed(before or [], after or [])
-        parts = [f"loses {where} method{'s' if len(lost) > 1 else ''} {', '.join(map(str, lost))}"] if lost else []
-        parts += [f"gains {where} method{'s' if len(gained) > 1 else ''} {', '.join(map(str, gained))}"] if gained else []
-        return f"{plan} {'; '.join(parts)}" if parts else None
-    if (endpoint is not None or path == f"{SERVICES}[{service}]") and (before is None) != (after is None):
-        return f"{plan} {'loses' if after is None else 'gains'} {where}"
-    return None
+def _tells(step: Step, path: str) -> bool:
+    """Whether the step's kind tells a change at ``path`` in words of its own."""
+    kind = kinds.BY_NAME.get(step.kind)
+    return kind is not None and kind.ops.tells(path)
 
 
 def list_words(before: Any, after: Any) -> str | None:
@@ -281,9 +258,11 @@ class Risk:
 
 def is_risky_field(kind: str, path: str) -> bool:
     """Whether a change of ``path`` on an object of ``kind`` changes what consumers may call."""
-    fields = RISKY_FIELDS.get(kind, frozenset())
+    found = kinds.BY_NAME.get(kind)
+    if found is None:
+        return False
     top = path.split(".", 1)[0].split("[", 1)[0]
-    return top in fields or path in fields or top.endswith(RISKY_SUFFIXES.get(kind, ()))
+    return top in found.risky or path in found.risky or top.endswith(found.risky_suffixes)
 
 
 def risks(plan: Plan, redactor: Redactor) -> list[Risk]:

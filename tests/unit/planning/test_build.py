@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from apimctl.errors import PlanError
-from apimctl.planning import build_plan
+from apimctl.planning import PlanOptions, build_plan
 from apimctl.plans.model import Plan
 from apimctl.state.live import from_raw
 
@@ -17,6 +17,9 @@ from apimctl.state.live import from_raw
 class M:
     doc: dict[str, Any]
     secret_refs: dict[tuple[str | int, ...], str] = field(default_factory=dict)
+
+    def where(self, path: tuple[str | int, ...]) -> Any:
+        return None  # positions unknown
 
 
 def svc(name: str, sid: str, endpoints: list[dict[str, Any]] | None = None,
@@ -37,7 +40,8 @@ def want_ep(name: str, **extra: Any) -> dict[str, Any]:
 
 
 def plan_of(doc: dict[str, Any], live: dict[str, list[dict[str, Any]]], **kw: Any) -> Plan:
-    return build_plan(M(doc), from_raw(live), **kw)
+    options = {k: tuple(v) if isinstance(v, list) else v for k, v in kw.items()}
+    return build_plan(M(doc), from_raw(live), PlanOptions(**options))
 
 
 def actions(plan: Plan) -> list[tuple[str, str]]:

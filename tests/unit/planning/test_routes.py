@@ -7,7 +7,7 @@ from typing import Any
 
 from apimctl import kinds
 from apimctl.planning.desired import Desired
-from apimctl.planning.routes import route_dependencies, routes
+from apimctl.planning.routes import route_dependencies
 from apimctl.plans.model import Change, Step
 from apimctl.state.live import LiveState
 
@@ -19,6 +19,10 @@ def _desired(key: str, doc: dict[str, Any]) -> Desired:
 def _update(key: str, parent: str, old: str, new: str) -> Step:
     return Step("update", "endpoint", key, f"id-{key}", f"service:{parent}", f"sid-{parent}",
                 (Change("requestPathAlias", old, new),))
+
+
+def routes(doc: dict[str, Any]) -> set[str]:
+    return kinds.ENDPOINT.ops.routes(doc, False)
 
 
 def test_routes_are_alias_and_each_public_domain() -> None:

@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 
 from apimctl.drift import DriftReport, attribute
+from apimctl.kinds.plan import entitlement_words
 from apimctl.plans.model import Change, Impact, ImpactRead, Plan, Step
 from apimctl.render.drift import render_drift
 from apimctl.render.markdown import render_plan as render_markdown
-from apimctl.render.style import entitlement_words, list_words
+from apimctl.render.style import list_words
 from apimctl.render.text import render_plan as render_text
 from apimctl.state.live import LiveState
 
