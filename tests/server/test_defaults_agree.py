@@ -38,6 +38,7 @@ RESOURCES = {
     "plan": "Plan",
     "maintenanceEvent": "ScheduledMaintenanceEvent",
     "organization": "Organization",
+    "emailTemplateSet": "EmailTemplateSet",
 }
 
 # (kind, dotted field path) -> why the server's default differs from the reconciler's
