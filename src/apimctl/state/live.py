@@ -48,11 +48,15 @@ _YIELD_EVERY = 4  # top-level objects read between two turns of the event loop
 
 
 class Lister(Protocol):
-    """The part of :class:`apimctl.api.client.ApiClient` this module uses (a lister that also
-    has the client's ``pages`` is read page by page)."""
+    """The part of :class:`apimctl.api.client.ApiClient` this module uses: a list read whole
+    (``list_all``, :func:`read_raw`) or page by page as the pages arrive (``pages``,
+    :func:`read_live`)."""
 
     async def list_all(self, path: str, params: Any = None, *, page_size: int = ...,
                        page_index: bool = ...) -> list[dict[str, Any]]: ...
+
+    def pages(self, path: str, params: Any = None, *, page_size: int = ...,
+              page_index: bool = ...) -> AsyncGenerator[Iterable[dict[str, Any]], None]: ...
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -92,12 +96,9 @@ async def read_live(client: Lister, *, normal_forms: bool = True) -> LiveState:
     """The live state of the client's area (one list call per 1,000 top-level objects).
     ``normal_forms``: make each object's :attr:`LiveObject.norm` (what planning compares;
     ``export`` and ``lint`` do without)."""
-    pages = getattr(client, "pages", None)
-    if not callable(pages):
-        return from_raw(await read_raw(client), consume=True, normal_forms=normal_forms)
     reader = _Reader(normal_forms)
     streams: list[AsyncGenerator[Iterable[dict[str, Any]], None]] = [
-        pages(k.path, _params(k), page_size=PAGE_SIZE, page_index=k.page_index)
+        client.pages(k.path, _params(k), page_size=PAGE_SIZE, page_index=k.page_index)
         for k in kinds.TOP_LEVEL]
     firsts = [asyncio.ensure_future(anext(s)) for s in streams]  # every first page at once
     try:

@@ -20,10 +20,12 @@ from apimctl.plans.model import Change, Fingerprint, Plan, Step
 from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.state.live import LiveObject, LiveState
 
+from ..areakit import ClientDefaults
+
 NO_WAIT = Backoff(base=0.0, cap=0.0)
 
 
-class FakeClient:
+class FakeClient(ClientDefaults):
     """Records calls; answers from ``replies`` (path -> value or exception list) or echoes."""
 
     def __init__(self, replies: dict[tuple[str, str], list[Any]] | None = None) -> None:
