@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 from apimctl.kinds import BY_NAME
 from apimctl.kinds.base import Kind, Reference, join_key, split_first, unescape_name
+from apimctl.speed import per_name
 
 Path = tuple[str | int, ...]
 
@@ -89,16 +90,14 @@ def _segments(field: str) -> tuple[tuple[str, bool], ...]:
 _Compiled = tuple[tuple[Reference, tuple[tuple[str, bool], ...]], ...]
 
 
-@functools.cache
-def _compiled(kind: str) -> _Compiled:
-    """A registered kind's references with their fields split into segments (once per kind)."""
-    return tuple((reference, _segments(reference.field)) for reference in BY_NAME[kind].references)
+@per_name
+def _compiled(kind: Kind) -> _Compiled:
+    """A kind's references with their fields split into segments (once per kind)."""
+    return tuple((reference, _segments(reference.field)) for reference in kind.references)
 
 
 def _references_of(kind: Kind | str) -> _Compiled:
-    if isinstance(kind, str) or BY_NAME.get(kind.name) is kind:
-        return _compiled(kind if isinstance(kind, str) else kind.name)
-    return tuple((reference, _segments(reference.field)) for reference in kind.references)
+    return _compiled(_kind(kind))
 
 
 def _walk(node: Any, segs: tuple[tuple[str, bool], ...], path: Path,

@@ -7,10 +7,9 @@ are returned (or raised as :class:`~apimctl.errors.ManifestError`), every one of
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,16 +87,10 @@ def validate(paths: Sequence[str], overlays: Sequence[str] = (),
              env: Mapping[str, str] | None = None, *, apart: Apart | None = None) -> ValidationResult:
     """Run the whole pipeline; the result carries the manifest when there is no error
     (``apart``: as for :func:`load_manifests`)."""
-    with _collector_paused():
-        return _validate(paths, overlays, os.environ if env is None else env, apart)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Loading allocates hundreds of thousands of small, acyclic objects and keeps them, so the
-    cyclic garbage collector would only rescan them again and again (a third of the time)."""
+    # loading makes hundreds of thousands of small, acyclic objects and keeps them: the cyclic
+    # garbage collector would only scan them again and again (a third of the time)
     with collector_paused(promote=True):
-        yield
+        return _validate(paths, overlays, os.environ if env is None else env, apart)
 
 
 def _validate(paths: Sequence[str], overlays: Sequence[str], env: Mapping[str, str],
@@ -219,7 +212,7 @@ def read_files(sources: Sequence[SourceFile], env: Mapping[str, str], problems: 
     and their items' ``${VAR}`` values typed; ``check_items``: the items checked against the
     schema too."""
     out = []
-    with _collector_paused():
+    with collector_paused(promote=True):
         for src in sources:
             read = read_file(src, env, problems)
             for doc in read or ():

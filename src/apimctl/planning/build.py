@@ -70,7 +70,8 @@ from apimctl.planning.rules import (
 )
 from apimctl.planning.steps import Builder
 from apimctl.plans.model import Plan, Step, address
-from apimctl.state.live import Lister, LiveState, no_cycle_collection, read_live
+from apimctl.speed import collector_paused
+from apimctl.state.live import Lister, LiveState, read_live
 
 # --- entry points ----------------------------------------------------------------------------
 
@@ -84,7 +85,7 @@ def build_plan(manifest: ManifestLike, live: LiveState, *, prune: bool = False,
     ``rotate`` (``KIND:KEY:PATH`` patterns, ``--rotate``) sends those write-only secrets;
     ``dialect``: the target's (SUPPLEMENT §10; default ``spec``, not recorded in the plan):
     the manifests' values are compared and written in its vocabulary."""
-    with no_cycle_collection():
+    with collector_paused(promote=True):
         return _build(manifest, live, prune=prune, targets=targets, ignores=ignores,
                       max_deletes=max_deletes, repair_duplicates=repair_duplicates,
                       rotate=rotate, dialect=dialect)

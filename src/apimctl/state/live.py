@@ -26,8 +26,7 @@ its digests instead of normalising and diffing both sides.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncGenerator, Iterable, Mapping
 from typing import Any, Protocol
 
 from apimctl import kinds
@@ -41,7 +40,7 @@ from apimctl.state.objects import ABSENT, LiveObject, LiveState, kept_of, repeat
 from apimctl.state.packing import Packer, encoded
 
 __all__ = ["PAGE_SIZE", "Lister", "LiveObject", "LiveState", "from_raw", "lookups_of",
-           "no_cycle_collection", "read_call_bound", "read_live", "read_raw", "repeats"]
+           "read_call_bound", "read_live", "read_raw", "repeats"]
 
 PAGE_SIZE = 1000
 _YIELD_EVERY = 4  # top-level objects read between two turns of the event loop
@@ -102,7 +101,7 @@ async def read_live(client: Lister, *, normal_forms: bool = True) -> LiveState:
         for k in kinds.TOP_LEVEL]
     firsts = [asyncio.ensure_future(anext(s)) for s in streams]  # every first page at once
     try:
-        with no_cycle_collection():
+        with collector_paused(promote=True):
             for kind, stream, first in zip(kinds.TOP_LEVEL, streams, firsts, strict=True):
                 await reader.page(kind, await first)
                 async for page in stream:
@@ -236,7 +235,7 @@ def from_raw(raw: Mapping[str, list[dict[str, Any]]], *, consume: bool = False,
     ``consume=True`` empties the lists of ``raw`` as their objects are read, so the raw data
     (child collections included) is freed object by object rather than held until the end.
     ``normal_forms``: as for :func:`read_live`."""
-    with no_cycle_collection():
+    with collector_paused(promote=True):
         reader = _Reader(normal_forms)
         reader.lookups = lookups_of(raw)
         for kind in kinds.TOP_LEVEL:
@@ -250,15 +249,3 @@ def from_raw(raw: Mapping[str, list[dict[str, Any]]], *, consume: bool = False,
                 reader.read(kind, obj)
         reader.finish()
     return reader.state
-
-
-@contextmanager
-def no_cycle_collection() -> Iterator[None]:
-    """Pause the cyclic garbage collector while the live model is built (and while a plan is
-    made of it): both allocate hundreds of thousands of acyclic dicts and lists, and each
-    collection would walk every object made so far (a third of the reading time at 50,000
-    endpoints, and of the planning time). The objects made meanwhile go to the oldest
-    generation when it resumes, rather than being scanned at once by the next collection of
-    the youngest (half a second at 50,000 endpoints)."""
-    with collector_paused(promote=True):
-        yield
