@@ -13,7 +13,8 @@ executable, no process support) or that fails or dies: :func:`submit` then retur
 and :func:`result` ``None``, and the caller does the work itself.
 
 The worker is ``python -m apimctl.workers``, fed pickled calls on its stdin and answering on
-its stdout, in order. A plain child process rather than :mod:`multiprocessing`: that starts
+its stdout, in order; an answer may also stay in the worker until asked for (:func:`hold`,
+:func:`take`). A plain child process rather than :mod:`multiprocessing`: that starts
 its workers by running the caller's ``__main__`` again (``spawn``, ``forkserver``), which
 runs a script's whole work twice when it lacks the ``if __name__ == "__main__"`` guard, or by
 forking this process with its threads (an embedded server's), which may deadlock.
@@ -25,6 +26,7 @@ import atexit
 import collections
 import contextlib
 import importlib
+import itertools
 import os
 import pickle
 import queue
@@ -45,6 +47,8 @@ _HEADER = struct.Struct("!Q")
 _lock = threading.Lock()
 _worker: _Worker | None = None
 _unavailable = False
+_tickets = itertools.count()  # of the answers held in the worker (:func:`hold`)
+_held: dict[int, Any] = {}  # in the worker: those answers, by ticket
 
 
 class WorkerError(Exception):
@@ -84,6 +88,28 @@ def result(future: Future[_T] | None) -> _T | None:
         return None
     except Exception:  # fn failed: redone by the caller, where a real error is raised again
         return None
+
+
+def hold(fn: Callable[..., Any], *args: Any) -> int | None:
+    """``fn(*args)`` sent to the worker, its answer kept there, not sent back, until
+    :func:`take` asks for it (a large answer is not held by this process meanwhile): the
+    ticket to take it by, or ``None`` when no worker can take the call."""
+    ticket = next(_tickets)
+    return ticket if submit(_hold, ticket, fn, args) is not None else None
+
+
+def take(ticket: int) -> Any:
+    """The answer :func:`hold` kept under ``ticket`` (then forgotten there); ``None`` when the
+    worker failed, or the call did."""
+    return result(submit(_take, ticket))
+
+
+def _hold(ticket: int, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    _held[ticket] = fn(*args)
+
+
+def _take(ticket: int) -> Any:
+    return _held.pop(ticket, None)
 
 
 def prepare(module: str) -> None:

@@ -7,7 +7,6 @@ are returned (or raised as :class:`~apimctl.errors.ManifestError`), every one of
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -168,12 +167,12 @@ def _read_all(sources: list[SourceFile], env: Mapping[str, str], problems: Probl
     kinds = later.apart[2] if later.apart is not None else frozenset()
     future = workers.submit(read_files_apart, theirs, dict(env), check_items, kinds)
     if future is not None:
-        later.ask(make_of_kept)  # next, in the worker: made of what it read
+        later.ask()  # next, in the worker: made of what it read
     head = read_files(sources[:split], env, problems, check_items)
     if future is not None and problems.errors == 0:
         ours = _objects(head, kinds)  # then of what was read here, a few at a time: sent
         for start in range(0, len(ours), MADE_OF_AT_ONCE):  # in small pickles
-            later.ask(make_of_sent, ours[start:start + MADE_OF_AT_ONCE])
+            later.ask(ours[start:start + MADE_OF_AT_ONCE])
     found = workers.result(future)
     if found is None:  # no worker, or it failed: read here
         later.tickets = []
@@ -229,7 +228,7 @@ def read_files(sources: Sequence[SourceFile], env: Mapping[str, str], problems: 
 def read_files_apart(sources: Sequence[SourceFile], env: Mapping[str, str], check_items: bool,
                      keep: frozenset[str] = frozenset()) -> tuple[list[list[Document] | None], list[Problem]]:
     """:func:`read_files` in the worker process: the documents and the problems found.
-    ``keep``: the objects of these kinds are kept there for :func:`make_of_kept` (when none
+    ``keep``: the objects of these kinds are kept there for :func:`made_of_kept` (when none
     has an error)."""
     global _KEPT
     problems = Problems()
@@ -238,37 +237,21 @@ def read_files_apart(sources: Sequence[SourceFile], env: Mapping[str, str], chec
     return read, problems.items
 
 
-# in the worker: the objects of its last read, for make_of_kept; what it and make_of_sent
-# made, until taken (by ticket)
+# in the worker: the objects of its last read, for made_of_kept
 _KEPT: list[Made] | None = None
-_MADE: dict[int, dict[tuple[str, str, int], Any]] = {}
-_tickets = itertools.count()
 
 
 def _made(item: Item) -> Made:
     return item.file, item.kind, item.index, item.value
 
 
-def make_of_kept(ticket: int, fn: Callable[..., dict[tuple[str, str, int], Any]], *args: Any) -> None:
+def made_of_kept(fn: Callable[..., dict[tuple[str, str, int], Any]], *args: Any
+                 ) -> dict[tuple[str, str, int], Any] | None:
     """In the worker, after :func:`read_files_apart`: ``fn(objects, *args)`` on the objects
-    it kept (then forgotten), kept there until :func:`take_made` asks for it (a large
-    answer is not held by the other process while it reads the area)."""
+    it kept (then forgotten); ``None`` when it kept none."""
     global _KEPT
     objects, _KEPT = _KEPT, None
-    if objects is not None:
-        _MADE[ticket] = fn(objects, *args)
-
-
-def make_of_sent(ticket: int, objects: list[Made],
-                 fn: Callable[..., dict[tuple[str, str, int], Any]], *args: Any) -> None:
-    """:func:`make_of_kept` of objects sent to the worker."""
-    _MADE[ticket] = fn(objects, *args)
-
-
-def take_made(ticket: int) -> dict[tuple[str, str, int], Any] | None:
-    """In the worker: what :func:`make_of_kept` or :func:`make_of_sent` made under ``ticket``
-    (then forgotten there)."""
-    return _MADE.pop(ticket, None)
+    return fn(objects, *args) if objects is not None else None
 
 
 @dataclass
@@ -279,15 +262,17 @@ class _Later:
     tickets: list[int] = field(default_factory=list)
     items: list[Item] = field(default_factory=list)  # the objects the answers are about
 
-    def ask(self, call: Callable[..., None], objects: list[Item] | None = None) -> None:
-        """Have the worker make ``fn``'s answer (``call``: :func:`make_of_kept`, or
-        :func:`make_of_sent` the ``objects`` read here)."""
+    def ask(self, objects: list[Item] | None = None) -> None:
+        """Have the worker make ``fn``'s answer of the ``objects`` read here, or (``None``) of
+        those it read itself (:func:`made_of_kept`); the answer stays there until taken
+        (:func:`apimctl.workers.hold`: a large answer is not held by this process while it
+        reads the area)."""
         if self.apart is None:
             return
         fn, args, _ = self.apart
-        ticket = next(_tickets)
-        sent = (ticket, fn, *args) if objects is None else (ticket, [_made(o) for o in objects], fn, *args)
-        if workers.submit(call, *sent) is not None:
+        ticket = (workers.hold(made_of_kept, fn, *args) if objects is None
+                  else workers.hold(fn, [_made(o) for o in objects], *args))
+        if ticket is not None:
             self.tickets.append(ticket)
             self.items += objects or ()
 
@@ -315,7 +300,7 @@ class _Later:
             given[0] = True
             out: dict[tuple[str, int], Any] = {}
             for ticket in tickets:
-                answer = workers.result(workers.submit(take_made, ticket)) or {}
+                answer = workers.take(ticket) or {}
                 out.update((where[key], value) for key, value in answer.items() if key in where)
             return out
 

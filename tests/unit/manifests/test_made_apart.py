@@ -57,6 +57,6 @@ def test_nothing_is_made_apart_without_a_worker_or_with_overlays(
 def test_objects_not_told_apart_are_not_answered_for() -> None:
     later = pipeline._Later(APART)
     twins = [Item("services", "b.yaml", 0, {"name": "B"}), Item("services", "b.yaml", 0, {"name": "C"})]
-    later.ask(pipeline.make_of_sent, twins)
+    later.ask(twins)
     assert later.tickets and later.items == twins
     assert later.answers({"services": twins}) is None  # one (file, kind, index) for two objects
