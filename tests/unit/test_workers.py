@@ -51,6 +51,23 @@ def test_a_worker_that_dies_fails_its_calls_and_no_more_go_to_it(fresh: None) ->
     assert not workers.enabled()
 
 
+def test_a_held_answer_stays_in_the_worker_until_taken_once(fresh: None) -> None:
+    first, second = workers.hold(divmod, 9, 2), workers.hold(os.getpid)
+    assert first is not None and second is not None and first != second
+    assert workers.take(second) != os.getpid()  # made there, in any order of taking
+    assert workers.take(first) == (4, 1)
+    assert workers.take(first) is None  # given once: forgotten there
+    failed = workers.hold(int, "not a number")
+    assert failed is not None and workers.take(failed) is None  # it failed there: nothing held
+    assert workers.result(workers.submit(divmod, 9, 2)) == (4, 1)  # the worker goes on
+
+
+def test_nothing_is_held_without_a_worker(fresh: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(workers.ENV, "0")
+    assert workers.hold(divmod, 9, 2) is None
+    assert workers.take(0) is None
+
+
 @pytest.mark.parametrize("value", ["0", "off", "no", "false"])
 def test_turned_off(fresh: None, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv(workers.ENV, value)
