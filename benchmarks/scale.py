@@ -28,6 +28,7 @@ asserted. Linux only (``/proc``).
     .venv/bin/python benchmarks/scale.py --with-50k       # 1k, 10k and 50k
     .venv/bin/python benchmarks/scale.py --sizes 1000     # a quick run
     .venv/bin/python benchmarks/scale.py --dialect mashery  # against serve --dialect mashery
+    .venv/bin/python benchmarks/scale.py --no-workers     # every command without its worker
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ PAGE_FIELDS = "id,name,endpoints.*"
 TOP_LEVEL = ("/services", "/packages", "/roles", "/domains", "/scheduledMaintenanceEvents",
              "/organizations")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+# extra environment of every apimctl child (``--no-workers``: APIMCTL_WORKERS=0)
+CHILD_SETTINGS: dict[str, str] = {}
 _Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -78,6 +81,7 @@ def child_env() -> dict[str, str]:
     """The environment of every child: no ``APIMCTL_*`` settings of the caller, no colour."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("APIMCTL_")}
     env["NO_COLOR"] = "1"
+    env.update(CHILD_SETTINGS)
     return env
 
 
@@ -549,10 +553,14 @@ def main() -> None:
                         help="repetitions of each timed server GET (median); default 3")
     parser.add_argument("--dialect", choices=("spec", "mashery"), default="spec",
                         help="the dialect of the server (apimctl serve --dialect); default spec")
+    parser.add_argument("--no-workers", action="store_true",
+                        help="run every apimctl command without its worker process (APIMCTL_WORKERS=0)")
     parser.add_argument("--timeout-scale", type=float, default=1.0,
                         help="multiply every child-process timeout by this")
     args = parser.parse_args()
     sizes = sorted(set(args.sizes) | ({50000} if args.with_50k else set()))
+    if args.no_workers:
+        CHILD_SETTINGS["APIMCTL_WORKERS"] = "0"
     if not Path("/proc/self/stat").exists():
         raise SystemExit("scale.py reads /proc (Linux)")
 

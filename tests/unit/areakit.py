@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+import functools
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
+
+from apimctl.api.calls import CallStats
+from apimctl.api.dialect import DialectChoice
 
 ROLES = "/roles"
 DOMAINS = "/domains"
@@ -23,7 +27,25 @@ class Stats:
         return len(self.calls) - self.reads()
 
 
-class FakeArea:
+class ClientDefaults:
+    """What a fake client answers for the members of the client protocols it does not play
+    itself: each list as one page (read through its ``list_all``), a dialect already probed
+    (``spec`` unless the replies said otherwise: no probe call), no calls counted."""
+
+    @functools.cached_property
+    def dialect(self) -> DialectChoice:
+        return DialectChoice(probed=True)
+
+    @functools.cached_property
+    def stats(self) -> Any:
+        return CallStats()
+
+    async def pages(self, path: str, params: Any = None, *, page_size: int = 1000,
+                    page_index: bool = False) -> AsyncGenerator[list[dict[str, Any]], None]:
+        yield await self.list_all(path, params, page_size=page_size, page_index=page_index)  # type: ignore[attr-defined]
+
+
+class FakeArea(ClientDefaults):
     """An area held in memory, reached like ``ApiClient``: lists answer from ``rows``
     (per collection path), writes change it and are recorded."""
 

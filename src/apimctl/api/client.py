@@ -3,8 +3,8 @@
 Live-state reading, ``apply`` and ``export`` call :class:`ApiClient`; ``apimctl.cli.target``
 builds it from the connection options. It owns
 
-- authentication: a static bearer token or the token exchange (``apimctl.api.auth``), renewed
-  once and the call repeated when the API answers 401;
+- authentication: a static bearer token or the token exchange (``apimctl.api.auth``, sent by
+  ``apimctl.api.exchange``), renewed once and the call repeated when the API answers 401;
 - pacing: one shared client-side rate limiter (``--qps``) and at most ``parallelism``
   requests in flight, for every call of the client (``apimctl.api.ratelimit``);
 - retries decided by error type (STYLE §7): 5xx, timeouts and connection failures are retried
@@ -20,10 +20,10 @@ builds it from the connection options. It owns
   for minutes;
 - the reply quirks of spec/SUPPLEMENT.md §9 (``apimctl.api.quirks``) and the mapping of every
   failure onto ``apimctl.errors``;
-- paging by ``X-Total-Count``, the remaining pages fetched concurrently within the limiter:
-  :meth:`ApiClient.list_all` answers every item at once; :meth:`ApiClient.pages` hands the
-  pages over in order as they arrive, a few requested ahead, their items decoded one by one
-  by the reader (reading a large area never holds all of it as Python objects).
+- paging by ``X-Total-Count`` (``apimctl.api.paging``), the remaining pages fetched
+  concurrently within the limiter: :meth:`ApiClient.list_all` answers every item at once;
+  :meth:`ApiClient.pages` hands the pages over in order as they arrive, a few requested
+  ahead.
 
 Messages say what and where (``GET /services: 500 Internal Server Error: <message>``) and
 never carry a token, a secret or a request body.
@@ -32,36 +32,39 @@ never carry a token, a secret or a request body.
 from __future__ import annotations
 
 import asyncio
-import math
 import ssl
 import time
-from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx
 
 from apimctl import __version__, sensitive
+from apimctl.api import paging
 from apimctl.api import requests as req
 from apimctl.api.auth import (
-    MAX_GARBLED,
     Credentials,
-    GarbledToken,
     StaticToken,
     TokenExchange,
     TokenSource,
-    judge,
-    token_url,
 )
 from apimctl.api.calls import Breaker, CallStats
 from apimctl.api.dialect import DialectChoice
+from apimctl.api.exchange import Calls
+from apimctl.api.paging import MAX_PAGE, PAGES_AHEAD
 from apimctl.api.quirks import as_list, parse_datetime, unwrap_one
 from apimctl.api.ratelimit import Backoff, Clock, RateLimiter, Sleep
-from apimctl.api.replies import Reply, connect_failed, read_reply, transport_error
+from apimctl.api.replies import (
+    Reply,
+    connect_failed,
+    final_error,
+    one_object,
+    read_reply,
+    transport_error,
+)
 from apimctl.errors import (
     ApiError,
     AuthError,
-    IncompleteRead,
     NotFound,
     ServerError,
     Throttled,
@@ -85,14 +88,12 @@ Params = req.Params
 Page = req.Page
 Buffer = memoryview  # a list reply's body, read apart (see ``requests.body``)
 
-MAX_PAGE = 1000  # the platform's largest `limit`
-PAGES_AHEAD = 1  # pages :meth:`ApiClient.pages` requests beyond the one being read
 DEADLINE_MARGIN = 1.0  # seconds httpx's own timeouts wait beyond a call's total deadline
 _READS = frozenset({"GET", "HEAD"})
 _NO_BODY = object()
 
 
-class ApiClient:
+class ApiClient(Calls):
     """Async client of the management API v3 at ``base_url`` (``https://host/v3/rest``)."""
 
     def __init__(
@@ -178,7 +179,7 @@ class ApiClient:
                 status=reply.status,
                 method="GET",
             )
-        return self._one("GET", path, reply)
+        return one_object("GET", path, reply)
 
     async def list_all(
         self,
@@ -188,53 +189,19 @@ class ApiClient:
         page_size: int = MAX_PAGE,
         page_index: bool = False,
     ) -> list[dict[str, Any]]:
-        """Every item of a list: the first page, then the rest (per ``X-Total-Count``) at once.
-
-        ``page_index=True`` for ``/members``, ``/applications``, ``/packageKeys`` and ``/roles``,
-        where ``offset`` counts pages rather than items.
-
-        What was read is checked against ``X-Total-Count``: a read that gave fewer distinct
-        objects (short or repeated pages, SUPPLEMENT §10.10.9) is read once more, and then
-        refused (:class:`IncompleteRead`) rather than answered short.
-        """
-        items, total = await self._list_once(path, params, page_size, page_index)
-        if total is not None and len(items) < total:
-            items, total = await self._list_once(path, params, page_size, page_index)
-            if total is not None:
-                _check_count(path, len(items), total)
-        return items
-
-    async def _list_once(
-        self, path: str, params: Params | None, page_size: int, page_index: bool,
-    ) -> tuple[list[dict[str, Any]], int | None]:
-        """One read of every item of a list, with the ``X-Total-Count`` of its first page."""
-        size = max(1, min(page_size, MAX_PAGE))
-        query = [(k, v) for k, v in req.pairs(params) if k not in ("limit", "offset")]
-        first = await self._call("GET", path, params=[*query, *req.page(size, 0)])
-        items = req.items(first.data)
-        total = req.total_count(first.headers)
-        if total is None:
-            return await self._pages_until_short(path, query, size, items, page_index), None
-        # A server that clamps `limit` lower than asked: page by what it actually returns.
-        if 0 < len(items) < min(size, total):
-            size = len(items)
-        offsets = [k if page_index else k * size for k in range(1, math.ceil(total / size))]
-        pages = await req.gather([self._page(path, query, size, offset) for offset in offsets])
-        for page in pages:
-            items.extend(page)
-        return req.unique(items), total
+        """Every item of a list, checked against ``X-Total-Count``
+        (:func:`apimctl.api.paging.list_all`)."""
+        return await paging.list_all(self._fetch, path, params, page_size=page_size,
+                                     page_index=page_index)
 
     async def list_page(
         self, path: str, params: Params | None = None, *, size: int = MAX_PAGE, offset: int = 0
     ) -> tuple[list[dict[str, Any]], int | None]:
-        """One page of a list (``offset`` as the list counts it: an item or a page index) and
-        the list's ``X-Total-Count`` (``None`` when the server sends none), for a reader that
-        checks the count it got against the total itself."""
-        query = [(k, v) for k, v in req.pairs(params) if k not in ("limit", "offset")]
-        reply = await self._call("GET", path, params=[*query, *req.page(size, offset)])
-        return req.items(reply.data), req.total_count(reply.headers)
+        """One page of a list and the list's ``X-Total-Count``
+        (:func:`apimctl.api.paging.list_page`)."""
+        return await paging.list_page(self._fetch, path, params, size=size, offset=offset)
 
-    async def pages(
+    def pages(
         self,
         path: str,
         params: Params | None = None,
@@ -242,52 +209,15 @@ class ApiClient:
         page_size: int = MAX_PAGE,
         page_index: bool = False,
         ahead: int = PAGES_AHEAD,
-    ) -> AsyncIterator[Page]:
-        """The items of a list page by page, in order (the calls of :meth:`list_all`).
+    ) -> AsyncGenerator[Page, None]:
+        """The items of a list page by page, in order, ``ahead`` pages requested beyond the
+        one being read (:func:`apimctl.api.paging.pages`)."""
+        return paging.pages(self._fetch, path, params, page_size=page_size,
+                            page_index=page_index, ahead=ahead)
 
-        Each page's JSON is kept as it came and its items decoded as they are iterated; after
-        the first page, ``ahead`` more are requested while a page is being read, so the server
-        works while the caller does and at most ``ahead + 1`` pages are held. Repeated ids are
-        skipped across pages, as :meth:`list_all` does; when every page has been read, fewer
-        distinct objects than ``X-Total-Count`` announced raise :class:`IncompleteRead` (the
-        pages were handed over already: the caller must not plan from them).
-        """
-        size = max(1, min(page_size, MAX_PAGE))
-        query = [(k, v) for k, v in req.pairs(params) if k not in ("limit", "offset")]
-        seen: set[Any] = set()
-        first = await self._call("GET", path, params=[*query, *req.page(size, 0)], lazy=True)
-        entries = req.entries(first.data)
-        total = req.total_count(first.headers)
-        if total is None:
-            items = list(req.Page(entries, set()))
-            yield Page(await self._pages_until_short(path, query, size, items, page_index), seen)
-            return
-        if 0 < len(entries) < min(size, total):
-            size = len(entries)
-        offsets = iter([k if page_index else k * size for k in range(1, math.ceil(total / size))])
-        pending: deque[asyncio.Task[list[Any]]] = deque()
-
-        def request_more() -> None:
-            for offset in offsets:
-                pending.append(asyncio.ensure_future(self._entries(path, query, size, offset)))
-                if len(pending) >= max(1, ahead):
-                    return
-
-        try:
-            request_more()
-            yield Page(entries, seen)
-            del entries
-            while pending:
-                page = await pending.popleft()
-                request_more()
-                yield Page(page, seen)
-                del page
-            if seen:  # objects carry ids: the distinct ones are counted
-                _check_count(path, len(seen), total)
-        finally:
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+    def _fetch(self, path: str, params: Params, *, lazy: bool = False) -> Awaitable[Reply]:
+        """One GET of a list page (:class:`apimctl.api.paging.Fetch`)."""
+        return self._call("GET", path, params=params, lazy=lazy)
 
     async def post(self, path: str, body: Any, params: Params | None = None) -> dict[str, Any]:
         """Create. Not retried when the outcome is unknown (5xx, transport failure): the caller
@@ -295,7 +225,7 @@ class ApiClient:
         reply = await self._call("POST", path, params=params, body=body, idempotent=False)
         if reply.data is None:
             return {}
-        return self._one("POST", path, reply)
+        return one_object("POST", path, reply)
 
     async def put(self, path: str, body: Any, params: Params | None = None) -> Any:
         """Update (idempotent, retried). An object body answers one object, an array an array."""
@@ -353,7 +283,7 @@ class ApiClient:
                 await self._back_off(outcome, retries)
                 retries += 1
             else:
-                raise _final(outcome, idempotent)
+                raise final_error(outcome, idempotent)
 
     async def _attempt(
         self, method: str, path: str, params: Params | None, body: Any, token: str,
@@ -412,135 +342,11 @@ class ApiClient:
             )
         return response, content
 
-    def _timed_out(self, where: str) -> TransportError:
-        """A call that hit its total deadline: counted by the breaker like a refused
-        connection (a server that accepts and answers nothing is as dead as one that refuses)."""
-        error = TransportError(f"{where}: no complete reply within {self._timeout:g} s",
-                               method=where.split(" ", 1)[0])
-        self.breaker.failed(error)
-        return error
-
     def _slow_down(self, error: Throttled, waits: int) -> None:
         wait = error.retry_after if error.retry_after is not None else self._backoff.delay(waits)
         self.limiter.pause(wait)
         self._note(f"{error}; every call waits {wait:g} s")
 
-    async def _back_off(self, error: ApiError, retries: int) -> None:
-        delay = self._backoff.delay(retries)
-        self._note(f"{error}; retrying in {delay:.1f} s ({retries + 1} of {self._max_retries})")
-        await self._sleep(delay)
-
-    async def _page(
-        self, path: str, query: list[tuple[str, Any]], size: int, offset: int
-    ) -> list[dict[str, Any]]:
-        reply = await self._call("GET", path, params=[*query, *req.page(size, offset)])
-        return req.items(reply.data)
-
-    async def _entries(
-        self, path: str, query: list[tuple[str, Any]], size: int, offset: int
-    ) -> list[Any]:
-        """One page for :meth:`pages`, its items left encoded."""
-        reply = await self._call("GET", path, params=[*query, *req.page(size, offset)], lazy=True)
-        return req.entries(reply.data)
-
-    async def _pages_until_short(
-        self,
-        path: str,
-        query: list[tuple[str, Any]],
-        size: int,
-        first: list[dict[str, Any]],
-        page_index: bool,
-    ) -> list[dict[str, Any]]:
-        """Without ``X-Total-Count``: read page after page until one comes back short."""
-        items = list(first)
-        seen = {item.get("id") for item in first}
-        page, last = 1, len(first)
-        while last >= size:
-            batch = await self._page(path, query, size, page if page_index else page * size)
-            ids = {item.get("id") for item in batch}
-            if batch and None not in ids and ids <= seen:
-                break  # the server ignores `offset`: the same page again
-            seen |= ids
-            items.extend(batch)
-            page, last = page + 1, len(batch)
-        return req.unique(items)
-
-    def _one(self, method: str, path: str, reply: Reply) -> dict[str, Any]:
-        if reply.data is None:
-            raise ServerError(
-                f"{method} {req.route(path)}: {reply.status}: an empty reply where an object was expected",
-                status=reply.status,
-                method=method,
-            )
-        try:
-            obj = unwrap_one(reply.data)
-        except ValueError as exc:
-            raise ServerError(
-                f"{method} {req.route(path)}: {reply.status}: {exc}",
-                status=reply.status,
-                method=method,
-            ) from None
-        if not isinstance(obj, dict):
-            raise ServerError(
-                f"{method} {req.route(path)}: {reply.status}: expected an object, got {type(obj).__name__}",
-                status=reply.status,
-                method=method,
-            )
-        return obj
-
-    def _note(self, line: str) -> None:
-        if self._log is not None:
-            self._log(line)
-
-    # -- the token exchange, sent through this client's HTTP connection pool ---------------
-
-    async def _exchange(self, form: dict[str, str], basic: tuple[str, str]) -> dict[str, Any]:
-        """POST the token form; the token reply's body. Judged like every other call
-        (:func:`apimctl.api.auth.judge`): throttling waits (``Retry-After`` or about a second)
-        and is retried, a garbled success is retried :data:`MAX_GARBLED` times, a 5xx, a
-        timeout or a failed connection with backoff; a refusal is raised at once."""
-        url = token_url(self.base_url)
-        where = f"POST {httpx.URL(url).path}"
-        retries = waits = garbled = 0
-        while True:
-            self.breaker.check(where)
-            outcome = await self._exchange_once(url, where, form, basic)
-            if isinstance(outcome, dict):
-                return outcome
-            if self.breaker.open:
-                self.breaker.check(where)
-            if isinstance(outcome, Throttled) and waits < self._max_throttle_waits:
-                wait = outcome.retry_after if outcome.retry_after is not None else self._backoff.delay(waits)
-                self._note(f"{outcome}; retrying in {wait:g} s")
-                await self._sleep(wait)
-                waits += 1
-            elif isinstance(outcome, GarbledToken) and garbled < MAX_GARBLED - 1:
-                await self._back_off(outcome, garbled)
-                garbled += 1
-            elif (isinstance(outcome, ServerError | TransportError) and not isinstance(outcome, GarbledToken)
-                  and retries < self._max_retries):
-                await self._back_off(outcome, retries)
-                retries += 1
-            else:
-                raise outcome
-
-    async def _exchange_once(self, url: str, where: str, form: dict[str, str],
-                             basic: tuple[str, str]) -> dict[str, Any] | ApiError:
-        try:
-            async with self._gate:
-                self.stats.token_calls += 1
-                async with asyncio.timeout(self._timeout):  # the exchange's total deadline
-                    response = await self._http.post(url, data=form, auth=basic)
-        except TimeoutError:
-            return self._timed_out(where)
-        except httpx.RequestError as exc:
-            error = transport_error(where, exc, self._timeout)
-            if connect_failed(exc):
-                self.breaker.failed(error)
-            return error
-        self.breaker.succeeded()
-        self._note(f"{where} -> {response.status_code}")
-        return judge(response)
 
 
 # -- helpers: queries, replies, errors ------------------------------------------------------
@@ -551,23 +357,6 @@ def _scrubbed(log: Callable[[str], None]) -> Callable[[str], None]:
         log(sensitive.scrub(line))
 
     return write
-
-
-def _check_count(path: str, got: int, total: int) -> None:
-    """Refuse a list read that gave fewer distinct objects than ``X-Total-Count`` announced."""
-    if got < total:
-        raise IncompleteRead(
-            f"GET {req.route(path)}: read {got} of the {total} objects X-Total-Count announced "
-            "(pages short or repeated); nothing is planned from an incomplete read: run again",
-            method="GET")
-
-
-def _final(error: ApiError, idempotent: bool) -> ApiError:
-    """The error to raise; a write that may have happened says so."""
-    if not idempotent and isinstance(error, ServerError | TransportError):
-        error.message += "; the outcome is unknown (the request may have been carried out)"
-        error.args = (error.message,)
-    return error
 
 
 def _hook(observe: Callable[[httpx.Response], None]) -> Callable[[httpx.Response], Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -95,9 +95,14 @@ class DialectChoice:
         return None
 
 
-def choice_of(client: Any) -> DialectChoice:
-    found = getattr(client, "dialect", None)
-    return found if isinstance(found, DialectChoice) else DialectChoice()
+class Probed(Protocol):
+    """What :func:`detect` asks of a client (:class:`apimctl.api.client.ApiClient`): its
+    :class:`DialectChoice` and a GET for the probe."""
+
+    @property
+    def dialect(self) -> DialectChoice: ...
+
+    async def get(self, path: str, params: Any = None) -> Any: ...
 
 
 def setting_of(doc: Any) -> str | None:
@@ -107,11 +112,11 @@ def setting_of(doc: Any) -> str | None:
     return str(value) if isinstance(value, str) else None
 
 
-async def detect(client: Any, setting: str | None = None, live_endpoints: Any = ()) -> Detected:
+async def detect(client: Probed, setting: str | None = None, live_endpoints: Any = ()) -> Detected:
     """The target's dialect (see the module docstring). ``live_endpoints``: the endpoint docs
     already read: their values tell (a ``mashery`` area's endpoints return
     ``mashery-responder`` unless told not to), so only an area without endpoints is probed."""
-    choice = choice_of(client)
+    choice = client.dialect
     found = choice.decided(setting)
     if found is not None:
         return found
@@ -120,11 +125,10 @@ async def detect(client: Any, setting: str | None = None, live_endpoints: Any = 
         return Detected(MASHERY_NAME, "mashery-* values in live endpoints")
     if endpoints:  # every endpoint of a mashery area returns mashery-responder unless told not to
         return Detected(SPEC_NAME, "no mashery-* values in live endpoints")
-    get = getattr(client, "get", None)
-    if not choice.probed and get is not None and isinstance(getattr(client, "dialect", None), DialectChoice):
+    if not choice.probed:
         choice.probed = True
         with contextlib.suppress(ApiError):  # a 404 is expected; other failures show on the reads
-            await get(PROBE_PATH)
+            await client.get(PROBE_PATH)
         found = choice.decided(setting)
         if found is not None:
             return found

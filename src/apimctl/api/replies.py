@@ -21,7 +21,8 @@ from typing import Any
 import httpx
 import msgspec
 
-from apimctl.api.quirks import read_error_body
+from apimctl.api.quirks import read_error_body, unwrap_one
+from apimctl.api.requests import route
 from apimctl.errors import (
     ApiError,
     AuthError,
@@ -223,3 +224,38 @@ def redact(text: str, token: str) -> str:
 
 def _method(where: str) -> str:
     return where.split(" ", 1)[0]
+
+
+def one_object(method: str, path: str, reply: Reply) -> dict[str, Any]:
+    """The one object of a reply (bare or as a one-element array); a reply holding none is
+    a :class:`ServerError` saying what came instead."""
+    where = f"{method} {route(path)}"
+    if reply.data is None:
+        raise ServerError(
+            f"{where}: {reply.status}: an empty reply where an object was expected",
+            status=reply.status,
+            method=method,
+        )
+    try:
+        obj = unwrap_one(reply.data)
+    except ValueError as exc:
+        raise ServerError(
+            f"{where}: {reply.status}: {exc}",
+            status=reply.status,
+            method=method,
+        ) from None
+    if not isinstance(obj, dict):
+        raise ServerError(
+            f"{where}: {reply.status}: expected an object, got {type(obj).__name__}",
+            status=reply.status,
+            method=method,
+        )
+    return obj
+
+
+def final_error(error: ApiError, idempotent: bool) -> ApiError:
+    """The error to raise; a write that may have happened says so."""
+    if not idempotent and isinstance(error, ServerError | TransportError):
+        error.message += "; the outcome is unknown (the request may have been carried out)"
+        error.args = (error.message,)
+    return error

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from apimctl.api.ratelimit import Backoff
@@ -18,12 +18,26 @@ from apimctl.errors import Invalid, NotFound, ServerError, TransportError
 UNKNOWN_OUTCOME_RETRIES = 4  # further POSTs of one create after unknown outcomes, each after a lookup
 
 
+class Counts(Protocol):
+    """The calls a client has sent so far (``apimctl.api.calls.CallStats``)."""
+
+    def reads(self) -> int: ...
+    def writes(self) -> int: ...
+
+
 class Client(Protocol):
-    """The part of ``apimctl.api.client.ApiClient`` apply uses."""
+    """The part of ``apimctl.api.client.ApiClient`` apply uses: the reads of
+    :class:`~apimctl.state.live.Lister`, one GET, the writes, and the counts of the calls
+    sent (``stats``: the calls of a run are what its summary reports)."""
+
+    @property
+    def stats(self) -> Counts: ...
 
     async def get(self, path: str, params: Any = None) -> Any: ...
     async def list_all(self, path: str, params: Any = None, *, page_size: int = 1000,
                        page_index: bool = False) -> list[dict[str, Any]]: ...
+    def pages(self, path: str, params: Any = None, *, page_size: int = 1000,
+              page_index: bool = False) -> AsyncGenerator[Iterable[dict[str, Any]], None]: ...
     async def post(self, path: str, body: Any, params: Any = None) -> dict[str, Any]: ...
     async def put(self, path: str, body: Any, params: Any = None) -> Any: ...
     async def delete(self, path: str) -> None: ...

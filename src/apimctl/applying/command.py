@@ -176,7 +176,7 @@ class Meter:
     time spent :meth:`paused` (a confirmation question waiting for its answer)."""
 
     def __init__(self, client: Client) -> None:
-        self.stats = getattr(client, "stats", None)
+        self.stats = client.stats
         self.reads, self.writes = self._now()
         self.started = time.monotonic()
         self.waited = 0.0

@@ -14,7 +14,7 @@ than ``plan`` does; once the plan is made only the kept ids and digests remain.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,17 +43,13 @@ class Keeper:
 
 class Watched:
     """``client`` as :func:`apimctl.state.live.read_live` sees it: the objects of every
-    top-level list it reads (``list_all``, or ``pages`` where the client has it) are shown to
-    ``keeper`` as the reader takes them."""
+    top-level list it reads (``list_all`` or ``pages``) are shown to ``keeper`` as the reader
+    takes them."""
 
     def __init__(self, client: Lister, keeper: Keeper) -> None:
         self._client = client
         self._keeper = keeper
         self._kinds = {k.collection_path(): k for k in kinds.TOP_LEVEL}
-        pages = getattr(client, "pages", None)
-        if callable(pages):
-            self._source = pages
-            self.pages = self._pages
 
     async def list_all(self, path: str, params: Any = None, **options: Any) -> list[dict[str, Any]]:
         items = await self._client.list_all(path, params, **options)
@@ -63,9 +59,10 @@ class Watched:
                 self._keeper.see(kind, item)
         return items
 
-    async def _pages(self, path: str, *args: Any, **options: Any) -> AsyncIterator[Iterable[dict[str, Any]]]:
+    async def pages(self, path: str, params: Any = None, **options: Any
+                    ) -> AsyncGenerator[Iterable[dict[str, Any]], None]:
         kind = self._kinds.get(path)
-        async for page in self._source(path, *args, **options):
+        async for page in self._client.pages(path, params, **options):
             yield page if kind is None else self._shown(kind, page)
 
     def _shown(self, kind: Kind, page: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:

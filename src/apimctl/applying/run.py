@@ -140,7 +140,7 @@ async def apply_plan(client: Client, plan: Plan, options: ApplyOptions | None = 
     """
     opts = options or ApplyOptions()
     started = time.monotonic()
-    stats = getattr(client, "stats", None)
+    stats = client.stats
     before = _counts(stats)
     if not plan.steps:
         return ApplyResult(plan=plan)

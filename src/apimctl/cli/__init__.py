@@ -4,7 +4,7 @@ click parses, each command module calls one core function, renders its result an
 an exit code. Errors of the ``ApimctlError`` hierarchy are caught here, in one place, and
 mapped to the documented exit codes; anything else is a bug and is reported as such,
 without a traceback unless ``-v`` was given. Every option of every command also comes from
-its environment variable (:func:`apimctl.cli.common.option_envvar`).
+its environment variable (:func:`apimctl.cli.group.option_envvar`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from __future__ import annotations
 import click
 
 from apimctl import __version__, process
-from apimctl.cli.common import Group, LazyCommands, exit_process, run_guarded
+from apimctl.cli.common import exit_process, run_guarded
+from apimctl.cli.group import Group, LazyCommands
 from apimctl.render.lint import FORMATS as LINT_FORMATS
 from apimctl.render.problems import FORMATS as PROBLEM_FORMATS
 from apimctl.server.dialects import NAMES as DIALECT_NAMES

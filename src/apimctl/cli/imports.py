@@ -17,7 +17,8 @@ from typing import Any
 
 import click
 
-from apimctl.cli.common import EXIT_OK, assign_envvars, envvar
+from apimctl.cli.common import EXIT_OK, envvar
+from apimctl.cli.group import assign_envvars
 from apimctl.errors import ApimctlError
 from apimctl.openapi import (
     GROUPINGS,

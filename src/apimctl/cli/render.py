@@ -15,7 +15,8 @@ import click
 import yaml
 
 from apimctl.cli.common import EXIT_OK, manifest_options
-from apimctl.manifests.render import MOCK_PREFIX, render_manifests
+from apimctl.manifests.environment import MOCK_PREFIX
+from apimctl.manifests.render import render_manifests
 
 
 @click.command("render")

@@ -20,7 +20,8 @@ from apimctl.export.objects import build_documents
 from apimctl.kinds.dialects import SPEC, Dialect, dialect_of
 from apimctl.manifests.schema import manifest_schema
 from apimctl.planning import target_dialect
-from apimctl.state.live import Lister, LiveState, no_cycle_collection, read_live
+from apimctl.speed import collector_paused
+from apimctl.state.live import Lister, LiveState, read_live
 
 
 async def export_area(client: Lister, *, kinds_: Sequence[str] | None = None,
@@ -41,7 +42,7 @@ def export_state(live: LiveState, *, kinds_: Sequence[str] | None = None, with_i
     which would give manifests that do not validate."""
     if layout not in LAYOUTS:
         raise ApimctlError(f"--layout: expected one of {', '.join(LAYOUTS)}, got {layout!r}")
-    with no_cycle_collection():  # the documents are acyclic: nothing for the collector to find
+    with collector_paused(promote=True):  # the documents are acyclic: nothing for the collector to find
         return _export(live, kinds_, with_ids, layout, source, dialect)
 
 

@@ -131,6 +131,38 @@ class Item:
         return (self.kind, self.index, *rel)
 
 
+class Reread:
+    """A file read again with every position, for the items whose tables a lookup completes
+    (:class:`Positions`).
+
+    ``source`` gives the text again (from disk: the text is not kept in memory meanwhile, a
+    large part of it at 50,000 endpoints), or ``None`` when the file changed since it was read
+    (then the positions not recorded stay unknown, and messages name the item's); ``read``
+    reads a text with every position, by item (a module-level function: an item's positions
+    pickle with it)."""
+
+    def __init__(self, file: str, source: Callable[[], str | None], env: Mapping[str, str],
+                 read: Callable[[str, str, Mapping[str, str]], dict[tuple[str, int], dict[JsonPath, Position]]],
+                 ) -> None:
+        self.file, self.source, self.env, self.read = file, source, env, read
+        self.tables: dict[tuple[str, int], dict[JsonPath, Position]] | None = None
+
+    def positions(self, kind: str, index: int) -> dict[JsonPath, Position]:
+        """Every position of the ``index``-th item of ``kind`` in the file."""
+        if self.tables is None:
+            self.tables = {}
+            text = self.source()
+            if text is None:
+                return {}
+            self.tables = self.read(self.file, text, self.env)
+        return self.tables.pop((kind, index), {})
+
+
+def reread_positions(reread: Reread, kind: str, index: int) -> dict[JsonPath, Position]:
+    """:meth:`Reread.positions` (a partial of this pickles)."""
+    return reread.positions(kind, index)
+
+
 class MergedPositions(_Lookup, Mapping[JsonPath, Position]):
     """Positions by path in the merged document (``services[3].endpoints[1]``): a top-level
     object's from its item's table, anything else (the top-level keys, ``settings``) from

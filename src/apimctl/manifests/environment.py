@@ -21,6 +21,9 @@ the manifests are assembled (:func:`check_environment`, called by
 a link whose target leaves the folder holding it is refused unless the pipeline allows it
 (``--allow-symlinks-outside``). The policy is set by the command line for the command's
 duration (:func:`configure`); the default denies, declares nothing public and refuses links.
+
+:class:`MockEnv` is the environment of ``apimctl render --mock-env``: a placeholder for each
+variable that is not set; those are not values, and the rules leave them alone.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from __future__ import annotations
 import contextvars
 import fnmatch
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from apimctl import sensitive
@@ -86,6 +89,30 @@ def denied(name: str) -> bool:
 
 
 Report = Callable[[JsonPath, str], None]
+MOCK_PREFIX = "MOCK_"
+
+
+class MockEnv(Mapping[str, str]):
+    """The environment, with a placeholder for every variable that is not set (recorded)."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+        self.mocked: set[str] = set()
+
+    def __getitem__(self, name: str) -> str:
+        if name in self.env:
+            return self.env[name]
+        self.mocked.add(name)
+        return MOCK_PREFIX + name
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.env)
+
+    def __len__(self) -> int:
+        return len(self.env)
 
 
 def check_environment(refs: Mapping[JsonPath, str], secret: set[JsonPath], env: Mapping[str, str],
@@ -95,7 +122,7 @@ def check_environment(refs: Mapping[JsonPath, str], secret: set[JsonPath], env: 
     the variables whose values are masked (registered), sorted."""
     rules = policy()
     credentials = sensitive.credentials()
-    mocked = getattr(env, "mocked", ())  # render --mock-env: placeholders, not values
+    mocked = env.mocked if isinstance(env, MockEnv) else ()  # render --mock-env: placeholders
     masked: dict[str, str] = {}
     for path, raw in refs.items():
         for name, default in references(raw):

@@ -7,9 +7,8 @@ are returned (or raised as :class:`~apimctl.errors.ManifestError`), every one of
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,16 +72,10 @@ def validate_paths(paths: Sequence[str], overlays: Sequence[str] = (),
 def validate(paths: Sequence[str], overlays: Sequence[str] = (),
              env: Mapping[str, str] | None = None) -> ValidationResult:
     """Run the whole pipeline; the result carries the manifest when there is no error."""
-    with _collector_paused():
-        return _validate(paths, overlays, os.environ if env is None else env)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Loading allocates hundreds of thousands of small, acyclic objects and keeps them, so the
-    cyclic garbage collector would only rescan them again and again (a third of the time)."""
+    # loading makes hundreds of thousands of small, acyclic objects and keeps them: the cyclic
+    # garbage collector would only scan them again and again (a third of the time)
     with collector_paused(promote=True):
-        yield
+        return _validate(paths, overlays, os.environ if env is None else env)
 
 
 def _validate(paths: Sequence[str], overlays: Sequence[str], env: Mapping[str, str]) -> ValidationResult:
@@ -184,7 +177,7 @@ def read_files(sources: Sequence[SourceFile], env: Mapping[str, str], problems: 
     and their items' ``${VAR}`` values typed; ``check_items``: the items checked against the
     schema too."""
     out = []
-    with _collector_paused():
+    with collector_paused(promote=True):
         for src in sources:
             read = read_file(src, env, problems)
             for doc in read or ():

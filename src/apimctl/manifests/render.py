@@ -14,42 +14,17 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from apimctl import sensitive
 from apimctl.manifests.checks import secret_paths
+from apimctl.manifests.environment import MockEnv
 from apimctl.manifests.model import JsonPath
 from apimctl.manifests.pipeline import load_manifests
 
 MASK = "(sensitive)"
-MOCK_PREFIX = "MOCK_"
-
-
-class MockEnv(Mapping[str, str]):
-    """The environment, with a placeholder for every variable that is not set (recorded)."""
-
-    def __init__(self, env: Mapping[str, str]) -> None:
-        self.env = env
-        self.mocked: set[str] = set()
-
-    def __getitem__(self, name: str) -> str:
-        if name in self.env:
-            return self.env[name]
-        self.mocked.add(name)
-        return MOCK_PREFIX + name
-
-    def __contains__(self, name: object) -> bool:
-        return True
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.env)
-
-    def __len__(self) -> int:
-        return len(self.env)
-
-
 @dataclass
 class Rendered:
     """The effective document (secrets masked), the files read, warnings, and the variables

@@ -4,13 +4,13 @@ The reader of :mod:`apimctl.manifests.loader`: it builds plain Python values fro
 (``CSafeLoader`` when available), catches duplicate keys, bounds nesting depth, alias
 expansion and the number of entries (a "billion laughs" document is refused, deep nesting
 never reaches a C recursion), keeps timestamps as strings and substitutes ``${VAR}``
-references where the string was written.
+references where the string was written (one event's value: :mod:`~apimctl.manifests.yaml_values`).
 
 Positions inside top-level items are recorded in full only when asked (``every_position``):
 otherwise the reader keeps the item's own and those of the mappings in its lists, and each
-item's :class:`~apimctl.manifests.documents.Positions` reads the file again (:class:`Reread`)
-when a problem needs another. A duplicate key, whose message names the first one's line,
-makes the reader start over with every position (:class:`Relocate`).
+item's :class:`~apimctl.manifests.documents.Positions` reads the file again (``Reread``) when
+a problem needs another. A duplicate key, whose message names the first one's line, makes
+the reader start over with every position (:class:`Relocate`).
 """
 
 from __future__ import annotations
@@ -18,13 +18,10 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Callable, Mapping, MutableMapping
-from dataclasses import dataclass
 from sys import intern
 from typing import Any
 
 import yaml
-from yaml.constructor import ConstructorError, SafeConstructor
-from yaml.resolver import Resolver
 
 from apimctl.manifests.documents import (
     LIST_KINDS,
@@ -34,29 +31,37 @@ from apimctl.manifests.documents import (
     Document,
     Item,
     Positions,
+    Reread,
+    reread_positions,
 )
 from apimctl.manifests.model import JsonPath, Position, Problems, format_path
 from apimctl.manifests.variables import substitute
+from apimctl.manifests.yaml_values import (
+    ALIAS,
+    BOOL,
+    BOOLS,
+    FLOAT,
+    INT,
+    MAP,
+    MAP_END,
+    MAP_START,
+    RESOLVED,
+    SCALAR,
+    SEQ,
+    SEQ_END,
+    SEQ_START,
+    SLOW,
+    STR,
+    Anchor,
+    build,
+    merge,
+    offset_position,
+    quick,
+    replay,
+    resolve,
+)
 
 _Loader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_T = "tag:yaml.org,2002:"
-_STR, _INT, _FLOAT, _BOOL, _NULL = _T + "str", _T + "int", _T + "float", _T + "bool", _T + "null"
-_TIMESTAMP, _SEQ, _MAP = _T + "timestamp", _T + "seq", _T + "map"
-_SCALAR, _ALIAS = yaml.ScalarEvent, yaml.AliasEvent
-_SEQ_START, _SEQ_END = yaml.SequenceStartEvent, yaml.SequenceEndEvent
-_MAP_START, _MAP_END = yaml.MappingStartEvent, yaml.MappingEndEvent
-_CONSTRUCTOR = SafeConstructor()
-_RESOLVER = Resolver()
-_CONSTRUCT = {
-    _INT: _CONSTRUCTOR.construct_yaml_int,
-    _FLOAT: _CONSTRUCTOR.construct_yaml_float,
-    _BOOL: _CONSTRUCTOR.construct_yaml_bool,
-}
-_BOOLS: dict[str, bool] = _CONSTRUCTOR.bool_values
-# first characters of the plain scalars an implicit resolver may read as something else than
-# a string (numbers, booleans, null, timestamps, ``<<``, ``=``): any other plain text is a string
-_RESOLVED_FIRST = frozenset(k for k in _RESOLVER.yaml_implicit_resolvers if k)
-_SLOW = object()
 
 
 class Abort(Exception):
@@ -65,48 +70,6 @@ class Abort(Exception):
 
 class Relocate(Exception):
     """A problem needs positions the reader did not record: read the file with every one."""
-
-
-class Reread:
-    """A file read again with every position, for the items whose tables a lookup completes.
-
-    ``source`` gives the text again (from disk: the text is not kept in memory meanwhile, a
-    large part of it at 50,000 endpoints), or ``None`` when the file changed since it was read
-    (then the positions not recorded stay unknown, and messages name the item's)."""
-
-    def __init__(self, file: str, source: Callable[[], str | None], env: Mapping[str, str]) -> None:
-        self.file, self.source, self.env = file, source, env
-        self.tables: dict[tuple[str, int], dict[JsonPath, Position]] | None = None
-
-    def positions(self, kind: str, index: int) -> dict[JsonPath, Position]:
-        """Every position of the ``index``-th item of ``kind`` in the file."""
-        if self.tables is None:
-            self.tables = {}
-            text = self.source()
-            if text is None:
-                return {}
-            reader = EventReader(self.file, text, self.env, Problems(), every_position=True)
-            try:
-                for doc in reader.documents():
-                    for items in doc.items.values():
-                        self.tables.update({(it.kind, it.index): it.positions.complete() for it in items})
-            except (Abort, yaml.YAMLError):  # read once already: never expected
-                pass
-            finally:
-                reader.dispose()
-        return self.tables.pop((kind, index), {})
-
-
-def _reread(reread: Reread, kind: str, index: int) -> dict[JsonPath, Position]:
-    return reread.positions(kind, index)
-
-
-@dataclass
-class _Anchor:
-    value: Any
-    positions: dict[JsonPath, Position]
-    refs: dict[JsonPath, str]
-    nodes: int
 
 
 class EventReader:
@@ -124,11 +87,12 @@ class EventReader:
         # gives the rest); outside items (top-level keys, settings) always every one
         self.every_position = every_position
         self.every = True
-        self.reread = None if every_position else Reread(file, source or functools.partial(str, text), env)
+        self.reread = None if every_position else Reread(
+            file, source or functools.partial(str, text), env, _every_position)
         self.budget = max(100_000, len(text))  # nodes that aliases may add
         self.nodes = 0
         self.entries = 0  # list items and mapping keys read so far
-        self.anchors: dict[str, _Anchor] = {}
+        self.anchors: dict[str, Anchor] = {}
         self.prefix: JsonPath = ()
         self.counters: dict[str, int] = {}
         self.item: Item | None = None  # the top-level object being read
@@ -176,7 +140,7 @@ class EventReader:
             if key is None:
                 continue
             nxt = self.loader.peek_event()
-            if key in LIST_KINDS and isinstance(nxt, yaml.SequenceStartEvent) and nxt.tag in (None, "!", _SEQ):
+            if key in LIST_KINDS and isinstance(nxt, yaml.SequenceStartEvent) and nxt.tag in (None, "!", SEQ):
                 doc.root[key] = self.items(key, doc)
             else:
                 doc.root[key] = self.value(self.next(), (key,), doc.positions, doc.refs, 1)
@@ -208,17 +172,17 @@ class EventReader:
         reread = self.reread
         if reread is None:
             return Positions()
-        return Positions(functools.partial(_reread, reread, kind, index))  # pickles
+        return Positions(functools.partial(reread_positions, reread, kind, index))  # pickles
 
-    # --- nodes ----------------------------------------------------------------------------
+    # --- nodes -----------------------------------------------------------------------------
     # The loops below run once per YAML node of every file: they compare event types with
-    # ``is``, read the common scalars with :func:`_quick` and build a node's path only when
+    # ``is``, read the common scalars with :func:`quick` and build a node's path only when
     # it is needed (a container, a position, a problem, a reference).
 
     def value(self, ev: Any, rel: JsonPath, positions: MutableMapping[JsonPath, Position],
               refs: dict[JsonPath, str], depth: int) -> Any:
         kind = type(ev)
-        if kind is _ALIAS:
+        if kind is ALIAS:
             return self.alias(ev, rel, positions, refs)
         if depth > MAX_DEPTH:
             self.error(self.pos(ev.start_mark), rel, f"nested more than {MAX_DEPTH} levels deep")
@@ -226,9 +190,9 @@ class EventReader:
             return None
         if ev.anchor:
             return self.anchored(ev, rel, positions, refs, depth)
-        if kind is _SCALAR:
+        if kind is SCALAR:
             return self.scalar(ev, rel, refs)
-        if kind is _SEQ_START:
+        if kind is SEQ_START:
             return self.sequence(ev, rel, positions, refs, depth)
         return self.mapping(ev, rel, positions, refs, depth)
 
@@ -244,8 +208,8 @@ class EventReader:
             value = self.value(ev, (), sub_pos, sub_refs, depth)
         finally:
             self.prefix = saved_prefix
-        self.anchors[anchor] = _Anchor(value, sub_pos, sub_refs, len(sub_pos) + 1)
-        self.replay(self.anchors[anchor], rel, positions, refs)
+        self.anchors[anchor] = Anchor(value, sub_pos, sub_refs, len(sub_pos) + 1)
+        replay(self.anchors[anchor], rel, positions, refs)
         return value
 
     def alias(self, ev: Any, rel: JsonPath, positions: MutableMapping[JsonPath, Position],
@@ -259,62 +223,53 @@ class EventReader:
             self.error(self.pos(ev.start_mark), rel, f"YAML aliases expand to more than {self.budget} "
                        "nodes; refusing to expand them")
             raise Abort
-        self.replay(found, rel, positions, refs)
+        replay(found, rel, positions, refs)
         return copy.deepcopy(found.value)
-
-    @staticmethod
-    def replay(anchor: _Anchor, rel: JsonPath, positions: MutableMapping[JsonPath, Position],
-               refs: dict[JsonPath, str]) -> None:
-        for sub, where in anchor.positions.items():
-            if sub:
-                positions[rel + sub] = where
-        for sub, raw in anchor.refs.items():
-            refs[rel + sub] = raw
 
     def skip(self, ev: Any) -> None:
         """Consume the events of a node that is not built."""
-        depth = 1 if type(ev) in (_SEQ_START, _MAP_START) else 0
+        depth = 1 if type(ev) in (SEQ_START, MAP_START) else 0
         while depth:
             kind = type(self.next())
-            if kind is _SEQ_START or kind is _MAP_START:
+            if kind is SEQ_START or kind is MAP_START:
                 depth += 1
-            elif kind is _SEQ_END or kind is _MAP_END:
+            elif kind is SEQ_END or kind is MAP_END:
                 depth -= 1
 
     def sequence(self, ev: Any, rel: JsonPath, positions: MutableMapping[JsonPath, Position],
                  refs: dict[JsonPath, str], depth: int) -> list[Any]:
-        if ev.tag is not None and ev.tag != "!" and ev.tag != _SEQ:
+        if ev.tag is not None and ev.tag != "!" and ev.tag != SEQ:
             self.error(self.pos(ev.start_mark), rel, f"unsupported YAML tag {ev.tag}")
         get, file, every = self.loader.get_event, self.file, self.every
         out: list[Any] = []
         while True:
             item = get()
             kind = type(item)
-            if kind is _SEQ_END:
+            if kind is SEQ_END:
                 return out
             self.entries += 1
             if self.entries > MAX_ENTRIES:
                 self.too_many(item, (*rel, len(out)))
-            if kind is _SCALAR and not item.anchor:
-                value = _quick(item)
-                if value is not _SLOW and not every:
+            if kind is SCALAR and not item.anchor:
+                value = quick(item)
+                if value is not SLOW and not every:
                     out.append(value)
                     continue
                 path = (*rel, len(out))
                 if every:
                     mark = item.start_mark
                     positions[path] = Position(file, mark.line + 1, mark.column + 1)
-                out.append(value if value is not _SLOW else self.scalar(item, path, refs))
+                out.append(value if value is not SLOW else self.scalar(item, path, refs))
                 continue
             path = (*rel, len(out))
-            if every or kind is _MAP_START:  # a mapping in a list: an object plan may locate
+            if every or kind is MAP_START:  # a mapping in a list: an object plan may locate
                 mark = item.start_mark
                 positions[path] = Position(file, mark.line + 1, mark.column + 1)
             out.append(self.value(item, path, positions, refs, depth + 1))
 
     def mapping(self, ev: Any, rel: JsonPath, positions: MutableMapping[JsonPath, Position],
                 refs: dict[JsonPath, str], depth: int) -> dict[str, Any]:
-        if ev.tag is not None and ev.tag != "!" and ev.tag != _MAP:
+        if ev.tag is not None and ev.tag != "!" and ev.tag != MAP:
             self.error(self.pos(ev.start_mark), rel, f"unsupported YAML tag {ev.tag}")
         get, file, every = self.loader.get_event, self.file, self.every
         out: dict[str, Any] = {}
@@ -322,9 +277,9 @@ class EventReader:
         while True:
             kev = get()
             kind = type(kev)
-            if kind is _MAP_END:
+            if kind is MAP_END:
                 break
-            if kind is not _SCALAR:
+            if kind is not SCALAR:
                 self.bad_key(kev, rel)
                 continue
             key = intern(kev.value)  # one copy of each key
@@ -354,13 +309,14 @@ class EventReader:
                 mark = kev.start_mark
                 positions[(*rel, key)] = Position(file, mark.line + 1, mark.column + 1)
             vev = get()
-            if type(vev) is _SCALAR and not vev.anchor:
-                value = _quick(vev)
-                out[key] = value if value is not _SLOW else self.scalar(vev, (*rel, key), refs)
+            if type(vev) is SCALAR and not vev.anchor:
+                value = quick(vev)
+                out[key] = value if value is not SLOW else self.scalar(vev, (*rel, key), refs)
             else:
                 out[key] = self.value(vev, (*rel, key), positions, refs, depth + 1)
         for merged, sub_pos, sub_refs in merges:
-            self.merge(out, merged, sub_pos, sub_refs, rel, positions, refs, self.pos(kev.start_mark))
+            if not merge(out, merged, sub_pos, sub_refs, rel, positions, refs):
+                self.error(self.pos(kev.start_mark), rel, "a merge key (<<) needs a mapping or a list of mappings")
         return out
 
     def too_many(self, ev: Any, rel: JsonPath) -> None:
@@ -373,31 +329,10 @@ class EventReader:
         self.skip(ev)
         self.skip(self.next())
 
-    def merge(self, out: dict[str, Any], merged: Any, sub_pos: dict[JsonPath, Position],
-              sub_refs: dict[JsonPath, str], rel: JsonPath, positions: MutableMapping[JsonPath, Position],
-              refs: dict[JsonPath, str], where: Position) -> None:
-        """YAML merge keys (``<<: *defaults``): keys written in the mapping win."""
-        sources = [(merged, ())] if isinstance(merged, dict) else \
-            [(m, (i,)) for i, m in enumerate(merged)] if isinstance(merged, list) else []
-        if not sources or not all(isinstance(m, dict) for m, _ in sources):
-            self.error(where, rel, "a merge key (<<) needs a mapping or a list of mappings")
-            return
-        for source, base in sources:
-            for key, val in source.items():
-                if key in out:
-                    continue
-                out[key] = val
-                for sub, p in sub_pos.items():
-                    if sub[:len(base) + 1] == (*base, key):
-                        positions[(*rel, *sub[len(base):])] = p
-                for sub, raw in sub_refs.items():
-                    if sub[:len(base) + 1] == (*base, key):
-                        refs[(*rel, *sub[len(base):])] = raw
-
     def key(self, seen: dict[str, Position], rel: JsonPath, positions: dict[JsonPath, Position]) -> str | None:
         """Read one top-level key; ``None`` (value skipped) when it is unusable or a duplicate."""
         ev = self.next()
-        if type(ev) is not _SCALAR:
+        if type(ev) is not SCALAR:
             self.bad_key(ev, rel)
             return None
         where = self.pos(ev.start_mark)
@@ -414,97 +349,52 @@ class EventReader:
     def scalar(self, ev: Any, rel: JsonPath, refs: dict[JsonPath, str]) -> Any:
         tag, value = ev.tag, ev.value
         if tag is None or tag == "!":
-            tag = (_RESOLVED.get(value) or _resolve(value)) if ev.implicit[0] else _STR
-        if tag == _STR:
+            tag = (RESOLVED.get(value) or resolve(value)) if ev.implicit[0] else STR
+        if tag == STR:
             return self.substituted(ev, rel, refs) if "$" in value else value
-        if tag == _INT and value.isdigit() and (value[0] != "0" or value == "0"):
+        if tag == INT and value.isdigit() and (value[0] != "0" or value == "0"):
             return int(value)
-        if tag == _BOOL:
-            return _CONSTRUCTOR.bool_values[value.lower()]
+        if tag == BOOL:
+            return BOOLS[value.lower()]
         return self.construct(tag, ev, rel)
 
     def construct(self, tag: str, ev: Any, rel: JsonPath) -> Any:
-        if tag == _NULL:
-            return None
-        if tag == _TIMESTAMP:
-            return ev.value
-        build = _CONSTRUCT.get(tag)
-        if build is None:
-            self.error(self.pos(ev.start_mark), rel, f"unsupported YAML tag {tag.replace(_T, '!!')}")
-            return ev.value
-        try:
-            return build(yaml.ScalarNode(tag, ev.value))
-        except (ValueError, ConstructorError):
-            self.error(self.pos(ev.start_mark), rel, f"'{ev.value}' is not a valid {tag.replace(_T, '')}")
-            return ev.value
+        value, problem = build(tag, ev.value)
+        if problem is not None:
+            self.error(self.pos(ev.start_mark), rel, problem)
+        return value
 
     def substituted(self, ev: Any, rel: JsonPath, refs: dict[JsonPath, str]) -> Any:
         result = substitute(ev.value, self.env)
         if result.uses_variables:
             refs[rel] = ev.value
         for offset, message in result.problems:
-            self.error(self.offset_pos(ev, offset), rel, message)
+            self.error(offset_position(self.pos(ev.start_mark), ev, offset), rel, message)
         for offset, message in result.warnings:
-            self.problems.warning(self.offset_pos(ev, offset), format_path(self.prefix + rel), message)
+            self.problems.warning(offset_position(self.pos(ev.start_mark), ev, offset), format_path(self.prefix + rel), message)
         if result.whole and not ev.style and not result.problems:  # plain style: None or ''
             # an unquoted ``${PORT}`` takes the type its value has in YAML (8080 -> integer)
-            tag = _resolve(result.text)  # an empty value stays "", it does not become null
-            if tag in (_INT, _FLOAT, _BOOL):
+            tag = resolve(result.text)  # an empty value stays "", it does not become null
+            if tag in (INT, FLOAT, BOOL):
                 if self.item is not None:
                     self.item.typed[(*self.prefix, *rel)[2:]] = result.text
                 return self.construct(tag, yaml.ScalarEvent(None, tag, (True, False), result.text,
                                                             ev.start_mark, ev.end_mark), rel)
         return result.text
 
-    def offset_pos(self, ev: Any, offset: int) -> Position:
-        start = self.pos(ev.start_mark)
-        if ev.start_mark.line != ev.end_mark.line:
-            return start
-        if not ev.style:
-            return Position(start.file, start.line, start.col + offset)
-        if (ev.style == "'" and "'" not in ev.value[:offset]) or (ev.style == '"' and "\\" not in ev.value[:offset]):
-            return Position(start.file, start.line, start.col + 1 + offset)
-        return start
 
-
-def _quick(ev: Any) -> Any:
-    """The value of a scalar event (not anchored) that needs no path: a string without ``$``,
-    a plain decimal integer or boolean; ``_SLOW`` for any other (tags, ``${VAR}``, floats,
-    null, timestamps, problems), which :meth:`EventReader.scalar` builds."""
-    text = ev.value
-    if ev.tag is not None or "$" in text:
-        return _SLOW
-    if not ev.implicit[0] or (text and text[0] not in _RESOLVED_FIRST):
-        return _shared(text)  # quoted, or plain text no resolver reads as anything else
-    tag = _RESOLVED.get(text)
-    if tag == _STR:
-        return _shared(text)
-    if tag == _INT and text.isdigit() and (text[0] != "0" or text == "0"):
-        return int(text)
-    if tag == _BOOL:
-        return _BOOLS[text.lower()]
-    return _SLOW
-
-
-_SHARED_UP_TO = 100  # characters: longer texts rarely repeat
-
-
-def _shared(text: str) -> str:
-    """One copy of each short text (manifests repeat their values: hosts, methods, ``true``
-    spelled as text; a large manifest takes a third less memory)."""
-    return intern(text) if len(text) <= _SHARED_UP_TO else text
-
-
-_RESOLVED: dict[str, str] = {}
-
-
-def _resolve(value: str) -> str:
-    """The implicit tag of a plain scalar (cached: manifests repeat true, false and numbers)."""
-    if value and value[0] not in _RESOLVED_FIRST:
-        return _STR
-    tag = _RESOLVED.get(value)
-    if tag is None:
-        tag = str(_RESOLVER.resolve(yaml.ScalarNode, value, (True, False)))  # type: ignore[no-untyped-call]
-        if len(_RESOLVED) < 10_000:
-            _RESOLVED[value] = tag
-    return tag
+def _every_position(file: str, text: str, env: Mapping[str, str]
+                    ) -> dict[tuple[str, int], dict[JsonPath, Position]]:
+    """Every position of each item of a file read again (:class:`Reread`), by the item's kind
+    and index."""
+    tables: dict[tuple[str, int], dict[JsonPath, Position]] = {}
+    reader = EventReader(file, text, env, Problems(), every_position=True)
+    try:
+        for doc in reader.documents():
+            for items in doc.items.values():
+                tables.update({(it.kind, it.index): it.positions.complete() for it in items})
+    except (Abort, yaml.YAMLError):  # read once already: never expected
+        pass
+    finally:
+        reader.dispose()
+    return tables

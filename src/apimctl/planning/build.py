@@ -70,7 +70,8 @@ from apimctl.planning.rules import (
 )
 from apimctl.planning.steps import Builder
 from apimctl.plans.model import Plan, Step, address
-from apimctl.state.live import Lister, LiveState, no_cycle_collection, read_live
+from apimctl.speed import collector_paused
+from apimctl.state.live import Lister, LiveState, read_live
 
 # --- entry points ----------------------------------------------------------------------------
 
@@ -103,7 +104,7 @@ def build_plan(manifest: ManifestLike, live: LiveState, options: PlanOptions | N
     """The plan turning ``live`` into what ``manifest`` declares (pure: no I/O; ``options``
     but ``impact``). ``dialect``: the target's (SUPPLEMENT §10; default ``spec``, not
     recorded in the plan): the manifests' values are compared and written in its vocabulary."""
-    with no_cycle_collection():
+    with collector_paused(promote=True):
         return _build(manifest, live, options or PlanOptions(), dialect)
 
 

@@ -27,8 +27,9 @@ from apimctl.errors import ApimctlError, PlanError
 from apimctl.planning.impact_rules import impacts_of
 from apimctl.planning.impact_world import Known, Recorder, World
 from apimctl.plans.model import Change, Impact, ImpactRead, Plan, Step
+from apimctl.speed import collector_paused
 from apimctl.state.keys import KeyRead, PageReader, read_keys
-from apimctl.state.live import LiveState, no_cycle_collection
+from apimctl.state.live import LiveState
 
 MODES: Final = ("auto", "always", "never")
 
@@ -49,7 +50,7 @@ async def attach_impact(client: object, plan: Plan, live: LiveState, mode: str =
         try:
             if not isinstance(client, PageReader):
                 raise PlanError("this client cannot read the package keys page by page")
-            with no_cycle_collection():  # pages of plain dicts, reduced as they come
+            with collector_paused(promote=True):  # pages of plain dicts, reduced as they come
                 read = await read_keys(client, wanted, applications=recorder.owners)
         except ApimctlError as exc:
             if mode == "always":

@@ -1,7 +1,7 @@
 """The normal forms of a large area's live objects, made on two cores.
 
 :class:`apimctl.state.live._Reader` hands each live object to :class:`NormalBatches`, which
-makes the digests of its normal form (:attr:`~apimctl.state.live.LiveObject.norm`) in batches:
+makes the digests of its normal form (:attr:`~apimctl.state.objects.LiveObject.norm`) in batches:
 in the worker process (:mod:`apimctl.workers`) once the area has shown enough objects to pay for
 it, here otherwise.
 """
@@ -9,7 +9,7 @@ it, here otherwise.
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from apimctl import kinds, workers
 from apimctl.kinds import Kind
@@ -18,10 +18,8 @@ from apimctl.kinds.ops import Context
 from apimctl.speed import collector_paused
 from apimctl.state.digests import Digests, digests
 from apimctl.state.normalise import normalise
+from apimctl.state.objects import LiveObject
 from apimctl.state.packing import Packer
-
-if TYPE_CHECKING:
-    from apimctl.state.live import LiveObject
 
 # Objects whose normal forms are made together: in the worker process (:mod:`apimctl.workers`)
 # while the reading goes on, once the area has proved large enough to pay for starting it

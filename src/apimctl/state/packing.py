@@ -1,6 +1,6 @@
 """Live documents kept as bytes: msgpack, deflated against a preset dictionary.
 
-:class:`apimctl.state.live.LiveObject` keeps its document packed (an endpoint of 5 KB as
+:class:`apimctl.state.objects.LiveObject` keeps its document packed (an endpoint of 5 KB as
 Python objects in about 50 bytes) and unpacks it on each access.
 """
 

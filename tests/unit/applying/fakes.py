@@ -6,10 +6,12 @@ from typing import Any
 
 from apimctl.api.ratelimit import Backoff
 
+from ..areakit import ClientDefaults
+
 NO_WAIT = Backoff(base=0.0, cap=0.0)
 
 
-class FakeClient:
+class FakeClient(ClientDefaults):
     """Records calls; answers from ``replies`` (path -> value or exception list) or echoes."""
 
     def __init__(self, replies: dict[tuple[str, str], list[Any]] | None = None) -> None:

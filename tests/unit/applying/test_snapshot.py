@@ -105,7 +105,6 @@ KEPT_IDS = {"service:W": "s1", "endpoint:W/F": "e1", "method:W/F/get": "m1", "er
 def test_the_watched_read_keeps_ids_and_the_snapshot_of_the_lists_read() -> None:
     keeper = Keeper()
     watched = Watched(FakeArea(ROWS), keeper)
-    assert not hasattr(watched, "pages")
     asyncio.run(watched.list_all("/services"))
     asyncio.run(watched.list_all(ROLES))
     assert keeper.index.ids == KEPT_IDS  # the lease left out

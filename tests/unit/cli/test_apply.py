@@ -9,7 +9,7 @@ from rich.console import Console
 
 from apimctl.applying.schedule import ProgressEvent
 from apimctl.cli import cli
-from apimctl.cli.apply import plain_progress, progress_display, scrubbed
+from apimctl.cli.apply_terminal import plain_progress, progress_display, scrubbed
 from apimctl.plans.model import Plan, Step
 from apimctl.render.style import Redactor
 

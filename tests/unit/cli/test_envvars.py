@@ -14,7 +14,8 @@ import click
 import pytest
 
 from apimctl.cli import cli
-from apimctl.cli.common import CONNECTION_SETTINGS, Lines, Number
+from apimctl.cli.common import Lines, Number
+from apimctl.cli.group import CONNECTION_SETTINGS
 
 REQUIRED_ARGS = {"completion": ["bash"], "call": ["GET", "https://api.example.com/"], "show": ["plan.json"]}
 

@@ -12,7 +12,7 @@ import click
 import pytest
 
 from apimctl.cli import cli
-from apimctl.cli.common import LazyCommands
+from apimctl.cli.group import LazyCommands
 
 HEAVY = ("apimctl.planning.build", "apimctl.applying", "apimctl.export", "apimctl.lint.run",
          "apimctl.server.app", "httpx", "starlette")

@@ -1,0 +1,194 @@
+"""The live model: :class:`LiveObject` (one object of the area, its document kept packed) and
+:class:`LiveState` (every live object, per kind), and what a live object keeps of the API's
+object it was read from (:class:`Kept`, :func:`repeats`).
+
+:mod:`apimctl.state.live` reads an area into these values; planning, drift, export and apply
+read them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from apimctl import kinds
+from apimctl.api.quirks import as_list
+from apimctl.kinds import Kind
+from apimctl.kinds.dialects import VOCABULARIES, mashery_values
+from apimctl.kinds.ops import Context
+from apimctl.speed import per_name
+from apimctl.state.digests import Digests
+from apimctl.state.packing import PLAIN, Packer
+
+
+class LiveObject:
+    """One live object: its key, id, parent, manifest-shaped ``doc`` and fingerprint facts.
+
+    ``doc`` is stored packed and decoded on each access (a new dict every time: change a
+    copy, or assign ``doc`` to replace it). ``norm`` holds the digests of the object's
+    normal form in ``context`` (:func:`apimctl.state.digests.digests`), ``None`` when not
+    made.
+    ``raw`` is the API's object as read, only the fields telling copies apart (id, identity,
+    ``created``, ``status``; the keyed lists and sets with their items' ids and ``created``
+    only when two items of one of them share an identity): duplicates inside keyed lists are
+    found there, before the normal form collapses them. Child collections are not kept (they
+    are objects of their own).
+    """
+
+    __slots__ = ("_packed", "_packer", "_raw", "context", "id", "key", "kind", "name", "norm",
+                 "parent_id", "parent_key", "revision", "updated")
+
+    def __init__(self, kind: str, key: str, id: str, doc: dict[str, Any],
+                 parent_key: str | None = None, parent_id: str | None = None,
+                 updated: str | None = None, revision: int | None = None, name: str = "",
+                 raw: Mapping[str, Any] | tuple[Any, ...] | None = None, *,
+                 packer: Packer | None = None, norm: Digests | None = None,
+                 context: Context | None = None) -> None:
+        self.kind = kind
+        self.key = key
+        self.id = id
+        self.parent_key = parent_key
+        self.parent_id = parent_id
+        self.updated = updated
+        self.revision = revision
+        self.name = name or str(doc.get(kinds.get(kind).identity, ""))
+        self._raw = raw  # a mapping, or the values of the kind's kept fields (``Kept``)
+        self.norm = norm
+        self.context = context
+        self._packer = packer or PLAIN
+        self._packed = self._packer.pack(doc)
+
+    @property
+    def raw(self) -> Mapping[str, Any]:
+        kept = self._raw
+        if kept is None:
+            return {}
+        if isinstance(kept, tuple):
+            names = kept_of(kinds.get(self.kind)).scalars
+            return {n: v for n, v in zip(names, kept, strict=True) if v is not ABSENT}
+        return kept
+
+    @property
+    def keeps_lists(self) -> bool:
+        """Whether :attr:`raw` may hold nested lists: not when the reader found no two items
+        of a keyed list or set sharing an identity (it then keeps the kept scalars alone)."""
+        return not isinstance(self._raw, tuple)
+
+    @property
+    def doc(self) -> dict[str, Any]:
+        return self._packer.unpack(self._packed)
+
+    @doc.setter
+    def doc(self, value: dict[str, Any]) -> None:
+        self._packed = self._packer.pack(value)
+        self.norm = None
+
+    @property
+    def packed(self) -> tuple[bytes, bytes | None] | None:
+        """The document as kept: its packed bytes and the preset dictionary they were deflated
+        against (``None`` when kept unpacked: it has no encoding)."""
+        packed = self._packed
+        return (packed, self._packer.zdict) if isinstance(packed, bytes) else None
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.kind, self.key, self.id, self.doc, self.parent_key, self.parent_id,
+                self.updated, self.revision, self.name)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LiveObject):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"LiveObject(kind={self.kind!r}, key={self.key!r}, id={self.id!r}, "
+                f"doc={self.doc!r}, parent_key={self.parent_key!r}, parent_id={self.parent_id!r}, "
+                f"updated={self.updated!r}, revision={self.revision!r}, name={self.name!r})")
+
+
+@dataclass(repr=False)
+class LiveState:
+    """Every live object, per kind, in the order the API listed them; ``spelled``: per kind,
+    the first document with values spelled the ``mashery`` way (SUPPLEMENT §10.2), which
+    dialect detection looks at rather than at every document again."""
+
+    objects: dict[str, list[LiveObject]] = field(default_factory=dict)
+    spelled: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def of(self, kind: str) -> list[LiveObject]:
+        return self.objects.get(kind, [])
+
+    def add(self, obj: LiveObject, doc: dict[str, Any] | None = None) -> None:
+        """Add ``obj`` (``doc``: its document, when at hand)."""
+        self.objects.setdefault(obj.kind, []).append(obj)
+        if obj.kind in VOCABULARIES and obj.kind not in self.spelled:
+            doc = obj.doc if doc is None else doc
+            if mashery_values(obj.kind, doc):
+                self.spelled[obj.kind] = doc
+
+    def count(self) -> int:
+        return sum(len(v) for v in self.objects.values())
+
+    def __repr__(self) -> str:  # a summary: asyncio may repr a task's result (the state)
+        counts = ", ".join(f"{kind} {len(objs)}" for kind, objs in self.objects.items())
+        return f"LiveState({counts})"
+
+
+# --- what a live object keeps of its raw object ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What :attr:`LiveObject.raw` keeps of one kind's raw objects (made once per kind):
+    the fields telling copies apart (id, identity, ``created``, ``status``), and the keyed
+    lists and sets holding nested items, kept when two items share an identity; ``lists``:
+    each of those by path, with the field identifying its items."""
+
+    kind: Kind
+    scalars: tuple[str, ...]
+    heads: tuple[str, ...]
+    lists: tuple[tuple[tuple[str, ...], str], ...]
+    repeated: tuple[int, ...]  # the scalars whose texts repeat across objects (shared)
+
+
+ABSENT: Any = object()  # a kept field the raw object lacks
+
+
+@per_name
+def kept_of(kind: Kind) -> Kept:
+    paths = (*kind.keyed, *kind.sets)
+    scalars = tuple(sorted({"id", "created", "status", kind.identity}))
+    return Kept(kind, scalars, tuple(sorted({p.split(".")[0] for p in paths})),
+                 tuple((tuple(p.split(".")), kind.keyed.get(p, "id")) for p in paths),
+                 tuple(i for i, name in enumerate(scalars) if name != "id"))
+
+
+def _lists_at(value: Any, parts: tuple[str, ...]) -> Iterator[list[Any]]:
+    """The lists found at a dotted path, through every item of the lists on the way."""
+    items = as_list(value.get(parts[0])) if isinstance(value, Mapping) else []
+    if len(parts) == 1:
+        yield items
+        return
+    for item in items:
+        yield from _lists_at(item, parts[1:])
+
+
+def repeats(kind: Kind, raw: Mapping[str, Any]) -> bool:
+    """Whether a keyed list (by its key field) or a set (by the items' ids) of ``raw`` holds
+    two items with one identity, at any depth: the nested duplicates planning reports."""
+    for parts, key_field in kept_of(kind).lists:
+        head = raw.get(parts[0])
+        if not head or (len(parts) == 1 and (not isinstance(head, list) or len(head) < 2)):
+            continue  # nothing there, or a single item
+        for items in _lists_at(raw, parts):
+            seen: set[str] = set()
+            for item in items:
+                ident = item.get(key_field) if isinstance(item, Mapping) else None
+                if ident in (None, ""):
+                    continue
+                if str(ident) in seen:
+                    return True
+                seen.add(str(ident))
+    return False
