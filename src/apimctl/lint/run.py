@@ -24,6 +24,7 @@ from typing import Any
 
 from apimctl.errors import ManifestError
 from apimctl.kinds.dialects import SPEC, Dialect, dialect_of
+from apimctl.kinds.reference_paths import rewrite
 from apimctl.lint.engine import run_rules
 from apimctl.lint.loading import load_rulesets
 from apimctl.lint.model import RECOMMENDED, Finding, LintReport, RuleInfo
@@ -118,27 +119,17 @@ def masked(doc: dict[str, Any], refs: Mapping[JsonPath, str]) -> dict[str, Any]:
     """``doc`` with every secret field replaced by its ``${VAR}`` reference text, or by
     ``(sensitive)`` for a literal value. Containers on the way to a secret are copied;
     ``doc`` itself is not changed."""
-    paths = list(secret_paths(doc))
-    if not paths:
-        return doc
-    out = dict(doc)
-    copied = {id(out)}
-    for path in paths:
-        node: Any = out
-        for part in path[:-1]:
-            child = node[part]
-            if id(child) not in copied:
-                child = list(child) if isinstance(child, list) else dict(child)
-                copied.add(id(child))
-                node[part] = child
-            node = child
-        value = node[path[-1]]
+    values = []
+    for path in secret_paths(doc):
         raw = refs.get(path)
         if raw is None:
+            value: Any = doc
+            for part in path:
+                value = value[part]
             plain = isinstance(value, str) and (not value or _REFERENCE.fullmatch(value))
             raw = value if plain else "(sensitive)"
-        node[path[-1]] = raw
-    return out
+        values.append((path, raw))
+    return rewrite(doc, values) if values else doc
 
 
 def _lint_settings(manifest: Manifest) -> dict[str, Any]:
