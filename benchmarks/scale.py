@@ -56,12 +56,14 @@ import httpx
 import yaml
 from generated import ENDPOINTS_PER_SERVICE, PLANS_PER_PACKAGE, area, one_percent_change
 
+from apimctl import kinds
+
 TOKEN = "scale-token"
 OPERATOR = "scale-operator"
 PAGE = 1000
 PAGE_FIELDS = "id,name,endpoints.*"
-TOP_LEVEL = ("/services", "/packages", "/roles", "/domains", "/scheduledMaintenanceEvents",
-             "/organizations")
+# the collections a plan reads: one list per top-level kind of the registry
+TOP_LEVEL = tuple(kind.path for kind in kinds.TOP_LEVEL)
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 # extra environment of every apimctl child (``--no-workers``: APIMCTL_WORKERS=0)
 CHILD_SETTINGS: dict[str, str] = {}
