@@ -12,7 +12,6 @@ Each is imported once for both dialects (a module-scoped cache).
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
@@ -23,10 +22,10 @@ from click.testing import CliRunner
 from openapi_spec_validator import validate
 
 from apimctl.cli import cli
-from apimctl.cli.common import run_guarded
 from apimctl.openapi.area import export_openapi
 
 from .export_support import apply, client_for, describe, load, replan, server_app
+from .inprocess import entry_point
 
 DOCS = Path(__file__).resolve().parents[1] / "unit" / "openapi" / "documents"
 DOMAINS = "domains: [example.com, example.net, example.org, pokeapi.co]\n"
@@ -97,20 +96,11 @@ def test_the_real_document_is_large() -> None:
     assert len(doc["paths"]) >= 100 and len(doc["tags"]) >= 10
 
 
-def guarded(*args: str) -> tuple[int, str, str]:
-    """``apimctl ARGS`` through the real entry point, which maps errors to exit codes."""
-    runner = CliRunner()
-    with runner.isolation(input="", env={"CI": None}) as (out, err, _):
-        argv, sys.argv = sys.argv, ["apimctl", *args]
-        try:
-            code = run_guarded(cli)
-        finally:
-            sys.argv = argv
-        return code, out.getvalue().decode(), err.getvalue().decode()
-
-
-def test_export_openapi_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_export_openapi_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CI", raising=False)
+    guarded = entry_point(monkeypatch, capsys)
     for name, folder in (("petstore-3.1.yaml", "pets"), ("refs-heavy.yaml", "orders")):
         imported(DOCS / name, tmp_path / folder)
         code, _, err = guarded("apply", folder, "--auto-approve", "--url", "embedded")

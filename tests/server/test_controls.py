@@ -276,6 +276,17 @@ def uvicorn_controls(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator
     with serve_in_thread(mw) as base:
         yield base, mw, commits
 
+def raw_answer(base: str) -> bytes:
+    """What the server at ``base`` sends back to one call written on a bare socket (``b""``:
+    the connection closed without a byte)."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(b"GET /v3/rest/things/a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t1\r\n\r\n")
+        try:
+            return sock.recv(1024)
+        except ConnectionResetError:
+            return b""
+
 
 @pytest.mark.parametrize("uvicorn_controls", [{"fault_kinds": ["drop"]}], indirect=True)
 def test_drop_under_uvicorn(uvicorn_controls: tuple[str, ControlsMiddleware, list[str]]) -> None:
@@ -286,14 +297,7 @@ def test_drop_under_uvicorn(uvicorn_controls: tuple[str, ControlsMiddleware, lis
         with pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)):
             client.get("/v3/rest/things/a", headers=T1)
         assert client.get("/health").status_code == 200  # the server lives on
-    host, port = base.removeprefix("http://").split(":")
-    with socket.create_connection((host, int(port)), timeout=5) as sock:
-        sock.sendall(b"GET /v3/rest/things/a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t1\r\n\r\n")
-        try:
-            received = sock.recv(1024)
-        except ConnectionResetError:
-            received = b""
-    assert received == b""  # not even a status line
+    assert raw_answer(base) == b""  # not even a status line
     assert commits == []
     assert eventually(lambda: mw.counter.snapshot()["faults"], {"drop": 3}) == {"drop": 3}
 
@@ -325,12 +329,5 @@ def test_drop_under_uvicorn_behind_the_dialects_answer_headers(tmp_path: Path) -
 
     mw, _ = controls(tmp_path, fault_rate=1.0, fault_seed=3, fault_kinds=["drop"])
     with serve_in_thread(AnswerHeaders(mw, MASHERY)) as base:
-        host, port = base.removeprefix("http://").split(":")
-        with socket.create_connection((host, int(port)), timeout=5) as sock:
-            sock.sendall(b"GET /v3/rest/things/a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t1\r\n\r\n")
-            try:
-                received = sock.recv(1024)
-            except ConnectionResetError:
-                received = b""
-        assert received == b""  # not even a status line
+        assert raw_answer(base) == b""  # not even a status line
         assert eventually(lambda: mw.counter.snapshot()["faults"], {"drop": 1}) == {"drop": 1}

@@ -4,7 +4,6 @@ validate; bad documents are refused with their location and exit 1."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +12,11 @@ import yaml
 from click.testing import CliRunner
 
 from apimctl.cli import cli
-from apimctl.cli.common import run_guarded
 from apimctl.manifests import validate_paths
 from apimctl.openapi import ImportOptions, OpenApiError, import_openapi
 from apimctl.openapi.extensions import render_schema
+
+from ...integration.inprocess import entry_point
 
 DOCS = Path(__file__).parent / "documents"
 ROOT = Path(__file__).resolve().parents[3]
@@ -30,18 +30,6 @@ def endpoints(name: str, **options: Any) -> dict[str, dict[str, Any]]:
 
 def run(*args: str) -> Any:
     return CliRunner().invoke(cli, ["import", "openapi", *args], catch_exceptions=False)
-
-
-def guarded(*args: str) -> tuple[int, str, str]:
-    """``apimctl ARGS`` through the real entry point, which maps errors to exit codes."""
-    runner = CliRunner()
-    with runner.isolation(input="") as (out, err, _):
-        argv, sys.argv = sys.argv, ["apimctl", *args]
-        try:
-            code = run_guarded(cli)
-        finally:
-            sys.argv = argv
-        return code, out.getvalue().decode(), err.getvalue().decode()
 
 
 def test_swagger_2_host_base_path_and_header_key() -> None:
@@ -145,8 +133,10 @@ def test_options_apply_to_every_endpoint_over_the_document() -> None:
     ("unsupported-version.yaml", "unsupported-version.yaml:2:1: openapi:", "unsupported version"),
     ("nowhere.yaml", "nowhere.yaml:", "cannot read the document"),
 ])
-def test_bad_documents_are_refused_with_their_location(name: str, where: str, message: str) -> None:
-    code, out, err = guarded("import", "openapi", str(DOCS / name))
+def test_bad_documents_are_refused_with_their_location(
+        name: str, where: str, message: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = entry_point(monkeypatch, capsys)("import", "openapi", str(DOCS / name))
     assert (code, out) == (1, "")
     error = err.strip()
     assert "Traceback" not in error and len(error.splitlines()) == 1
