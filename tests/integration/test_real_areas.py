@@ -140,7 +140,11 @@ def areas(draw: st.DrawFn, dialect: str) -> dict[str, Any]:
     plan: dict[str, Any] = {"name": "Gold", "rateLimitPeriod": "day"}
     for key in ("qpsLimitCeiling", "rateLimitCeiling"):
         plan[key] = draw(st.sampled_from([5, 0, None] if dialect == MASHERY else [5, 0]))
-    return {"services": services, "package": package, "plan": plan}
+    # a plan's notices: no email template set, null, or the area's own set by its id (a string
+    # in the mashery dialect, SUPPLEMENT §10 types)
+    template_set = draw(st.sampled_from(["absent", "null", "the area's"]))
+    return {"services": services, "package": package, "plan": plan, "template_set": template_set,
+            "dialect": dialect}
 
 
 # --- the area, through the API ---------------------------------------------------------------
@@ -153,7 +157,14 @@ async def _seed(api: httpx.AsyncClient, area: dict[str, Any]) -> None:
     for service in area["services"]:
         made = _one(_ok(await api.post("/services", json=service, params={"fields": "id"})))
         service_ids.append(made["id"])
-    package = _one(_ok(await api.post("/packages", json={**area["package"], "plans": [area["plan"]]},
+    plan = dict(area["plan"])
+    if area["template_set"] == "null":
+        plan["emailTemplateSetId"] = None
+    elif area["template_set"] == "the area's":
+        sets = _ok(await api.get("/emailTemplateSets", params={"fields": "id"}))
+        set_id = sets[0]["id"]
+        plan["emailTemplateSetId"] = str(set_id) if area["dialect"] == MASHERY else int(set_id)
+    package = _one(_ok(await api.post("/packages", json={**area["package"], "plans": [plan]},
                                       params={"fields": "id,plans.id"})))
     plan_id = package["plans"][0]["id"]
     for sid in service_ids:
@@ -236,6 +247,8 @@ def _round_trip(dialect: str, area: dict[str, Any], which: str, where: Path) -> 
             referenced = set(_REF.findall(text))
             # a secret that was never set is exported as nothing, never as a reference
             assert len(referenced) == len(known), text
+            # the plan's email template set is written by name (the area's set is "Default")
+            assert ("emailTemplateSet: Default" in text) == (area["template_set"] == "the area's"), text
             env = export_env(folder, known)
             manifest = load([folder], env)  # validate: no error
             plan = await make_plan(client, manifest)
