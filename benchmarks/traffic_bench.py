@@ -45,7 +45,9 @@ from typing import Any
 
 import httpx
 
+from apimctl import kinds
 from apimctl.calltests.backends import BackendTransport, Stub
+from apimctl.kinds.dialects import dialect_of, translate
 from apimctl.server import ServerConfig, create_app
 from apimctl.server.traffic import create_traffic_app
 from apimctl.server.traffic.model import Call
@@ -196,8 +198,9 @@ def _one(response: httpx.Response) -> dict[str, Any]:
     return body[0] if isinstance(body, list) else body  # type: ignore[no-any-return]
 
 
-def populate(api: httpx.Client, address: str) -> None:
-    """The area of the benchmark, its system domain ``address``."""
+def populate(api: httpx.Client, address: str, dialect: str) -> None:
+    """The area of the benchmark, its system domain ``address``, in the ``dialect``'s
+    vocabulary."""
     for domain in ("example.com", "127.0.0.1"):
         _one(api.post("/domains", json={"domain": domain}))
     endpoint = {"name": "Forecast", "requestPathAlias": "/v1/forecast", "trafficManagerDomain": HOST,
@@ -208,13 +211,14 @@ def populate(api: httpx.Client, address: str) -> None:
                 "forwardedHeaders": ["svc-host", "svc-message-id"], "returnedHeaders": ["svc-message-id"],
                 "cors": {"domainsAllowed": [ORIGIN], "headersExposed": ["X-Svc-Message-ID"]},
                 "systemDomains": [{"address": address}]}
+    translate(kinds.ENDPOINT.name, endpoint, dialect_of(dialect))
     created = _one(api.post("/services", json={"name": "Weather", "endpoints": [endpoint]}))
-    service = _one(api.get(f"/services/{created['id']}", params={"fields": "id,endpoints.*"}))
+    service = _one(api.get(f"/services/{created['id']}", params={"fields": "id,endpoints.id,endpoints.methods.id"}))
     ep = service["endpoints"][0]
     package = _one(api.post("/packages", json={"name": "P", "plans": [{
         "name": "Gold", "qpsLimitCeiling": 1_000_000, "rateLimitCeiling": 100_000_000, "rateLimitPeriod": "day",
         "services": [{"id": service["id"], "endpoints": [{"id": ep["id"], "methods": [{"id": ep["methods"][0]["id"]}]}]}]}]}))
-    package = _one(api.get(f"/packages/{package['id']}", params={"fields": "id,plans"}))
+    package = _one(api.get(f"/packages/{package['id']}", params={"fields": "id,plans.id"}))
     _one(api.post("/members", json={"username": "b", "email": "b@example.com", "displayName": "B", "externalId": "b",
                                     "passwdNew": "pw-bench-123", "applications": [{"name": "A", "username": "b",
                                     "packageKeys": [{"apikey": KEY, "package": {"id": package["id"]},
@@ -294,10 +298,13 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=5000, help="calls per round")
     parser.add_argument("--connections", type=int, default=8, help="keep-alive connections of the load generator")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of each measure (ranges are printed)")
+    parser.add_argument("--dialect", choices=("spec", "mashery"), default="spec",
+                        help="the dialect of the emulator's area (apimctl serve --dialect)")
     args = parser.parse_args()
     calls, connections, rounds = args.calls, args.connections, range(args.rounds)
     parts = [name for name in ("httptools", "uvloop") if installed(name)]
-    print(f"{calls:,} calls a round, {args.rounds} rounds, {connections} keep-alive connections, every step on "
+    print(f"{calls:,} calls a round, {args.rounds} rounds, {connections} keep-alive connections, "
+          f"dialect {args.dialect}, every step on "
           f"(the listener on {' and '.join(parts) if parts else 'h11 and asyncio'})")
     backend_port, api_port, traffic_port = free_port(), free_port(), free_port()
     with tempfile.TemporaryDirectory() as folder, \
@@ -307,17 +314,17 @@ def main() -> None:
         print(spread("the back end alone", calls, [(wall, None) for wall, _ in runs]))
         db = str(Path(folder) / "s.db")
         serve = [sys.executable, "-m", "apimctl", "serve", "--db", db, "--port", str(api_port), "--token", "t=a",
-                 "--auto-approve-domains", "--traffic-port", str(traffic_port)]
+                 "--auto-approve-domains", "--traffic-port", str(traffic_port), "--dialect", args.dialect]
         with process(serve, api_port) as emulator:
             with httpx.Client(base_url=f"http://127.0.0.1:{api_port}/v3/rest",
                               headers={"Authorization": "Bearer t"}) as api:
-                populate(api, address)
+                populate(api, address, args.dialect)
             load(traffic_port, 200, connections, HOST, PATH, None)  # warm up
             runs = [load(traffic_port, calls, connections, HOST, PATH, emulator.pid) for _ in rounds]
         for wall, cpu in runs:
             print(f"   round: {rates(calls, wall, cpu)}")
         print(spread("1. through the traffic listener (apimctl serve --traffic-port), forwarded over HTTP", calls, runs))
-        app = create_app(ServerConfig(db_path=db, tokens={"t": "a"}))
+        app = create_app(ServerConfig(db_path=db, tokens={"t": "a"}, dialect=args.dialect))
         runs = [asyncio.run(direct(create_traffic_app(app).manager, calls, connections)) for _ in rounds]
         print(spread("2. in-process, forwarded over HTTP", calls, runs))
         stub = BackendTransport([Stub(address, body=b'{"ok": true}')])
