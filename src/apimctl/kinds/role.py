@@ -65,4 +65,5 @@ ROLE: Kind = Kind(
     export_first=("description",),
     operations=RoleOps,
     reserved=RESERVED_NAMES,
+    lease=LEASE_NAME,
 )

@@ -77,6 +77,8 @@ SERVICE: Kind = Kind(
         *(f"{ENDPOINT.manifest_key}.{f}" for f in ENDPOINT.fields),
     ),
     file_per_object=True,
+    probed=True,
+    editor_recorded=True,
     export_first=("description", "version"),
     risky=frozenset({"qpsLimitOverall", "securityProfile.oauth.qpsLimitCeiling",
                      "securityProfile.oauth.rateLimitCeiling"}),

@@ -115,10 +115,6 @@ _GENERIC_MODULES = ("apimctl.platform", "apimctl.kinds.base", "apimctl.kinds.ops
 # (the count the scan gives). A module that grows fails, and one that is clean fails until it
 # leaves this list; nothing may be added. Emptying it is the end of "one home per kind".
 ALLOWED_IMPORTS: dict[str, int] = {
-    # applying/: the lease is a role by design (its name and the role kind's path); doctor's
-    # first call lists services
-    "applying/doctor.py": 1,
-    "applying/lease.py": 2,
     # planning/: the caller impact rules tell what a change of a plan's entitlements, limits
     # or keys, of a service or of an endpoint does to the keys on the plans (SUPPLEMENT §11):
     # facts across those kinds, worded for each of them
