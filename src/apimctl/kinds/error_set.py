@@ -7,7 +7,7 @@ from typing import Any
 
 from apimctl import platform
 from apimctl.kinds.base import Kind, frozen
-from apimctl.kinds.dialects import Dialect, message_default
+from apimctl.kinds.dialects import Dialect, exported_messages, message_default
 from apimctl.kinds.nested_writes import Catalog, NestedWrite
 from apimctl.kinds.ops import Lookups, Ops, Read, Resolver, as_list, fingerprint
 
@@ -53,6 +53,11 @@ class ErrorSetOps(Ops):
     def written(self, entries: Sequence[Any]) -> bool:
         """A service's sets are exported unless they are the one set the platform creates."""
         return list(entries) != [{ERROR_SET.identity: PLATFORM_ERROR_SET}]
+
+    def export_dialect(self, fields: dict[str, Any], normal: Mapping[str, Any],
+                       dialect: Dialect) -> None:
+        """A message's ``detailHeader`` against the dialect's default (:func:`exported_messages`)."""
+        exported_messages(fields, normal, dialect)
 
     def read(self, raw: Mapping[str, Any], lookups: Lookups,
              parent: Mapping[str, Any] | None) -> Read:

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Kind, spelt_unset
+from apimctl.kinds.dialects import Dialect
 from apimctl.kinds.findings import Declarations, Finding
 from apimctl.kinds.nested_writes import NestedWrite, collection_names
 from apimctl.kinds.protocol import (
@@ -173,6 +174,12 @@ class Ops:
 
     def written(self, entries: Sequence[Any]) -> bool:
         return bool(entries)
+
+    def export_dialect(self, fields: dict[str, Any], normal: Mapping[str, Any],
+                       dialect: Dialect) -> None:
+        """Export's ``fields`` of an object (in place) set against what ``dialect`` creates
+        the object with beyond the kind's defaults (``normal``: the object's normal form):
+        nothing for most kinds."""
 
     # -- routes: what the platform keeps unique across an area (none for most kinds)
 

@@ -113,7 +113,8 @@ class KindOps(Protocol):
     - :meth:`export`: the manifest entry of a live object (:class:`Exported`: the fields that
       differ from the defaults, its exported children, a namer of secret variables);
       :meth:`written`: whether the exported entries of the kind under one parent are written
-      (not when they are what the platform creates by itself).
+      (not when they are what the platform creates by itself); :meth:`export_dialect`: the
+      exported fields set against the defaults of the target's dialect.
 
     Comparing (``apimctl.state.normalise``) asks the kind too: :meth:`defaults_for` (the
     defaults an object is compared with), :meth:`item_defaults` and :meth:`implied_items`
@@ -145,6 +146,9 @@ class KindOps(Protocol):
     def export(self, entry: Exported) -> Any: ...
 
     def written(self, entries: Sequence[Any]) -> bool: ...
+
+    def export_dialect(self, fields: dict[str, Any], normal: Mapping[str, Any],
+                       dialect: Dialect) -> None: ...
 
     context_fields: frozenset[str]
 

@@ -121,10 +121,8 @@ ALLOWED_IMPORTS: dict[str, int] = {
     "planning/impact_deletes.py": 23,
     "planning/impact_rules.py": 5,
     "planning/impact_world.py": 1,
-    # render/ and export/: the new domains a partial apply's failed endpoints still need;
-    # export's error messages of an error set
+    # render/: the new domains a partial apply's failed endpoints still need
     "render/text.py": 2,
-    "export/objects.py": 1,
     # the rest: the plan/package key impact, drift's reading, the OpenAPI mapping of a
     # service's endpoints and methods
     "drift.py": 4,
