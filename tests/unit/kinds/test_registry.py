@@ -121,8 +121,6 @@ ALLOWED_IMPORTS: dict[str, int] = {
     "planning/impact_deletes.py": 23,
     "planning/impact_rules.py": 5,
     "planning/impact_world.py": 1,
-    # render/: the new domains a partial apply's failed endpoints still need
-    "render/text.py": 2,
     # the rest: the plan/package key impact, drift's reading, the OpenAPI mapping of a
     # service's endpoints and methods
     "drift.py": 4,
