@@ -99,9 +99,12 @@ class World:
     def __init__(self, live: LiveState) -> None:
         self.live = live
         self.plans: dict[str, PlanFacts] = {}
-        for obj in live.of(kinds.PLAN.name):
-            facts = PlanFacts(obj)
-            self.plans[facts.address] = facts
+        for kind in kinds.KINDS:
+            if not kind.issues_keys:
+                continue
+            for obj in live.of(kind.name):
+                facts = PlanFacts(obj)
+                self.plans[facts.address] = facts
         self._docs: dict[str, dict[str, Any]] = {}
 
     def plan(self, step: Step) -> PlanFacts | None:

@@ -120,7 +120,6 @@ ALLOWED_IMPORTS: dict[str, int] = {
     # facts across those kinds, worded for each of them
     "planning/impact_deletes.py": 23,
     "planning/impact_rules.py": 5,
-    "planning/impact_world.py": 1,
     # the rest: the plan/package key impact, drift's reading, the OpenAPI mapping of a
     # service's endpoints and methods
     "drift.py": 4,
