@@ -131,6 +131,8 @@ class Kind:
     - ``lease``: the identity of the object of the kind that is the area's apply lease
       (``apimctl.applying.lease``): created, renewed and deleted by apply, unique in an area
       (its creation is atomic), and among ``reserved``.
+    - ``role_permits``: what the roles an object names (its ``roles``) may do with it, in
+      words (``read``, ``key``): told when the object or one of those roles is deleted.
     - ``editor_recorded``: the platform records who wrote an object of the kind last
       (``editorHandle``, with ``updated`` and ``revisionNumber``), and the record moves with
       every write to anything in it: drift attributes a difference to it.
@@ -184,6 +186,7 @@ class Kind:
     probed: bool = False
     lease: str = ""
     editor_recorded: bool = False
+    role_permits: str = ""
     _: KW_ONLY
     operations: InitVar[Callable[[Kind], KindOps]]
     ops: KindOps = field(init=False, compare=False, repr=False)

@@ -22,6 +22,7 @@ from apimctl.kinds.nested_writes import NestedWrite, collection_names
 from apimctl.kinds.protocol import (
     Context,
     Exported,
+    Holdings,
     Key,
     KindOps,
     Lookups,
@@ -223,6 +224,14 @@ class Ops:
         (``services[Weather].endpoints[Forecast].methods``: the endpoint and the field are
         ``None`` when the path stops above them); ``None`` for any other path."""
         return None
+
+    # -- what goes with a deleted object
+
+    def goes_with(self, key: str, area: Holdings) -> list[str]:
+        """What the platform removes or changes along with the object ``key`` when it is
+        deleted, in words (``2 endpoints``, ``its entitlements in plan Pro``), from what the
+        live ``area`` holds: nothing for most kinds."""
+        return []
 
     # -- comparing
 
