@@ -131,6 +131,10 @@ class Kind:
     - ``lease``: the identity of the object of the kind that is the area's apply lease
       (``apimctl.applying.lease``): created, renewed and deleted by apply, unique in an area
       (its creation is atomic), and among ``reserved``.
+    - ``called``: keys call objects of the kind (the entitlements of a kind keys are issued
+      for name them): a delete, or a change moving its routes (``KindOps.route_fields``),
+      tells the keys entitled to it; ``shared_qps``: the field of a QPS limit those keys
+      share (a change tells them too).
     - ``role_permits``: what the roles an object names (its ``roles``) may do with it, in
       words (``read``, ``key``): told when the object or one of those roles is deleted.
     - ``editor_recorded``: the platform records who wrote an object of the kind last
@@ -187,6 +191,8 @@ class Kind:
     lease: str = ""
     editor_recorded: bool = False
     role_permits: str = ""
+    called: bool = False
+    shared_qps: str = ""
     _: KW_ONLY
     operations: InitVar[Callable[[Kind], KindOps]]
     ops: KindOps = field(init=False, compare=False, repr=False)

@@ -384,6 +384,7 @@ ENDPOINT: Kind = Kind(
     read_also=("created", "updated", *ENDPOINT_EXTRA_READ_FIELDS),
     export_first=("requestPathAlias", "trafficManagerDomain", *DOMAIN_FIELDS, ERROR_SET_FIELD),
     covered_by_parent=True,
+    called=True,
     referenced_items=(METHODS,),
     host_fields=(*DOMAIN_FIELDS, "trafficManagerDomain"),
     operations=EndpointOps,

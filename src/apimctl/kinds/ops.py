@@ -225,6 +225,11 @@ class Ops:
         ``None`` when the path stops above them); ``None`` for any other path."""
         return None
 
+    def grants(self, value: Any, endpoint: str | None, field: str | None) -> set[tuple[str, str]]:
+        """``(endpoint, method or "*")`` pairs that ``value``, at an entitlement path of the
+        object (:meth:`entitlement`: its ``endpoint`` and ``field``), grants."""
+        return set()
+
     # -- what goes with a deleted object
 
     def goes_with(self, key: str, area: Holdings) -> list[str]:

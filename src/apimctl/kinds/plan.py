@@ -214,6 +214,21 @@ class PlanOps(Ops):
             return None
         return match["svc"], match["ep"], match["leaf"]
 
+    def grants(self, value: Any, endpoint: str | None, field: str | None) -> set[tuple[str, str]]:
+        """A service entitled without endpoints is ``("", "*")``."""
+        if value is None:
+            return set()
+        if field == METHODS:
+            return {(str(endpoint), str(m)) for m in value or []}
+        if endpoint is not None:
+            return {(endpoint, "*")}
+        eps = value.get(ENDPOINTS) if isinstance(value, dict) and "name" not in value else value
+        if isinstance(eps, dict):
+            names = set(eps)
+        else:
+            names = {str(e.get("name") if isinstance(e, dict) else e) for e in eps or []}
+        return {(str(e), "*") for e in names} or {("", "*")}
+
     def goes_with(self, key: str, area: Holdings) -> list[str]:
         """Its entitlements, its roles' permissions."""
         plan = area.held(self.kind.name, key)

@@ -196,7 +196,7 @@ class KindOps(Protocol):
     and lint rules of unique routes, with ``route_fields`` that move them, :meth:`route_words`
     and :meth:`temporary_route` for planning's swaps). Plan lines ask :meth:`tells` and
     :meth:`change_words` (changes told in the kind's own words); caller impact asks
-    :meth:`entitled` and :meth:`entitlement` of a kind granting access, and :meth:`goes_with`
+    :meth:`entitled`, :meth:`entitlement` and :meth:`grants` of a kind granting access, and :meth:`goes_with`
     (what goes with a deleted object, in words, from the :class:`Holdings` of the area).
     """
 
@@ -251,5 +251,7 @@ class KindOps(Protocol):
     def entitled(self, doc: Mapping[str, Any]) -> Mapping[str, frozenset[str]]: ...
 
     def entitlement(self, path: str) -> tuple[str, str | None, str | None] | None: ...
+
+    def grants(self, value: Any, endpoint: str | None, field: str | None) -> set[tuple[str, str]]: ...
 
     def goes_with(self, key: str, area: Holdings) -> list[str]: ...

@@ -89,6 +89,8 @@ SERVICE: Kind = Kind(
     probed=True,
     editor_recorded=True,
     role_permits="read",
+    called=True,
+    shared_qps="qpsLimitOverall",
     export_first=("description", "version"),
     risky=frozenset({"qpsLimitOverall", "securityProfile.oauth.qpsLimitCeiling",
                      "securityProfile.oauth.rateLimitCeiling"}),

@@ -118,7 +118,6 @@ ALLOWED_IMPORTS: dict[str, int] = {
     # planning/: the caller impact rules tell what a change of a plan's entitlements, limits
     # or keys, of a service or of an endpoint does to the keys on the plans (SUPPLEMENT §11):
     # facts across those kinds, worded for each of them
-    "planning/impact_rules.py": 5,
     # the rest: the plan/package key impact, drift's reading, the OpenAPI mapping of a
     # service's endpoints and methods
     "openapi/area.py": 2,
