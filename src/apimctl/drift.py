@@ -22,20 +22,21 @@ Unmanaged top-level objects are listed but are not drift (with ``prune``, or whe
 
 Attribution comes from what the platform records: a service's ``editorHandle`` and
 ``updated`` (which move with every write to the service or anything in it, so they cover its
-endpoints and error sets), and ``updated`` of plans, packages, roles and maintenance events.
-``editorHandle`` is read with one extra list call per 1,000 services, made only when a
+endpoints and error sets: ``Kind.editor_recorded``, ``Kind.covered_by_parent``), and
+``updated`` of plans, packages, roles and maintenance events. ``editorHandle`` is read with one extra list call per 1,000 services, made only when a
 difference involves a service.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
 from apimctl import kinds
 from apimctl.api.dialect import Detected
+from apimctl.kinds import Kind
 from apimctl.planning import ManifestLike, PlanOptions, build_plan, ignore_rules, parse_target
 from apimctl.planning.build import target_dialect
 from apimctl.planning.command import Keep, Notice, keep_nothing, quiet, read_manifests
@@ -174,10 +175,11 @@ def _parent_key(step: Step) -> str:
 
 
 def _owner(step: Step) -> tuple[str, str] | None:
-    """The (kind, key) whose records say who touched the step's object."""
+    """The (kind, key) whose records say who touched the step's object: its parent's when
+    the parent's records cover it (``Kind.covered_by_parent``)."""
     kind = kinds.get(step.kind)
-    if kind.parent == kinds.SERVICE.name:
-        return kinds.SERVICE.name, _parent_key(step)
+    if kind.covered_by_parent and kind.parent is not None:
+        return kind.parent, _parent_key(step)
     if step.action == "create" and kind.parent is not None:
         return kind.parent, _parent_key(step)
     if step.action == "create":
@@ -186,8 +188,9 @@ def _owner(step: Step) -> tuple[str, str] | None:
 
 
 def attribute(steps: Sequence[Step], live: LiveState,
-              editors: Mapping[str, Editor]) -> list[Difference]:
-    """A :class:`Difference` per step, with the attribution the live records give."""
+              editors: Mapping[tuple[str, str], Editor]) -> list[Difference]:
+    """A :class:`Difference` per step, with the attribution the live records give
+    (``editors``: by kind name and id, :func:`read_editors`)."""
     objects: dict[tuple[str, str], LiveObject] = {
         (o.kind, o.key): o for k in kinds.KINDS for o in live.of(k.name)}
     out = []
@@ -198,7 +201,7 @@ def attribute(steps: Sequence[Step], live: LiveState,
             out.append(Difference(step))
             continue
         source = f"{owner[0]}:{owner[1]}"
-        editor = editors.get(obj.id) if owner[0] == kinds.SERVICE.name else None
+        editor = editors.get((owner[0], obj.id))
         if editor is not None:
             att = Attribution(source, editor.who, editor.when or _when(obj.updated),
                               editor.revision if editor.revision is not None else obj.revision)
@@ -208,20 +211,23 @@ def attribute(steps: Sequence[Step], live: LiveState,
     return out
 
 
-async def read_editors(client: Lister) -> dict[str, Editor]:
-    """``editorHandle``, ``updated`` and ``revisionNumber`` of every service, by id."""
-    rows = await client.list_all("/services", [("fields", EDITOR_FIELDS)], page_size=1000)
+async def read_editors(client: Lister, recorded: Iterable[Kind]) -> dict[tuple[str, str], Editor]:
+    """``editorHandle``, ``updated`` and ``revisionNumber`` of every object of the ``recorded``
+    kinds (``Kind.editor_recorded``), by kind name and id."""
     out = {}
-    for row in rows:
-        rev = row.get("revisionNumber")
-        handle = row.get("editorHandle")
-        out[str(row.get("id"))] = Editor(
-            str(handle) if handle not in (None, "") else None, _when(row.get("updated")),
-            int(rev) if isinstance(rev, int) else None)
+    for kind in recorded:
+        rows = await client.list_all(kind.collection_path(), [("fields", EDITOR_FIELDS)],
+                                     page_size=1000)
+        for row in rows:
+            rev = row.get("revisionNumber")
+            handle = row.get("editorHandle")
+            out[kind.name, str(row.get("id"))] = Editor(
+                str(handle) if handle not in (None, "") else None, _when(row.get("updated")),
+                int(rev) if isinstance(rev, int) else None)
     return out
 
 
-def report(manifest: ManifestLike, live: LiveState, editors: Mapping[str, Editor], *,
+def report(manifest: ManifestLike, live: LiveState, editors: Mapping[tuple[str, str], Editor], *,
            ignores: Sequence[str] = (), targets: Sequence[str] = (), target: str = "",
            prune: bool = False, dialect: Detected | None = None) -> DriftReport:
     """The drift report of ``manifest`` against ``live`` (pure). ``prune`` makes every
@@ -235,9 +241,10 @@ def report(manifest: ManifestLike, live: LiveState, editors: Mapping[str, Editor
     return DriftReport(plan, attribute(plan.steps, live, editors), rules, target)
 
 
-def _needs_editors(plan: Plan) -> bool:
-    owners = [_owner(s) for s in plan.steps]
-    return any(o is not None and o[0] == kinds.SERVICE.name for o in owners)
+def _needs_editors(plan: Plan) -> list[Kind]:
+    """The kinds whose editors the differences of ``plan`` are attributed to."""
+    owners = {o[0] for o in map(_owner, plan.steps) if o is not None}
+    return [k for k in kinds.KINDS if k.editor_recorded and k.name in owners]
 
 
 async def detect_drift(client: Lister, manifest: ManifestLike, *, ignores: Sequence[str] = (),
@@ -259,9 +266,10 @@ async def detect_drift(client: Lister, manifest: ManifestLike, *, ignores: Seque
     if impact is not None:
         await attach_impact(client, first.plan, live, impact, reverse=True)
         first.differences = attribute(first.plan.steps, live, {})
-    if not _needs_editors(first.plan):
+    recorded = _needs_editors(first.plan)
+    if not recorded:
         return first
-    editors = await read_editors(client)
+    editors = await read_editors(client, recorded)
     first.differences = attribute(first.plan.steps, live, editors)
     return first
 

@@ -24,6 +24,8 @@ Status = Literal["ok", "warn", "fail", "skip"]
 QUOTA_HEADERS = ("x-packagekey-qps-allotted", "x-packagekey-qps-current",
                  "x-packagekey-quota-allotted", "x-packagekey-quota-current", "x-plan-quota-reset",
                  "retry-after")
+# the kind the first call lists (``Kind.probed``): one object of it, its id only
+_PROBED = next(k for k in kinds.KINDS if k.probed)
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ async def diagnose(connect: Callable[[], AbstractAsyncContextManager[Any]], targ
     async with connect() as client:
         started = clock()
         try:
-            await client.get(kinds.SERVICE.collection_path(), {"fields": "id", "limit": 1})
+            await client.get(_PROBED.collection_path(), {"fields": "id", "limit": 1})
         except ApimctlError as exc:
             return [*_first_call_failed(exc, target, credential),
                     *_skipped(("dialect", "quota", "lease"), "no answer from the API")]

@@ -4,7 +4,8 @@ Two pipelines applying to one area at once create duplicates (both see an object
 both create it). ``apply`` therefore takes an area-wide lease before its first write and
 releases it at the end, like Terraform's state lock.
 
-The lease is a **role** named :data:`LEASE_NAME`: role names are unique in an area, so its
+The lease is a **role** named :data:`LEASE_NAME` (the kind whose entry names it as its
+``Kind.lease``: :data:`LEASE_KIND`): role names are unique in an area, so its
 creation is atomic on the platform (a second create is refused as a duplicate). Its
 ``description`` holds who holds it and until when (JSON: user, host, start time, the run's id,
 expiry). The holder renews the expiry while the apply runs; a lease whose expiry has passed is
@@ -15,7 +16,7 @@ cannot be read (missing, or not ours to parse) is held until its ``updated`` tim
 ``created``) plus the lifetime, and never taken over before; this run knows its own by the
 role's id. ``apimctl unlock`` deletes it by hand (like ``terraform force-unlock``). The role is
 visible in the platform's administration pages and under ``GET /roles``; planning never shows
-or prunes it (:data:`apimctl.kinds.role.RESERVED_NAMES`).
+or prunes it (``Kind.reserved``).
 
 Fencing (:mod:`apimctl.applying.fence`): the writes of the apply go through a client that
 sends nothing unless the lease is known to be held (:meth:`Lease.hold`), confirming it first
@@ -43,9 +44,9 @@ from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from apimctl import kinds
 from apimctl.applying.fence import LeaseLost, Term, elapsed
 from apimctl.errors import ApiError, ApimctlError, Invalid, NotFound, ServerError, TransportError
-from apimctl.kinds.role import LEASE_NAME, ROLE
 from apimctl.state.normalise import canonical_datetime
 
 DEFAULT_TTL = 120.0  # seconds a lease lives without renewal
@@ -53,6 +54,9 @@ POLL = 2.0  # seconds between tries while waiting for a held lease
 CREATE_TRIES = 5  # POSTs of the lease when one's outcome is unknown or it vanished meanwhile
 LEASE_FIELDS = "id,name,description,updated,created"  # named: a description may not come unasked
 _PREFIX = "apimctl apply lease "
+# the kind whose one object is the lease, and that object's identity (``Kind.lease``)
+LEASE_KIND = next(k for k in kinds.KINDS if k.lease)
+LEASE_NAME = LEASE_KIND.lease
 
 
 class LeaseClient(Protocol):
@@ -135,7 +139,7 @@ class LeaseHeld(ApimctlError):
             f"another apply holds this area's lease{wait}: {holder.describe()}, "
             f"held {until} unless renewed. Wait for it (--lock-timeout SECONDS), or, if "
             f"that run is gone, break the lease with `{unlock}` "
-            f"(the lease is the role {LEASE_NAME!r})")
+            f"(the lease is the {LEASE_KIND.label} {LEASE_NAME!r})")
 
 
 def _now_text(clock: Callable[[], float]) -> str:
@@ -153,9 +157,9 @@ def new_holder(clock: Callable[[], float] = time.time, ttl: float = DEFAULT_TTL)
 
 async def find(client: LeaseClient, ttl: float = DEFAULT_TTL) -> Holder | None:
     """The current lease of the area, if any (its fields named: :data:`LEASE_FIELDS`)."""
-    roles = await client.list_all(ROLE.collection_path(),
+    roles = await client.list_all(LEASE_KIND.collection_path(),
                                   {"filter": f"name:{LEASE_NAME}", "fields": LEASE_FIELDS},
-                                  page_index=ROLE.page_index)
+                                  page_index=LEASE_KIND.page_index)
     found = [r for r in roles if r.get("name") == LEASE_NAME]
     return Holder.parse(found[0], ttl) if found else None
 
@@ -169,7 +173,7 @@ async def unlock(client: LeaseClient, run_id: str | None = None) -> Holder | Non
         raise ApimctlError(f"the lease is held by run {holder.run_id} ({holder.describe()}), "
                            f"not {run_id}: nothing was unlocked")
     with contextlib.suppress(NotFound):
-        await client.delete(ROLE.item_path(holder.role_id))
+        await client.delete(LEASE_KIND.item_path(holder.role_id))
     return holder
 
 
@@ -239,7 +243,7 @@ class Lease:
             if other.expired(self.clock()):
                 self.note(f"taking over a stale apply lease ({other.describe()})")
                 with contextlib.suppress(NotFound):
-                    await self.client.delete(ROLE.item_path(other.role_id))
+                    await self.client.delete(LEASE_KIND.item_path(other.role_id))
                 continue
             waited = self.clock() - started
             if waited >= self.timeout:
@@ -259,7 +263,7 @@ class Lease:
         self.holder = replace(self.holder, expires=self.clock() + self.ttl)
         self._posted = True
         try:
-            created = await self.client.post(ROLE.collection_path(),
+            created = await self.client.post(LEASE_KIND.collection_path(),
                                              {"name": LEASE_NAME, "description": self.holder.text()})
         except Invalid as exc:
             if "duplicate" not in str(exc).lower():
@@ -345,7 +349,7 @@ class Lease:
         holder = replace(self.holder, expires=self.clock() + self.ttl, role_id=current.role_id)
         body = {"name": LEASE_NAME, "description": holder.text()}
         try:  # the renewal is a write too: not sent once the term is over (paused while reading)
-            await self.term.within(lambda: self.client.put(ROLE.item_path(current.role_id), body))
+            await self.term.within(lambda: self.client.put(LEASE_KIND.item_path(current.role_id), body))
         except NotFound:
             self._lose("broken by someone else while it was renewed")
             return
@@ -369,7 +373,7 @@ class Lease:
         try:
             current = await find(self.client, self.ttl)
             if current is not None and self.ours(current):
-                await self.client.delete(ROLE.item_path(current.role_id))
+                await self.client.delete(LEASE_KIND.item_path(current.role_id))
         except NotFound:
             pass
         except ApiError as exc:  # never hide the apply's own outcome behind this

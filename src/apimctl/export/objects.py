@@ -21,7 +21,7 @@ from apimctl.export.fields import differing
 from apimctl.export.naming import DEFAULT_ORDER, variable_names
 from apimctl.kinds import Kind, reference_checks
 from apimctl.kinds import references as refs
-from apimctl.kinds.dialects import SPEC, Dialect, comparable, exported_messages
+from apimctl.kinds.dialects import SPEC, Dialect, comparable
 from apimctl.kinds.ops import Exported, escape_literal
 from apimctl.state.live import LiveObject, LiveState
 from apimctl.state.normalise import Context, normalise
@@ -187,8 +187,7 @@ class _Exporter:
         base = self.defaults(kind, written_ctx or ctx)
         norm.pop(kind.identity, None)
         found = differing(kind, "", norm, base)
-        if kind.name == kinds.ERROR_SET.name:
-            exported_messages(found, norm, self.area.dialect)
+        kind.ops.export_dialect(found, norm, self.area.dialect)
         if not _holds_literal(found):
             return found  # nothing to escape (its containers are copied by name_secrets)
         result: dict[str, Any] = escape_literal(found)

@@ -126,6 +126,20 @@ class Kind:
     - ``referenced_items``: nested keyed lists whose items other objects reference by id (an
       endpoint's methods, entitled by plans): an update adding one runs before its referrers.
     - ``host_fields``: fields holding host names that a domain of the area must cover.
+    - ``probed``: ``apimctl doctor``'s first call lists the kind (one object, its id only):
+      every area holds the collection, whatever it serves besides.
+    - ``lease``: the identity of the object of the kind that is the area's apply lease
+      (``apimctl.applying.lease``): created, renewed and deleted by apply, unique in an area
+      (its creation is atomic), and among ``reserved``.
+    - ``called``: keys call objects of the kind (the entitlements of a kind keys are issued
+      for name them): a delete, or a change moving its routes (``KindOps.route_fields``),
+      tells the keys entitled to it; ``shared_qps``: the field of a QPS limit those keys
+      share (a change tells them too).
+    - ``role_permits``: what the roles an object names (its ``roles``) may do with it, in
+      words (``read``, ``key``): told when the object or one of those roles is deleted.
+    - ``editor_recorded``: the platform records who wrote an object of the kind last
+      (``editorHandle``, with ``updated`` and ``revisionNumber``), and the record moves with
+      every write to anything in it: drift attributes a difference to it.
     """
 
     name: str
@@ -173,6 +187,12 @@ class Kind:
     export_file: str = ""
     file_per_object: bool = False
     issues_keys: bool = False
+    probed: bool = False
+    lease: str = ""
+    editor_recorded: bool = False
+    role_permits: str = ""
+    called: bool = False
+    shared_qps: str = ""
     _: KW_ONLY
     operations: InitVar[Callable[[Kind], KindOps]]
     ops: KindOps = field(init=False, compare=False, repr=False)

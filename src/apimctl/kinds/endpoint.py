@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from apimctl.kinds.base import Kind, Reference, frozen
+from apimctl.kinds.base import Kind, Reference, frozen, split_first
 from apimctl.kinds.dialects import ENDPOINT_EXTRA_READ_FIELDS, SPEC_NAME
 from apimctl.kinds.error_set import ERROR_SET
 from apimctl.kinds.findings import (
@@ -32,6 +32,8 @@ from apimctl.kinds.ops import (
     fingerprint,
     names_of,
 )
+from apimctl.kinds.protocol import Holdings
+from apimctl.kinds.words import entitlements_in
 
 # the label of an endpoint's methods in lookups and in apply's index of ids
 METHOD = "method"
@@ -325,6 +327,11 @@ class EndpointOps(Ops):
     def defaults_for(self, doc: Mapping[str, Any]) -> Mapping[str, Any]:
         return endpoint_defaults(self.kind.defaults, doc)
 
+    def goes_with(self, key: str, area: Holdings) -> list[str]:
+        """Its entitlements."""
+        service, name = split_first(key)
+        return entitlements_in(area.entitling(service or "", name), area)
+
     def check(self, declared: Declarations) -> Iterator[Finding]:
         """Routes claimed twice (by method too, unless the manifests say the target is of the
         ``spec`` dialect); the authentication rules of each endpoint and its service."""
@@ -377,6 +384,7 @@ ENDPOINT: Kind = Kind(
     read_also=("created", "updated", *ENDPOINT_EXTRA_READ_FIELDS),
     export_first=("requestPathAlias", "trafficManagerDomain", *DOMAIN_FIELDS, ERROR_SET_FIELD),
     covered_by_parent=True,
+    called=True,
     referenced_items=(METHODS,),
     host_fields=(*DOMAIN_FIELDS, "trafficManagerDomain"),
     operations=EndpointOps,

@@ -7,9 +7,11 @@ from typing import Any
 
 from apimctl import platform
 from apimctl.kinds.base import Kind, frozen
-from apimctl.kinds.dialects import Dialect, message_default
+from apimctl.kinds.dialects import Dialect, exported_messages, message_default
 from apimctl.kinds.nested_writes import Catalog, NestedWrite
 from apimctl.kinds.ops import Lookups, Ops, Read, Resolver, as_list, fingerprint
+from apimctl.kinds.protocol import Holdings
+from apimctl.kinds.words import named
 
 MESSAGES = "errorMessages"
 
@@ -53,6 +55,16 @@ class ErrorSetOps(Ops):
     def written(self, entries: Sequence[Any]) -> bool:
         """A service's sets are exported unless they are the one set the platform creates."""
         return list(entries) != [{ERROR_SET.identity: PLATFORM_ERROR_SET}]
+
+    def export_dialect(self, fields: dict[str, Any], normal: Mapping[str, Any],
+                       dialect: Dialect) -> None:
+        """A message's ``detailHeader`` against the dialect's default (:func:`exported_messages`)."""
+        exported_messages(fields, normal, dialect)
+
+    def goes_with(self, key: str, area: Holdings) -> list[str]:
+        """The error messages of the objects that return the set's."""
+        return [f"the error messages of {named(kind.label, [o.name for o in held])} (they fall "
+                "back to the service's first error set)" for kind, held in area.naming(self.kind.name, key)]
 
     def read(self, raw: Mapping[str, Any], lookups: Lookups,
              parent: Mapping[str, Any] | None) -> Read:

@@ -16,11 +16,13 @@ from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Kind, spelt_unset
+from apimctl.kinds.dialects import Dialect
 from apimctl.kinds.findings import Declarations, Finding
 from apimctl.kinds.nested_writes import NestedWrite, collection_names
 from apimctl.kinds.protocol import (
     Context,
     Exported,
+    Holdings,
     Key,
     KindOps,
     Lookups,
@@ -174,6 +176,12 @@ class Ops:
     def written(self, entries: Sequence[Any]) -> bool:
         return bool(entries)
 
+    def export_dialect(self, fields: dict[str, Any], normal: Mapping[str, Any],
+                       dialect: Dialect) -> None:
+        """Export's ``fields`` of an object (in place) set against what ``dialect`` creates
+        the object with beyond the kind's defaults (``normal``: the object's normal form):
+        nothing for most kinds."""
+
     # -- routes: what the platform keeps unique across an area (none for most kinds)
 
     route_fields: tuple[str, ...] = ()  # fields whose change moves the object's routes
@@ -216,6 +224,19 @@ class Ops:
         (``services[Weather].endpoints[Forecast].methods``: the endpoint and the field are
         ``None`` when the path stops above them); ``None`` for any other path."""
         return None
+
+    def grants(self, value: Any, endpoint: str | None, field: str | None) -> set[tuple[str, str]]:
+        """``(endpoint, method or "*")`` pairs that ``value``, at an entitlement path of the
+        object (:meth:`entitlement`: its ``endpoint`` and ``field``), grants."""
+        return set()
+
+    # -- what goes with a deleted object
+
+    def goes_with(self, key: str, area: Holdings) -> list[str]:
+        """What the platform removes or changes along with the object ``key`` when it is
+        deleted, in words (``2 endpoints``, ``its entitlements in plan Pro``), from what the
+        live ``area`` holds: nothing for most kinds."""
+        return []
 
     # -- comparing
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from apimctl.kinds.base import Kind, frozen
 from apimctl.kinds.ops import Ops
 from apimctl.kinds.plan import PLAN, PLAN_READ_FIELDS
+from apimctl.kinds.protocol import Holdings
+from apimctl.kinds.words import named
 
 
 class PackageOps(Ops):
@@ -12,6 +14,11 @@ class PackageOps(Ops):
 
     def child_keys(self) -> tuple[str, ...]:
         return (PLAN.manifest_key,)
+
+    def goes_with(self, key: str, area: Holdings) -> list[str]:
+        """Its plans."""
+        plans = [p.name for p in area.of_package(key)]
+        return [f"its {named(PLAN.label, plans)}"] if plans else []
 
 
 PACKAGE: Kind = Kind(

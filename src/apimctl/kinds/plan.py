@@ -23,10 +23,11 @@ from apimctl.kinds.ops import (
     fingerprint,
     names_of,
 )
-from apimctl.kinds.protocol import Names
+from apimctl.kinds.protocol import Holdings, Names
 from apimctl.kinds.reference_paths import Ref, refs_of
-from apimctl.kinds.role import ROLE, permissions
+from apimctl.kinds.role import ROLE, permissions, role_permissions
 from apimctl.kinds.service import SERVICE
+from apimctl.kinds.words import listed
 
 SERVICES = "services"
 ROLES = "roles"
@@ -213,6 +214,30 @@ class PlanOps(Ops):
             return None
         return match["svc"], match["ep"], match["leaf"]
 
+    def grants(self, value: Any, endpoint: str | None, field: str | None) -> set[tuple[str, str]]:
+        """A service entitled without endpoints is ``("", "*")``."""
+        if value is None:
+            return set()
+        if field == METHODS:
+            return {(str(endpoint), str(m)) for m in value or []}
+        if endpoint is not None:
+            return {(endpoint, "*")}
+        eps = value.get(ENDPOINTS) if isinstance(value, dict) and "name" not in value else value
+        if isinstance(eps, dict):
+            names = set(eps)
+        else:
+            names = {str(e.get("name") if isinstance(e, dict) else e) for e in eps or []}
+        return {(str(e), "*") for e in names} or {("", "*")}
+
+    def goes_with(self, key: str, area: Holdings) -> list[str]:
+        """Its entitlements, its roles' permissions."""
+        plan = area.held(self.kind.name, key)
+        if plan is None:
+            return []
+        services = sorted(self.entitled(plan.doc))
+        return ([f"its entitlements to {listed(services)}"] if services else []) + \
+            role_permissions(self.kind, plan.doc)
+
     def export(self, entry: Exported) -> Any:
         """Entitlements as :func:`_exported_entitlement` writes them; the email template set
         by name when the area has it (by id otherwise)."""
@@ -284,5 +309,6 @@ PLAN: Kind = Kind(
                      "numKeysBeforeReview"}),
     risky_suffixes=("Exempt", "OverrideAllowed"),
     issues_keys=True,
+    role_permits="key",
     operations=PlanOps,
 )

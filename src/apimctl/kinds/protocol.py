@@ -1,9 +1,10 @@
 """The per-kind operations protocol and the plain values the operations exchange.
 
 :class:`KindOps` is what every kind does at the stages (``Kind.ops``); :class:`Lookups`,
-:class:`Read`, :class:`Context`, :class:`Exported` and :class:`Resolver` are what the
-operations take and give. This module imports nothing of the registry: :mod:`apimctl.kinds.base`
-types ``Kind.ops`` with it, :mod:`apimctl.kinds.ops` implements it.
+:class:`Read`, :class:`Context`, :class:`Exported`, :class:`Resolver` and :class:`Holdings`
+(with :class:`Held` and :class:`KindFacts`) are what the operations take and give. This
+module imports nothing of the registry: :mod:`apimctl.kinds.base` types ``Kind.ops`` with it,
+:mod:`apimctl.kinds.ops` implements it.
 """
 
 from __future__ import annotations
@@ -95,6 +96,73 @@ class Resolver(Protocol):
         ...
 
 
+class KindFacts(Protocol):
+    """What one kind's words read of another kind (a :class:`~apimctl.kinds.base.Kind`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def role_permits(self) -> str: ...
+
+
+class Held(Protocol):
+    """A live object as :class:`Holdings` gives it: its kind's name, its key, its own name,
+    its parent's key (``None`` at the top level) and its manifest-shaped document."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def parent_key(self) -> str | None: ...
+
+    @property
+    def doc(self) -> Mapping[str, Any]: ...
+
+
+class Holdings(Protocol):
+    """What the live area holds, as :meth:`KindOps.goes_with` reads it (planning's caller
+    impact passes its index of the area, ``apimctl.planning.impact_world.World``)."""
+
+    def kind(self, name: str) -> KindFacts:
+        """The kind called ``name``."""
+        ...
+
+    def held(self, kind: str, key: str) -> Held | None:
+        """The live object ``kind:key`` (``None`` when the area does not hold it)."""
+        ...
+
+    def doc(self, kind: str, key: str) -> Mapping[str, Any]:
+        """The live document of ``kind:key`` (empty when the area does not hold it)."""
+        ...
+
+    def children(self, kind: str, parent_key: str) -> Sequence[str]:
+        """Names of the live objects of ``kind`` under the parent ``parent_key``."""
+        ...
+
+    def naming(self, kind: str, key: str) -> Sequence[tuple[KindFacts, Sequence[Held]]]:
+        """The live objects whose references name ``kind:key``, by their kind (in the order of
+        the registry; kinds none of whose objects names it left out)."""
+        ...
+
+    def entitling(self, service: str, endpoint: str | None = None) -> Sequence[Held]:
+        """The live objects whose keys may call the service (the endpoint of it), by address."""
+        ...
+
+    def of_package(self, key: str) -> Sequence[Held]:
+        """The live objects keys are issued for under the package ``key``, by address."""
+        ...
+
+
 @runtime_checkable
 class KindOps(Protocol):
     """The operations of one kind (``Kind.ops``); pure, no I/O.
@@ -113,7 +181,8 @@ class KindOps(Protocol):
     - :meth:`export`: the manifest entry of a live object (:class:`Exported`: the fields that
       differ from the defaults, its exported children, a namer of secret variables);
       :meth:`written`: whether the exported entries of the kind under one parent are written
-      (not when they are what the platform creates by itself).
+      (not when they are what the platform creates by itself); :meth:`export_dialect`: the
+      exported fields set against the defaults of the target's dialect.
 
     Comparing (``apimctl.state.normalise``) asks the kind too: :meth:`defaults_for` (the
     defaults an object is compared with), :meth:`item_defaults` and :meth:`implied_items`
@@ -127,7 +196,8 @@ class KindOps(Protocol):
     and lint rules of unique routes, with ``route_fields`` that move them, :meth:`route_words`
     and :meth:`temporary_route` for planning's swaps). Plan lines ask :meth:`tells` and
     :meth:`change_words` (changes told in the kind's own words); caller impact asks
-    :meth:`entitled` and :meth:`entitlement` of a kind granting access.
+    :meth:`entitled`, :meth:`entitlement` and :meth:`grants` of a kind granting access, and :meth:`goes_with`
+    (what goes with a deleted object, in words, from the :class:`Holdings` of the area).
     """
 
     writes: Mapping[str, NestedWrite]
@@ -145,6 +215,9 @@ class KindOps(Protocol):
     def export(self, entry: Exported) -> Any: ...
 
     def written(self, entries: Sequence[Any]) -> bool: ...
+
+    def export_dialect(self, fields: dict[str, Any], normal: Mapping[str, Any],
+                       dialect: Dialect) -> None: ...
 
     context_fields: frozenset[str]
 
@@ -178,3 +251,7 @@ class KindOps(Protocol):
     def entitled(self, doc: Mapping[str, Any]) -> Mapping[str, frozenset[str]]: ...
 
     def entitlement(self, path: str) -> tuple[str, str | None, str | None] | None: ...
+
+    def grants(self, value: Any, endpoint: str | None, field: str | None) -> set[tuple[str, str]]: ...
+
+    def goes_with(self, key: str, area: Holdings) -> list[str]: ...

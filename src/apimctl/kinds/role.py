@@ -10,6 +10,9 @@ from apimctl.kinds.dialects import Dialect
 from apimctl.kinds.nested_writes import Links
 from apimctl.kinds.ops import Exported, Lookups, Ops, Read, fingerprint
 from apimctl.kinds.organization import ORGANIZATION as ORGANIZATION_KIND
+from apimctl.kinds.protocol import Holdings
+from apimctl.kinds.reference_paths import refs_of
+from apimctl.kinds.words import named
 
 # the field naming a role's organization (a read-only kind), and where organizations are listed
 ORGANIZATION = ORGANIZATION_KIND.name
@@ -36,6 +39,13 @@ def permissions(action: str) -> Links:
     return Links(action=action, named=True, whole=_whole, action_required=_action_required)
 
 
+def role_permissions(kind: Kind, doc: Mapping[str, Any]) -> list[str]:
+    """``the read permissions of role Partners``: what goes with a deleted object of ``kind``
+    (``doc``) that names roles (``Kind.role_permits``)."""
+    roles = [r.name for r in refs_of(kind, doc) if r.kind == ROLE.name]
+    return [f"the {kind.role_permits} permissions of {named(ROLE.label, roles)}"] if roles else []
+
+
 class RoleOps(Ops):
     """A role names its organization (by name in manifests, by id in bodies: its
     ``Reference``)."""
@@ -53,6 +63,13 @@ class RoleOps(Ops):
         """A role with nothing but its name is written as the name."""
         return entry.doc if len(entry.doc) > 1 else entry.doc[ROLE.identity]
 
+    def goes_with(self, key: str, area: Holdings) -> list[str]:
+        """Its permissions on the objects that name it (``its read permissions on service
+        Ordering``): a top-level object by its key, a nested one by its own name."""
+        return [f"its {kind.role_permits} permissions on "
+                f"{named(kind.label, [o.key if o.parent_key is None else o.name for o in held])}"
+                for kind, held in area.naming(self.kind.name, key) if kind.role_permits]
+
 
 ROLE: Kind = Kind(
     name="role", manifest_key="roles", label="role", manifest_rank=2, path="/roles", body="role",
@@ -65,4 +82,5 @@ ROLE: Kind = Kind(
     export_first=("description",),
     operations=RoleOps,
     reserved=RESERVED_NAMES,
+    lease=LEASE_NAME,
 )

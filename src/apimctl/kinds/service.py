@@ -12,7 +12,9 @@ from apimctl.kinds.endpoint import ENDPOINT
 from apimctl.kinds.error_set import ERROR_SET
 from apimctl.kinds.nested_writes import NestedWrite, Singleton
 from apimctl.kinds.ops import Lookups, Ops, Read, Resolver, fingerprint, names_of
-from apimctl.kinds.role import ROLE, permissions
+from apimctl.kinds.protocol import Holdings
+from apimctl.kinds.role import ROLE, permissions, role_permissions
+from apimctl.kinds.words import counted, entitlements_in
 
 ROLES = "roles"
 
@@ -41,6 +43,13 @@ class ServiceOps(Ops):
         if ROLES in doc:
             doc[ROLES] = names_of(doc[ROLES], lookups, ROLE.name)
         return Read(doc, *fingerprint(raw))
+
+    def goes_with(self, key: str, area: Holdings) -> list[str]:
+        """Its endpoints and error sets (counted), its entitlements, its roles' permissions."""
+        return [counted(len(area.children(ENDPOINT.name, key)), ENDPOINT.label),
+                counted(len(area.children(ERROR_SET.name, key)), ERROR_SET.label),
+                *entitlements_in(area.entitling(key), area),
+                *role_permissions(self.kind, area.doc(self.kind.name, key))]
 
     def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
              parent: str | None) -> dict[str, Any]:
@@ -77,6 +86,11 @@ SERVICE: Kind = Kind(
         *(f"{ENDPOINT.manifest_key}.{f}" for f in ENDPOINT.fields),
     ),
     file_per_object=True,
+    probed=True,
+    editor_recorded=True,
+    role_permits="read",
+    called=True,
+    shared_qps="qpsLimitOverall",
     export_first=("description", "version"),
     risky=frozenset({"qpsLimitOverall", "securityProfile.oauth.qpsLimitCeiling",
                      "securityProfile.oauth.rateLimitCeiling"}),

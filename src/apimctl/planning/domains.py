@@ -4,14 +4,14 @@ domain still ``waiting`` for approval says so before apply fails on it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from apimctl import kinds
 from apimctl.kinds import Kind
 from apimctl.kinds.references import host_part
 from apimctl.planning.desired import Desired
-from apimctl.plans.model import Plan
+from apimctl.plans.model import Plan, Step, address
 from apimctl.state.live import LiveState
 
 ACTIVE = "active"
@@ -71,12 +71,27 @@ def new_domains_needed(plan: Plan) -> dict[str, list[str]]:
     """The domains ``plan`` creates that endpoints it creates or updates need (a host under
     one), each with those endpoints' keys. An area holds a new domain as ``waiting`` until an
     operator approves it, and refuses those endpoints meanwhile."""
+    return {domain: [s.key for s in steps] for domain, (_, steps) in _needing(plan).items()}
+
+
+def awaited_domains(plan: Plan, done: Collection[str], failed: Collection[str]) -> list[str]:
+    """The domains ``plan`` created (``done``: the addresses of the steps done) that objects
+    whose steps failed (``failed``: their addresses) need: the area refuses those objects
+    until the domains are approved, so a rerun alone changes nothing."""
+    created = {a.lower() for a in done}
+    return [domain for domain, (created_at, steps) in _needing(plan).items()
+            if created_at.lower() in created and any(s.address in failed for s in steps)]
+
+
+def _needing(plan: Plan) -> dict[str, tuple[str, list[Step]]]:
+    """Each domain ``plan`` creates that objects it creates or updates need: the address it
+    is created at and the steps of those objects."""
     domain_kinds = {k.name for k in DOMAIN_KINDS}
-    created = [s.key.strip().lower() for s in plan.steps
-               if s.kind in domain_kinds and s.action == "create"]
-    needs: dict[str, list[str]] = {}
+    created = {s.key.strip().lower(): address(s.kind, s.key.strip().lower()) for s in plan.steps
+               if s.kind in domain_kinds and s.action == "create"}
+    needs: dict[str, list[Step]] = {}
     if not created:
-        return needs
+        return {}
     hosting = {k.name: k for k in HOSTING}
     for step in plan.steps:
         kind = hosting.get(step.kind)
@@ -85,9 +100,10 @@ def new_domains_needed(plan: Plan) -> dict[str, list[str]]:
         hosts = _hosts(kind, {c.path: c.after for c in step.changes if c.path in kind.host_fields})
         for host in hosts:
             for domain in created:
-                if _under(host, domain) and step.key not in needs.setdefault(domain, []):
-                    needs[domain].append(step.key)
-    return {d: keys for d, keys in needs.items() if keys}
+                steps = needs.setdefault(domain, [])
+                if _under(host, domain) and all(s.key != step.key for s in steps):
+                    steps.append(step)
+    return {d: (created[d], steps) for d, steps in needs.items() if steps}
 
 
 def new_domain_warnings(plan: Plan) -> list[str]:

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from apimctl import kinds
+from apimctl.kinds import Kind
 from apimctl.planning.impact_deletes import goes_with
 from apimctl.planning.impact_world import KeySource, PlanFacts, World
 from apimctl.plans.model import Change, Impact, Step
@@ -107,10 +108,13 @@ def impacts_of(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
 
 
 def _governing(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
+    """By the kind's data: an object keys are issued for (``Kind.issues_keys``: a plan), a
+    deleted parent of such objects (a package), an object keys call (``Kind.called``: a
+    service, an endpoint)."""
     if step.action == "create":
         return ()
-    kind = step.kind
-    if kind == kinds.PLAN.name:
+    kind = kinds.get(step.kind)
+    if kind.issues_keys:
         plan = world.plan(step)
         if plan is None:
             return ()
@@ -119,15 +123,13 @@ def _governing(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
             return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to everything the plan entitles",
                                  "cuts_off", None),)
         return tuple(i for c in step.changes for i in _plan_change(plan, step, c, keys))
-    if kind == kinds.PACKAGE.name and step.action == "delete":
+    if step.action == "delete" and any(c.issues_keys for c in kinds.children_of(kind)):
         plans = world.of_package(step.key)
         reach = _reach(plans, keys)
         return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to everything the package's plans entitle",
                              "cuts_off", None),)
-    if kind == kinds.SERVICE.name:
-        return _service(step, world, keys)
-    if kind == kinds.ENDPOINT.name:
-        return _endpoint(step, world, keys)
+    if kind.called:
+        return _called(step, kind, world, keys)
     return ()
 
 
@@ -162,23 +164,6 @@ def _plan_change(plan: PlanFacts, step: Step, change: Change, keys: KeySource) -
     return []
 
 
-def _entitled(value: Any, endpoint: str | None, field: str | None) -> set[tuple[str, str]]:
-    """(endpoint, method or ``*``) pairs the value at an entitlement path grants; a service
-    entitled without endpoints is ``("", "*")``."""
-    if value is None:
-        return set()
-    if field == "methods":
-        return {(str(endpoint), str(m)) for m in value or []}
-    if endpoint is not None:
-        return {(endpoint, "*")}
-    eps = value.get(kinds.ENDPOINT.manifest_key) if isinstance(value, dict) and "name" not in value else value
-    if isinstance(eps, dict):
-        names = set(eps)
-    else:
-        names = {str(e.get("name") if isinstance(e, dict) else e) for e in eps or []}
-    return {(str(e), "*") for e in names} or {("", "*")}
-
-
 def _entitlement(plan: PlanFacts, change: Change, found: tuple[str, str | None, str | None],
                  keys: KeySource) -> list[Impact]:
     service, endpoint, field = found
@@ -190,8 +175,9 @@ def _entitlement(plan: PlanFacts, change: Change, found: tuple[str, str | None, 
                                  "cuts_off", change.path)]
         return [reach.impact(f"{reach.who()} may call any method of {where}", "grants", change.path)]
     whole = endpoint is None and (change.before is None or change.after is None)
-    before = _entitled(change.before, endpoint, field)
-    after = _entitled(change.after, endpoint, field)
+    grants = kinds.get(plan.kind).ops.grants  # (endpoint, method or ``*``) pairs
+    before = grants(change.before, endpoint, field)
+    after = grants(change.after, endpoint, field)
     out = []
     for pairs, verb, effect in ((before - after, "lose", "cuts_off"), (after - before, "gain", "grants")):
         if pairs:
@@ -324,34 +310,43 @@ def _allowance(plan: PlanFacts, change: Change, keys: KeySource) -> list[Impact]
 # --- services and endpoints -------------------------------------------------------------------
 
 
-def _service(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
+def _entitling(kind: Kind, key: str, world: World) -> list[PlanFacts]:
+    """The live plans entitling the object ``kind:key``: a top-level one by its key, a nested
+    one by its parent's key and its own name."""
+    if kind.parent is None:
+        return world.entitling(key)
+    parent, name = kinds.split_first(key)
+    return world.entitling(parent or "", name)
+
+
+def _called(step: Step, kind: Kind, world: World, keys: KeySource) -> tuple[Impact, ...]:
+    """A deleted object keys call (a service, an endpoint), one whose shared QPS limit changes
+    (``Kind.shared_qps``), or one whose route no longer takes some calls (the plans entitling
+    it are looked up only then: a large plan updates many endpoints)."""
     if step.action == "delete":
-        reach = _reach(world.entitling(step.key), keys)
+        reach = _reach(_entitling(kind, step.key, world), keys)
         return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to {step.key}",
                              "cuts_off", None),)
-    change = next((c for c in step.changes if c.path == "qpsLimitOverall"), None)
+    return _shared(step, kind, world, keys) + _moved(step, kind, world, keys)
+
+
+def _shared(step: Step, kind: Kind, world: World, keys: KeySource) -> tuple[Impact, ...]:
+    change = next((c for c in step.changes if kind.shared_qps and c.path == kind.shared_qps), None)
     if change is None:
         return ()
-    reach = _reach(world.entitling(step.key), keys, owners=False)
+    reach = _reach(_entitling(kind, step.key, world), keys, owners=False)
     lowered = _limit(change.after) < _limit(change.before)
     text = (f"{reach.who()} {reach.verb('shares', 'share')} {_amount(change.after, 'qpsLimit', '')} "
             f"to {step.key} (was {_amount(change.before, 'qpsLimit', '')})")
     return (reach.impact(text, "tightens" if lowered else "loosens", change.path),)
 
 
-def _endpoint(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
-    """A deleted endpoint, or one whose route no longer takes some calls (the plans
-    entitling it are looked up only then: a large plan updates many endpoints)."""
-    route_fields = kinds.get(step.kind).ops.route_fields
-    gone = [] if step.action == "delete" else [
-        t for c in step.changes if c.path in route_fields for t in _route(c)]
-    if step.action != "delete" and not gone:
+def _moved(step: Step, kind: Kind, world: World, keys: KeySource) -> tuple[Impact, ...]:
+    route_fields = kind.ops.route_fields
+    gone = [t for c in step.changes if c.path in route_fields for t in _route(c)]
+    if not gone:
         return ()
-    service, name = kinds.split_first(step.key)
-    reach = _reach(world.entitling(service or "", name), keys)
-    if step.action == "delete":
-        return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to {step.key}",
-                             "cuts_off", None),)
+    reach = _reach(_entitling(kind, step.key, world), keys)
     paths = ", ".join(c.path for c in step.changes if c.path in route_fields)
     return (reach.impact(f"{reach.who()} {reach.verb('calls', 'call')} {step.key}: {'; '.join(gone)}",
                          "cuts_off", paths),)

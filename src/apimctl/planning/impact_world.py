@@ -10,12 +10,15 @@ plan's changes need before anything is read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
 from apimctl import kinds
+from apimctl.kinds import Kind
+from apimctl.kinds.protocol import Held
+from apimctl.kinds.references import refs_of
 from apimctl.plans.model import Step, address
 from apimctl.state.keys import KeyFacts, KeyRead
 from apimctl.state.live import LiveObject, LiveState
@@ -31,6 +34,18 @@ class PlanFacts:
         self.id = obj.id
         self.name = obj.name
         self.package = obj.parent_key or kinds.split_first(obj.key)[0] or ""
+
+    @property
+    def kind(self) -> str:
+        return self.obj.kind
+
+    @property
+    def key(self) -> str:
+        return self.obj.key
+
+    @property
+    def parent_key(self) -> str | None:
+        return self.package
 
     @cached_property
     def doc(self) -> dict[str, Any]:
@@ -94,18 +109,54 @@ def _by_address(plan: PlanFacts) -> str:
 
 
 class World:
-    """The live facts the impact rules read, indexed once."""
+    """The live facts the impact rules read, indexed once; what the kinds read of the area
+    to tell what goes with a delete (:class:`~apimctl.kinds.protocol.Holdings`)."""
 
     def __init__(self, live: LiveState) -> None:
         self.live = live
         self.plans: dict[str, PlanFacts] = {}
-        for obj in live.of(kinds.PLAN.name):
-            facts = PlanFacts(obj)
-            self.plans[facts.address] = facts
+        for kind in kinds.KINDS:
+            if not kind.issues_keys:
+                continue
+            for obj in live.of(kind.name):
+                facts = PlanFacts(obj)
+                self.plans[facts.address] = facts
         self._docs: dict[str, dict[str, Any]] = {}
 
     def plan(self, step: Step) -> PlanFacts | None:
         return self.plans.get(step.address)
+
+    def kind(self, name: str) -> Kind:
+        return kinds.get(name)
+
+    def held(self, kind: str, key: str) -> Held | None:
+        """The live object ``kind:key``: the one indexed for a kind keys are issued for, else
+        the first the area lists."""
+        if kinds.get(kind).issues_keys:
+            return self.plans.get(address(kind, key))
+        return next((o for o in self.live.of(kind) if o.key == key), None)
+
+    def _of(self, kind: Kind) -> Sequence[Held]:
+        if kind.issues_keys:
+            return [p for p in self.plans.values() if p.kind == kind.name]
+        return self.live.of(kind.name)
+
+    def naming(self, kind: str, key: str) -> list[tuple[Kind, Sequence[Held]]]:
+        """The live objects whose references name ``kind:key``, by their kind (only those
+        under the same parent, where every such reference is within the parent)."""
+        parent = kinds.split_first(key)[0]
+        out: list[tuple[Kind, Sequence[Held]]] = []
+        for referring in kinds.KINDS:
+            scopes = {r.scope for r in referring.references if r.kind == kind}
+            if not scopes:
+                continue
+            held = [o for o in self._of(referring)
+                    if (scopes != {"parent"} or o.parent_key == parent)
+                    and any(r.kind == kind and r.key == key
+                            for r in refs_of(referring, o.doc, o.parent_key))]
+            if held:
+                out.append((referring, held))
+        return out
 
     def all_plan_ids(self) -> set[str]:
         return {p.id for p in self.plans.values()}

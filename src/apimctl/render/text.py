@@ -14,8 +14,7 @@ from collections.abc import Callable
 
 import click
 
-from apimctl import kinds
-from apimctl.plans.model import WRITE_ONLY_NOTE, Impact, Plan, Step, address
+from apimctl.plans.model import WRITE_ONLY_NOTE, Impact, Plan, Step
 from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.render.style import (
     SYMBOLS,
@@ -217,13 +216,10 @@ def _waiting_domains(result: ApplyResult) -> list[str]:
     endpoints until the domains are approved, so a rerun alone changes nothing."""
     if result.plan is None or not result.failed:
         return []
-    from apimctl.planning.domains import new_domains_needed  # only a partial apply needs it
+    from apimctl.planning.domains import awaited_domains  # only a partial apply needs it
 
-    failed = {o.address for o in result.failed}
-    created = {o.address.lower() for o in result.done}
-    return [domain for domain, keys in new_domains_needed(result.plan).items()
-            if address(kinds.DOMAIN.name, domain).lower() in created
-            and any(address(kinds.ENDPOINT.name, k) in failed for k in keys)]
+    return awaited_domains(result.plan, [o.address for o in result.done],
+                           {o.address for o in result.failed})
 
 
 def _apply_headline(result: ApplyResult) -> str:

@@ -29,9 +29,12 @@ PAGE_SIZE = 1000
 IN_FLIGHT = 4  # pages requested at once
 KEYS_PATH = "/packageKeys"
 APPLICATIONS_PATH = "/applications"
+# the kind keys are issued for (``Kind.issues_keys``): a key names its object and that
+# object's parent, each by its kind's name
+ISSUING = next(k for k in kinds.KINDS if k.issues_keys)
 KEY_FIELDS: tuple[str, ...] = (
     "id", "rateLimitCeiling", "rateLimitExempt", "qpsLimitCeiling", "qpsLimitExempt",
-    f"{kinds.PLAN.name}.id", f"{kinds.PACKAGE.name}.id",  # the key's plan and package, by id
+    f"{ISSUING.name}.id", f"{ISSUING.parent}.id",  # the key's plan and package, by id
 )
 APPLICATION_FIELDS: tuple[str, ...] = ("id", "username", *(f"packageKeys.{f}" for f in KEY_FIELDS))
 
@@ -100,7 +103,7 @@ def _one(item: Mapping[str, Any], kind: type[KeyFacts] | type[_Application]) -> 
     try:
         return msgspec.convert(item, kind, strict=False)
     except msgspec.ValidationError:
-        plan = item.get(kinds.PLAN.name)
+        plan = item.get(ISSUING.name)
         ref = _Ref(str(plan.get("id"))) if isinstance(plan, Mapping) else None
         return KeyFacts(str(item.get("id") or ""), plan=ref) if kind is KeyFacts else \
             _Application(str(item.get("id") or ""), None, [_one(k, KeyFacts) for k in
