@@ -89,7 +89,7 @@ def _needing(plan: Plan) -> dict[str, tuple[str, list[Step]]]:
     domain_kinds = {k.name for k in DOMAIN_KINDS}
     created = {s.key.strip().lower(): address(s.kind, s.key.strip().lower()) for s in plan.steps
                if s.kind in domain_kinds and s.action == "create"}
-    needs: dict[str, list[Step]] = {}
+    needs: dict[str, dict[str, Step]] = {}  # domain -> key -> the first step of that object
     if not created:
         return {}
     hosting = {k.name: k for k in HOSTING}
@@ -100,10 +100,9 @@ def _needing(plan: Plan) -> dict[str, tuple[str, list[Step]]]:
         hosts = _hosts(kind, {c.path: c.after for c in step.changes if c.path in kind.host_fields})
         for host in hosts:
             for domain in created:
-                steps = needs.setdefault(domain, [])
-                if _under(host, domain) and all(s.key != step.key for s in steps):
-                    steps.append(step)
-    return {d: (created[d], steps) for d, steps in needs.items() if steps}
+                if _under(host, domain):
+                    needs.setdefault(domain, {}).setdefault(step.key, step)
+    return {d: (created[d], list(steps.values())) for d, steps in needs.items()}
 
 
 def new_domain_warnings(plan: Plan) -> list[str]:
