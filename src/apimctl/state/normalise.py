@@ -146,9 +146,16 @@ class _Normaliser:
     def object(self, prefix: str, doc: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
         table = self.c.table(prefix, defaults)
         unset = self.c.unset.get(prefix)
-        if unset is not None and any(name in doc for name in unset):
-            # "not set", however spelt, is the default: as if the field were not written
-            doc = {k: v for k, v in doc.items() if k not in unset or not spelt_unset(v, unset[k])}
+        if unset is not None:
+            # "not set", however spelt, is the default: as if the field were not written (a
+            # copy without those fields; a live document names every field, so the copy is
+            # made in one go rather than field by field)
+            drop = [name for name, spellings in unset.items()
+                    if name in doc and spelt_unset(doc[name], spellings)]
+            if drop:
+                doc = dict(doc)
+                for name in drop:
+                    del doc[name]
         own = defaults is not table.source  # defaults made for this object: their own values
         if not own and 2 * len(doc) < len(table.rows):  # a few fields named: the rest default
             template = table.template or self._template(table)
