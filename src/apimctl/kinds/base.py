@@ -275,7 +275,11 @@ def read_fields(kind: Kind) -> tuple[str, ...]:
 def spelt_unset(value: Any, spellings: tuple[Any, ...]) -> bool:
     """Whether ``value`` is one of ``spellings`` of "not set" (the same type and value:
     ``0`` is not ``False``)."""
-    return any(type(value) is type(s) and value == s for s in spellings)
+    cls = type(value)
+    for spelling in spellings:  # a loop, not any(): this runs for most fields of most objects
+        if cls is type(spelling) and value == spelling:
+            return True
+    return False
 
 
 # --- keys -------------------------------------------------------------------------------------
