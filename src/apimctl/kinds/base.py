@@ -276,7 +276,8 @@ def spelt_unset(value: Any, spellings: tuple[Any, ...]) -> bool:
     """Whether ``value`` is one of ``spellings`` of "not set" (the same type and value:
     ``0`` is not ``False``)."""
     cls = type(value)
-    for spelling in spellings:  # a loop, not any(): this runs for most fields of most objects
+    # a loop, not any() over a generator: this runs for most fields of most objects
+    for spelling in spellings:  # noqa: SIM110
         if cls is type(spelling) and value == spelling:
             return True
     return False
