@@ -23,8 +23,8 @@ Unmanaged top-level objects are listed but are not drift (with ``prune``, or whe
 Attribution comes from what the platform records: a service's ``editorHandle`` and
 ``updated`` (which move with every write to the service or anything in it, so they cover its
 endpoints and error sets: ``Kind.editor_recorded``, ``Kind.covered_by_parent``), and
-``updated`` of plans, packages, roles and maintenance events. ``editorHandle`` is read with one extra list call per 1,000 services, made only when a
-difference involves a service.
+``updated`` of plans, packages, roles and maintenance events. ``editorHandle`` is read with
+one extra list call per 1,000 services, made only when a difference involves a service.
 """
 
 from __future__ import annotations
