@@ -26,8 +26,8 @@ from apimctl.errors import PlanError
 from apimctl.kinds import Kind
 from apimctl.kinds.ops import as_list
 from apimctl.plans.model import DUPLICATES, Change, Duplicate, Plan, Step
+from apimctl.platform import parse_datetime
 from apimctl.speed import per_name
-from apimctl.state.normalise import canonical_datetime
 
 PINNED = "pinned by id"
 REPAIR_HINT = ("apply --repair-duplicates deletes the extra copies (keeping the one shown), "
@@ -41,9 +41,11 @@ def keeper(items: Sequence[Mapping[str, Any]], pin: str | None = None) -> tuple[
         for i, item in enumerate(items):
             if str(item.get("id")) == pin:
                 return i, PINNED
-    created = [canonical_datetime(item.get("created")) for item in items]
-    if all(isinstance(c, str) and c for c in created):
-        oldest = min(range(len(items)), key=lambda i: (str(created[i]), i))
+    # compared as instants, not as text: ``...:00Z`` (no milliseconds) is later than
+    # ``...:00.500Z`` written the same second, though it sorts after it as text
+    created = [parse_datetime(item.get("created")) for item in items]
+    if all(moment is not None for moment in created):
+        oldest = min(range(len(items)), key=lambda i: (created[i], i))
         return oldest, f"oldest (created {items[oldest].get('created')})"
     return 0, "first listed"
 
