@@ -3,6 +3,8 @@ references."""
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +37,10 @@ def settings(cwd: Path, args: list[str], env: dict[str, str], config: str = CONF
     def command(**_: Any) -> None:
         seen.update(target.connection_settings(click.get_current_context()))
 
-    runner = CliRunner()
-    with runner.isolated_filesystem(temp_dir=cwd):
+    folder = Path(tempfile.mkdtemp(dir=cwd))  # a folder of its own for each call
+    with contextlib.chdir(folder):
         Path("apimctl.toml").write_text(config)
-        result = runner.invoke(command, args, env=env, catch_exceptions=False)
+        result = CliRunner().invoke(command, args, env=env, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return seen
 
