@@ -104,7 +104,7 @@ def names_of(items: Any, lookups: Lookups | None = None, label: str = "") -> lis
     """Role permissions, domains and plan methods (objects or strings) as a list of names."""
     out: list[str] = []
     for item in as_list(items):
-        if isinstance(item, Mapping):
+        if type(item) is dict or isinstance(item, Mapping):
             found = lookups.name(label, item.get("id", "")) if lookups is not None else None
             name = found or item.get("name") or item.get("address")
             if name is not None:
@@ -140,8 +140,10 @@ class Ops:
 
     def strip(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         """The raw object without server-computed fields and child collections."""
-        drop = self._strip_drop
-        return {k: v for k, v in raw.items() if k not in drop}
+        doc = dict(raw)  # a copy in one go, then the few fields dropped (order kept)
+        for name in self._strip_drop.intersection(doc):
+            del doc[name]
+        return doc
 
     def read(self, raw: Mapping[str, Any], lookups: Lookups,
              parent: Mapping[str, Any] | None) -> Read:

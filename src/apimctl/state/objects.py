@@ -183,12 +183,11 @@ def repeats(kind: Kind, raw: Mapping[str, Any]) -> bool:
         if not head or (len(parts) == 1 and (not isinstance(head, list) or len(head) < 2)):
             continue  # nothing there, or a single item
         for items in _lists_at(raw, parts):
-            seen: set[str] = set()
-            for item in items:
-                ident = item.get(key_field) if isinstance(item, Mapping) else None
-                if ident in (None, ""):
-                    continue
-                if str(ident) in seen:
-                    return True
-                seen.add(str(ident))
+            if len(items) < 2:
+                continue
+            found = [item.get(key_field) if type(item) is dict or isinstance(item, Mapping) else None
+                     for item in items]
+            idents = [str(i) for i in found if i is not None and i != ""]
+            if len(set(idents)) < len(idents):
+                return True
     return False

@@ -12,6 +12,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from apimctl import kinds, workers
 from apimctl.api.requests import Page
@@ -176,6 +178,42 @@ def test_raw_keeps_nested_lists_only_when_items_repeat() -> None:
     assert repeats(kinds.ENDPOINT, {"methods": [{"name": "a", "responseFilters": [
         {"name": "x"}, {"name": "x"}]}]})
     assert not repeats(kinds.ENDPOINT, {"methods": [{"name": "a"}, {"name": "b"}]})
+
+
+_IDENT = st.none() | st.sampled_from(["", "a", "b", "1"]) | st.integers(0, 2)
+_ITEM = st.dictionaries(st.sampled_from(["name", "id", "other"]), _IDENT, max_size=3) | st.sampled_from(["a", None])
+_METHOD = st.fixed_dictionaries({}, optional={"name": _IDENT, "id": _IDENT,
+                                               "responseFilters": st.lists(_ITEM, max_size=3)})
+
+
+def _repeats_as_defined(kind: kinds.Kind, raw: dict[str, Any]) -> bool:
+    """Two items of one keyed list or set (at any depth) with one identity, told one by one."""
+    def lists(value: Any, parts: list[str]) -> list[list[Any]]:
+        found = value.get(parts[0]) if isinstance(value, dict) else None
+        items = found if isinstance(found, list) else [] if found is None else [found]
+        return [items] if len(parts) == 1 else [x for item in items for x in lists(item, parts[1:])]
+    for path in (*kind.keyed, *kind.sets):
+        key_field = kind.keyed.get(path, "id")
+        for items in lists(raw, path.split(".")):
+            idents = [str(i[key_field]) for i in items if isinstance(i, dict) and i.get(key_field) not in (None, "")]
+            if len(idents) != len(set(idents)):
+                return True
+    return False
+
+
+@given(st.fixed_dictionaries({}, optional={"methods": st.lists(_METHOD, max_size=4) | _METHOD,
+                                           "publicDomains": st.lists(_ITEM, max_size=3),
+                                           "systemDomains": st.lists(_ITEM, max_size=3)}))
+def test_repeats_tells_two_items_with_one_identity_anywhere(raw: dict[str, Any]) -> None:
+    assert repeats(kinds.ENDPOINT, raw) == _repeats_as_defined(kinds.ENDPOINT, raw)
+
+
+@given(st.dictionaries(st.sampled_from(sorted({*kinds.ENDPOINT.computed, "name", "description", "x", "errorSets"})),
+                       st.integers(), max_size=8))
+def test_strip_drops_the_computed_fields_and_keeps_the_order(raw: dict[str, Any]) -> None:
+    kind = kinds.SERVICE  # endpoints and error sets are its children: dropped too
+    drop = kind.computed | {c.manifest_key for c in kinds.children_of(kind)}
+    assert list(kind.ops.strip(raw).items()) == [(k, v) for k, v in raw.items() if k not in drop]
 
 
 def test_normal_forms_are_made_as_planning_compares_them() -> None:
