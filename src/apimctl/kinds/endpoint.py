@@ -141,8 +141,8 @@ def endpoint_routes(doc: Mapping[str, Any], by_method: bool) -> set[str]:
     too: real areas let endpoints share a path on a domain when their methods differ
     (SUPPLEMENT §10.10.1). Hosts and methods compare case-insensitively."""
     alias = str(doc.get("requestPathAlias") or "")
-    hosts = [str(d.get("address", "") if isinstance(d, Mapping) else d).strip().lower()
-             for d in as_list(doc.get("publicDomains"))]
+    hosts = [(d if type(d) is str else str(d.get("address", "") if isinstance(d, Mapping) else d)).strip().lower()
+             for d in as_list(doc.get("publicDomains"))]  # names (manifests) or {address} (the API)
     routes = {f"{alias}|{h}" for h in hosts or [""]}
     if not by_method:
         return routes
