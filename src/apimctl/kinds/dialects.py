@@ -228,7 +228,7 @@ def message_default(message_id: str, status: str, dialect: Dialect) -> dict[str,
 
 def _nested_named(doc: Any, parts: list[str]) -> bool:
     for part in parts:
-        if not isinstance(doc, Mapping) or part not in doc:
+        if not (type(doc) is dict or isinstance(doc, Mapping)) or part not in doc:
             return False
         doc = doc[part]
     return True
