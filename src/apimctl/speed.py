@@ -1,4 +1,4 @@
-"""The two idioms apimctl's speed work repeats, written once.
+"""The idioms apimctl's speed work repeats, written once.
 
 - :func:`collector_paused`: the cyclic garbage collector paused while many small, acyclic
   containers are made (decoding pages, building the live model, loading manifests,
@@ -7,6 +7,8 @@
 - :func:`per_name`: a value computed once per named table (a kind, a dialect) and kept,
   made again only when a new table of the same name replaces it (tests derive kinds with
   ``dataclasses.replace``).
+- :func:`is_mapping`: ``isinstance(value, Mapping)`` for values that are nearly always dicts,
+  answered for a dict without the abstract class's check.
 
 This module depends on nothing else of apimctl, so every layer may use it.
 """
@@ -15,9 +17,9 @@ from __future__ import annotations
 
 import functools
 import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 
 @contextmanager
@@ -64,3 +66,8 @@ def per_name(make: Callable[[N], T]) -> Callable[[N], T]:
         return found[1]
 
     return memo
+
+
+def is_mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, answering for a dict (nearly always) without the ABC."""
+    return type(value) is dict or isinstance(value, Mapping)

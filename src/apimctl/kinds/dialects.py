@@ -36,7 +36,7 @@ from apimctl.platform import (
     RETURNED_HEADERS,
     Vocabulary,
 )
-from apimctl.speed import per_name
+from apimctl.speed import is_mapping, per_name
 
 SPEC_NAME = platform.SPEC_NAME
 MASHERY_NAME = platform.MASHERY_NAME
@@ -228,7 +228,7 @@ def message_default(message_id: str, status: str, dialect: Dialect) -> dict[str,
 
 def _nested_named(doc: Any, parts: list[str]) -> bool:
     for part in parts:
-        if not (type(doc) is dict or isinstance(doc, Mapping)) or part not in doc:
+        if not is_mapping(doc) or part not in doc:
             return False
         doc = doc[part]
     return True

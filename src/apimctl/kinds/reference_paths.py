@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from apimctl.kinds.base import Kind, Reference, join_key, split_first, unescape_name
+from apimctl.speed import is_mapping
 
 Path = tuple[str | int, ...]
 
@@ -70,10 +71,6 @@ class Ref(NamedTuple):
         return self.reference.scope == "host"
 
 
-def _mapping(value: Any) -> bool:
-    """``isinstance(value, Mapping)``, answering for a dict (nearly always) without the ABC."""
-    return type(value) is dict or isinstance(value, Mapping)
-
 
 @functools.cache
 def _segments(field: str) -> tuple[tuple[str, bool], ...]:
@@ -104,7 +101,7 @@ def _walk(node: Any, segs: tuple[tuple[str, bool], ...], path: Path,
     """(path, name, enclosing list items) of every string the field's segments reach."""
     name, is_list = segs[0]
     rest = segs[1:]
-    if not _mapping(node) or name not in node:
+    if not is_mapping(node) or name not in node:
         return
     value = node[name]
     here = (*path, name)
@@ -122,7 +119,7 @@ def _walk(node: Any, segs: tuple[tuple[str, bool], ...], path: Path,
         inner = (*items, (at, item))
         if isinstance(item, str) and len(rest) <= 1 and not (rest and rest[0][1]):
             yield at, item, inner  # the item itself, or the shorthand for its last field
-        elif rest and _mapping(item):
+        elif rest and is_mapping(item):
             yield from _walk(item, rest, at, inner)
 
 
@@ -166,7 +163,7 @@ def refs_of(kind: Kind, doc: Mapping[str, Any], parent_key: str | None = None) -
     the kind's ``references``; names that are not strings are left out, and so are references
     within the parent when ``parent_key`` is ``None``."""
     out: list[Ref] = []
-    if not _mapping(doc):
+    if not is_mapping(doc):
         return out
     for reference, segs in _references_of(kind):
         first, is_list = segs[0]

@@ -17,7 +17,7 @@ from apimctl.api.quirks import as_list
 from apimctl.kinds import Kind
 from apimctl.kinds.dialects import VOCABULARIES, mashery_values
 from apimctl.kinds.ops import Context
-from apimctl.speed import per_name
+from apimctl.speed import is_mapping, per_name
 from apimctl.state.digests import Digests
 from apimctl.state.packing import PLAIN, Packer
 
@@ -185,8 +185,7 @@ def repeats(kind: Kind, raw: Mapping[str, Any]) -> bool:
         for items in _lists_at(raw, parts):
             if len(items) < 2:
                 continue
-            found = [item.get(key_field) if type(item) is dict or isinstance(item, Mapping) else None
-                     for item in items]
+            found = [item.get(key_field) if is_mapping(item) else None for item in items]
             idents = [str(i) for i in found if i is not None and i != ""]
             if len(set(idents)) < len(idents):
                 return True
