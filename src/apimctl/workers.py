@@ -5,6 +5,10 @@ pure functions of data that crosses a pipe cheaply; they go to one worker proces
 one goes on: the normal forms of the live objects are made there while this process reads the
 rest of the area (:mod:`apimctl.state.live`).
 
+Work whose items can be split anywhere (the manifest files, the matched pairs of a plan) is
+shared by :class:`FromBothEnds`: this process from the first item, the worker from the last,
+meeting where their speeds say, so that no fixed share has to fit every machine and input.
+
 Callers decide what is big enough to pay for the worker (it is a fresh interpreter: a tenth of
 a second to start, on the other core); small runs never start one. The work is also done in
 this process, with the same functions and the same results, whenever the worker cannot help:
@@ -22,6 +26,7 @@ forking this process with its threads (an embedded server's), which may deadlock
 from __future__ import annotations
 
 import atexit
+import bisect
 import collections
 import contextlib
 import importlib
@@ -32,10 +37,10 @@ import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, Generic, TypeVar
 
 from apimctl.speed import collector_paused
 
@@ -99,9 +104,104 @@ def _load(module: str) -> None:
     importlib.import_module(module)
 
 
+def running() -> bool:
+    """Whether a worker has been started in this process and can take work now (it has
+    started up already, or is starting: nothing is started or waited for)."""
+    with _lock:
+        worker = _worker
+    return worker is not None and not worker.closed and enabled()
+
+
 def warm_up() -> None:
     """Start the worker now (it starts in the background: nothing is waited for)."""
     _get()
+
+
+class FromBothEnds(Generic[_T]):
+    """Items ``0 .. count - 1`` worked on by both processes, meeting where their speeds say:
+    this process goes through them from the first, asking :meth:`get` about each in turn,
+    while the worker takes runs of the last ones, run by run toward the first, never more
+    than ``ahead`` runs at a time. :meth:`get` gives the worker's result for an item when
+    its run is done; otherwise (not sent, not done yet, the worker failed) this process
+    works on the item itself. So no fixed share has to fit both machines and inputs, and at
+    most ``ahead`` runs are worked on twice.
+
+    ``runs``: where each run starts and ends, the last run first (:func:`runs_from_end`);
+    ``call``: the function the worker runs and its arguments for ``(start, end)``, giving one
+    result per item. Small inputs, and a worker that cannot be used, send nothing.
+    ``patient``: wait for a run the worker has been sent rather than work on its items here
+    (for tests of what the worker gives)."""
+
+    patient = False
+
+    def __init__(self, runs: Sequence[tuple[int, int]],
+                 call: Callable[[int, int], tuple[Callable[..., list[_T]], tuple[Any, ...]]],
+                 *, ahead: int = 2) -> None:
+        self.runs = list(runs)  # not sent yet, the last first
+        self.call = call
+        self.ahead = ahead
+        self.starts: list[int] = []  # of the runs sent, in increasing order
+        self.sent: dict[int, tuple[int, Future[list[_T]]]] = {}  # start -> (end, call)
+        self.answers: dict[int, list[_T] | None] = {}  # by start of run, once done
+        self.current = (0, 0)  # the run of the last item asked about, if any
+        self.stopped = False
+        self._send(-1)  # nothing reached yet
+
+    def get(self, index: int) -> tuple[bool, _T | None]:
+        """``(True, result)`` when the worker's result for item ``index`` is there; else
+        ``(False, None)``: the caller works on it. Asked in increasing order."""
+        if self.runs:
+            self._send(index)
+        start, end = self.current
+        if not start <= index < end:
+            at = bisect.bisect_right(self.starts, index) - 1
+            if at < 0:
+                return False, None
+            start = self.starts[at]
+            end = self.sent[start][0]
+            if index >= end:
+                return False, None
+            self.current = (start, end)
+        if start not in self.answers:
+            future = self.sent[start][1]
+            if not (future.done() or self.patient):
+                return False, None
+            self.answers[start] = result(future)
+        found = self.answers[start]
+        if found is None:
+            return False, None
+        return True, found[index - start]
+
+    def _send(self, index: int) -> None:
+        """Send the next runs while fewer than ``ahead`` are waiting and the next lies
+        wholly beyond ``index`` (what this process has reached)."""
+        while not self.stopped and self.runs and self.runs[0][0] > index:
+            waiting = sum(1 for s in self.starts[:self.ahead] if not self.sent[s][1].done())
+            if waiting >= self.ahead:
+                return
+            start, end = self.runs.pop(0)
+            fn, args = self.call(start, end)
+            future = submit(fn, *args)
+            if future is None:  # no worker: this process works on every item
+                self.stopped = True
+                return
+            self.starts.insert(0, start)  # below every run sent before
+            self.sent[start] = (end, future)
+
+
+def runs_from_end(weights: Sequence[int], run_weight: float) -> list[tuple[int, int]]:
+    """The items ``0 .. len(weights) - 1`` cut into runs of about ``run_weight`` (the sum of
+    their weights, one item at least), the last run first; the first item is in none."""
+    out: list[tuple[int, int]] = []
+    end, total = len(weights), 0.0
+    for index in range(len(weights) - 1, 0, -1):
+        total += weights[index]
+        if total >= run_weight:
+            out.append((index, end))
+            end, total = index, 0.0
+    if end > 1:
+        out.append((1, end))
+    return out
 
 
 def _get() -> _Worker | None:

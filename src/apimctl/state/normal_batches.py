@@ -23,7 +23,8 @@ from apimctl.state.packing import Packer
 
 # Objects whose normal forms are made together: in the worker process (:mod:`apimctl.workers`)
 # while the reading goes on, once the area has proved large enough to pay for starting it
-# (started after WARM_UP objects, used after OFFLOAD_AFTER).
+# (started after WARM_UP objects, used after OFFLOAD_AFTER; from the first batch when it is
+# running already, started for the manifests).
 NORMAL_BATCH = 1000
 WARM_UP = 2_000
 OFFLOAD_AFTER = 4_000
@@ -59,7 +60,7 @@ class NormalBatches:
             # a small area, or the worker busy with four batches already: this one here (the
             # two processes share the work as fast as each goes, no batch waits long in memory)
             waiting = sum(1 for sent, _ in self.sent[-_AHEAD:] if sent is not None and not sent.done())
-            offload = self.seen >= OFFLOAD_AFTER and waiting < _AHEAD
+            offload = (self.seen >= OFFLOAD_AFTER or workers.running()) and waiting < _AHEAD
             future = workers.submit(normal_digests, self.batch) if offload else None
             if future is None:
                 _fill(self.objects, normal_digests(self.batch))

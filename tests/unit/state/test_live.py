@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import AsyncIterator
+from concurrent.futures import Future
 from typing import Any
 
 import msgspec
@@ -282,6 +283,29 @@ def test_a_small_area_does_not_start_the_worker(monkeypatch: pytest.MonkeyPatch)
     calls: list[str] = []
     monkeypatch.setattr(workers, "submit", lambda fn, *args: calls.append("submit"))
     monkeypatch.setattr(workers, "warm_up", lambda: calls.append("warm_up"))
+    monkeypatch.setattr(workers, "running", lambda: False)
     monkeypatch.setattr(normal_batches, "NORMAL_BATCH", 2)  # full batches, but few objects read
     state = from_raw(copy.deepcopy(RAW))
     assert calls == [] and all(o.norm is not None for o in state.of("endpoint"))
+
+
+def test_a_running_worker_gets_the_first_full_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker started already (for the manifests) takes batches from the first one: the
+    area need not prove it pays for starting one."""
+    sent: list[int] = []
+
+    def answered(fn, batch):  # type: ignore[no-untyped-def]
+        sent.append(len(batch))
+        future: Future[object] = Future()
+        future.set_result(fn(batch))
+        return future
+
+    monkeypatch.setattr(workers, "submit", answered)
+    monkeypatch.setattr(workers, "warm_up", lambda: None)
+    monkeypatch.setattr(workers, "running", lambda: True)
+    monkeypatch.setattr(normal_batches, "NORMAL_BATCH", 2)
+    state = from_raw(copy.deepcopy(RAW))
+    assert sent and sent[0] == 2  # well before OFFLOAD_AFTER objects were seen
+    assert sum(sent) < normal_batches.OFFLOAD_AFTER
+    monkeypatch.setenv(workers.ENV, "0")
+    assert _norms(state) == _norms(from_raw(copy.deepcopy(RAW)))
