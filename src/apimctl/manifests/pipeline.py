@@ -127,41 +127,39 @@ def _read(paths: Sequence[str], env: Mapping[str, str], problems: Problems,
     return merge_documents(docs, problems), complete
 
 
-# Manifests of more bytes than this are read on two cores: the last part of the files in
-# the worker process (:mod:`apimctl.workers`) while this process reads the first part.
+# Manifests of more bytes than this are read on two cores: the worker process
+# (:mod:`apimctl.workers`) reads runs of the last files, this process the first ones, until
+# they meet; RUNS runs in all.
 PARALLEL_BYTES = 4 * 1024 * 1024
-# The worker's share of the bytes: it starts later (a fresh interpreter) and its documents
-# must still cross the pipe.
-WORKER_SHARE = 0.42
+RUNS = 40
 
 
 def _read_all(sources: list[SourceFile], env: Mapping[str, str], problems: Problems,
               check_items: bool) -> list[list[Document] | None]:
     """The documents of each file (``None``: it could not be parsed), in order."""
     sizes = [_size(src) for src in sources]
-    split = _split(sizes) if sum(sizes) >= PARALLEL_BYTES else len(sources)
-    if split == len(sources):
+    if sum(sizes) < PARALLEL_BYTES:
         return read_files(sources, env, problems, check_items)
     # absolute paths: the worker's current directory is the one it was started in
-    theirs = [SourceFile(src.display, os.path.abspath(src.path)) for src in sources[split:]]
-    future = workers.submit(read_files_apart, theirs, dict(env), check_items)
-    head = read_files(sources[:split], env, problems, check_items)
-    found = workers.result(future)
-    if found is None:  # no worker, or it failed: read here
-        return head + read_files(sources[split:], env, problems, check_items)
-    tail, their_problems = found
-    problems.items.extend(their_problems)
-    return head + tail
+    apart = [SourceFile(src.display, os.path.abspath(src.path)) for src in sources]
+    plain_env = dict(env)
+    shared = workers.FromBothEnds(
+        _runs(sizes), lambda start, end: (read_files_apart, (apart[start:end], plain_env, check_items)))
+    out: list[list[Document] | None] = []
+    for index, src in enumerate(sources):
+        found, theirs = shared.get(index)
+        if found and theirs is not None:
+            read, their_problems = theirs
+            problems.items.extend(their_problems)
+            out.append(read)
+        else:
+            out.extend(read_files([src], env, problems, check_items))
+    return out
 
 
-def _split(sizes: list[int]) -> int:
-    """Where the worker's files begin: the last files, :data:`WORKER_SHARE` of the bytes at
-    most; this process keeps one file at least."""
-    split, theirs, limit = len(sizes), 0, sum(sizes) * WORKER_SHARE
-    while split > 1 and theirs + sizes[split - 1] <= limit:
-        split -= 1
-        theirs += sizes[split]
-    return split
+def _runs(sizes: list[int]) -> list[tuple[int, int]]:
+    """The runs of files the worker may read: :data:`RUNS` of about the same bytes."""
+    return workers.runs_from_end(sizes, sum(sizes) / RUNS)
 
 
 def _size(src: SourceFile) -> int:
@@ -192,11 +190,15 @@ def read_files(sources: Sequence[SourceFile], env: Mapping[str, str], problems: 
 
 
 def read_files_apart(sources: Sequence[SourceFile], env: Mapping[str, str],
-                     check_items: bool) -> tuple[list[list[Document] | None], list[Problem]]:
-    """:func:`read_files` in the worker process: the documents and the problems found."""
-    problems = Problems()
-    read = read_files(sources, env, problems, check_items)
-    return read, problems.items
+                     check_items: bool) -> list[tuple[list[Document] | None, list[Problem]]]:
+    """:func:`read_files` in the worker process: for each file, its documents and the
+    problems found in it."""
+    out = []
+    for src in sources:
+        problems = Problems()
+        read = read_files([src], env, problems, check_items)
+        out.append((read[0], problems.items))
+    return out
 
 
 def _assemble(base: Merged) -> tuple[dict[str, Any], MergedPositions, dict[JsonPath, str], Any]:
