@@ -60,6 +60,7 @@ def forced(worker_answers: list[Any], monkeypatch: pytest.MonkeyPatch) -> list[A
     monkeypatch.setattr(normal_batches, "OFFLOAD_AFTER", 0)
     monkeypatch.setattr(verdicts, "APART_FROM", 0)
     monkeypatch.setattr(verdicts, "BATCH", 2)
+    monkeypatch.setattr(workers.FromBothEnds, "patient", True)  # every verdict sent is taken
     return worker_answers
 
 

@@ -43,6 +43,8 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,11 +124,13 @@ def _build(manifest: ManifestLike, live: LiveState, options: PlanOptions,
                         "input would mean deleting everything (check the paths given)")
     parsed_targets = [parse_target(t) for t in targets]
     rules = ignore_rules(settings, ignores)
+    with _routes_first(desired, table.routes_by_method):
+        matched = match(desired, live)
+        builder = Builder(manifest, live, matched, rules, repair=options.repair_duplicates,
+                          dialect=table)
+        builder.rotate = rotate_rules(options.rotate)
+        builder.tell_apart()  # the worker starts on the last pairs while the routes are checked
     check_routes(desired, table.routes_by_method)
-    matched = match(desired, live)
-    builder = Builder(manifest, live, matched, rules, repair=options.repair_duplicates,
-                      dialect=table)
-    builder.rotate = rotate_rules(options.rotate)
     builder.build(prune_rules(settings, options.prune))
     live_docs = {a: builder.live_doc(o) for a, o in builder.live_at.items()}
     deps = dependencies(builder.steps, builder.desired_at, live_docs)
@@ -138,8 +142,10 @@ def _build(manifest: ManifestLike, live: LiveState, options: PlanOptions,
     if dialect is not None:
         plan.dialect, plan.dialect_reason = dialect.name, dialect.reason
     plan.warnings.extend(dropped)
-    known = {(d.kind.name, d.key) for ds in desired.values() for d in ds}
-    known |= {(o.kind, o.key) for k in kinds.KINDS for o in live.of(k.name)}
+    known: set[tuple[str, str]] = set()  # what ignore rules and targets may name
+    if rules or parsed_targets:
+        known = {(d.kind.name, d.key) for ds in desired.values() for d in ds}
+        known |= {(o.kind, o.key) for k in kinds.KINDS for o in live.of(k.name)}
     check_ignores(rules, known)
     if parsed_targets:
         check_targets(parsed_targets, known)
@@ -157,6 +163,17 @@ def _build(manifest: ManifestLike, live: LiveState, options: PlanOptions,
     _keep_relevant(plan)
     _check_deletes(plan, options.max_deletes)
     return plan
+
+
+@contextmanager
+def _routes_first(desired: dict[str, list[Desired]], by_method: bool) -> Iterator[None]:
+    """Two declared objects claiming one route are refused before anything the block
+    refuses: when it fails, the routes are checked first."""
+    try:
+        yield
+    except Exception:
+        check_routes(desired, by_method)
+        raise
 
 
 def _translate(desired: dict[str, list[Desired]], table: Any) -> list[str]:

@@ -66,6 +66,7 @@ class Builder:
         self.live_at: dict[str, LiveObject] = {}
         # ids of live copies that duplicate a matched object (kept one excluded)
         self.extra_copies: dict[str, Duplicate] = {}
+        self.verdicts: Verdicts | None = None
 
     def live_doc(self, live: LiveObject) -> dict[str, Any]:
         """The live document with its references renamed as the manifests rename them."""
@@ -115,12 +116,18 @@ class Builder:
     def add(self, step: Step) -> None:
         self.steps[step.address] = step
 
+    def tell_apart(self) -> Verdicts:
+        """The worker's verdicts on the pairs (:mod:`apimctl.planning.verdicts`), asked for
+        now when not yet: the worker starts on the last pairs of a large plan."""
+        if self.verdicts is None:
+            self.verdicts = Verdicts(self.match.pairs, self.contexts, self.dialect.name,
+                                     renamed=bool(self.renames))
+        return self.verdicts
+
     def build(self, prune: Mapping[str, PruneRule]) -> None:
         self._object_duplicates()
         missing = []
-        # the second half told in the worker
-        verdicts = Verdicts(self.match.pairs, self.contexts, self.dialect.name,
-                            renamed=bool(self.renames))
+        verdicts = self.tell_apart()
         for index, (obj, live) in enumerate(self.match.pairs):
             if obj.kind.read_only:  # a data source: only checked to exist
                 if live is None:

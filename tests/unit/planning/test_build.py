@@ -310,3 +310,18 @@ def test_target_finds_children_of_a_service_whose_name_has_a_slash() -> None:
     # the key of service "a/b" is "a\/b" (a "/" inside a name is escaped)
     plan = plan_of(doc, live, targets=["service:a\\/b"])
     assert [(s.action, s.address, s.id) for s in plan.steps] == [("update", "endpoint:a\\/b/E", "e1")]
+
+
+def test_a_route_clash_is_refused_before_what_matching_refuses() -> None:
+    """Two endpoints on one route and a service declared twice: the route is named, as the
+    first refusal, whichever step of planning finds the other."""
+    live = {"service": [svc("W", "s1")]}
+    clash = [want_ep("A", requestPathAlias="/same", publicDomains=["api.example.com"]),
+             want_ep("B", requestPathAlias="/same", publicDomains=["api.example.com"])]
+    twice = {"services": [{"name": "W", "endpoints": clash}, {"name": "W"}]}
+    with pytest.raises(PlanError, match="claim the same route"):
+        plan_of(twice, live)
+    with pytest.raises(PlanError, match="declared twice"):
+        plan_of({"services": [{"name": "W", "endpoints": clash[:1]}, {"name": "W"}]}, live)
+    with pytest.raises(PlanError, match="claim the same route"):
+        plan_of({"services": [{"name": "W", "endpoints": clash}]}, live)

@@ -286,6 +286,7 @@ def test_pairs_told_unchanged_in_the_worker_plan_as_when_diffed(
         patch.setattr(workers, "_unavailable", False)
         patch.setattr(verdicts, "APART_FROM", 0)
         patch.setattr(verdicts, "BATCH", 2)
+        patch.setattr(workers.FromBothEnds, "patient", True)  # every verdict sent is taken
         patch.setattr(workers, "result", recorded)
         told = build_plan(M(doc), from_raw(copy.deepcopy(raw)), PlanOptions(prune=prune), dialect=detected)
     slow = build_plan(M(doc), from_raw(copy.deepcopy(raw), normal_forms=False),
