@@ -128,7 +128,8 @@ class FromBothEnds(Generic[_T]):
 
     ``runs``: where each run starts and ends, the last run first (:func:`runs_from_end`);
     ``call``: the function the worker runs and its arguments for ``(start, end)``, giving one
-    result per item. Small inputs, and a worker that cannot be used, send nothing.
+    result per item. Callers decide which inputs are large enough; when no worker can be
+    used, nothing is sent and every item is left to this process.
     ``patient``: wait for a run the worker has been sent rather than work on its items here
     (for tests of what the worker gives)."""
 
