@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import signal
 import socket
 import sqlite3
@@ -205,6 +206,27 @@ def test_plan_out_into_a_missing_directory_fails_before_planning(run, tmp_path: 
     check_error(result, f"cannot save the plan to {out}: directory")
     assert result.out == ""  # no plan printed for a run that failed
     assert untouched(tmp_path)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="open files are listed in /proc")
+def test_the_embedded_server_leaves_no_file_open(run, tmp_path: Path) -> None:
+    """A command against the embedded server closes its database with the client: a program
+    (or a test run) calling apimctl again and again keeps no file of it open."""
+    def database_files() -> list[str]:
+        out = []
+        for fd in Path("/proc/self/fd").iterdir():
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if ".apimctl" in target and str(tmp_path) in target:
+                out.append(target)
+        return out
+
+    for args in (("apply", "--auto-approve", "good"), ("plan", "good"), ("export", "--out", "out")):
+        result = run(*args)
+        assert result.code == 0, result.text
+        assert database_files() == [], args
 
 
 def test_plan_out_is_written_whole_and_holds_no_secret(run, tmp_path: Path) -> None:

@@ -96,8 +96,9 @@ async def open_client(
         # no client-side limit against this machine (apimctl serve) unless --qps was given
         limit = None if loopback(url) and not qps_given else qps
         client = _remote_client(url, token, exchange, qps=limit, verify=verify, **common)
+        close = _nothing
     else:
-        transport, embedded_token = _embedded_server()
+        transport, embedded_token, close = _embedded_server()
         announce(EMBEDDED_NOTICE)
         # No client-side limit in-process unless --qps was given explicitly.
         limit = qps if qps_given else None
@@ -105,11 +106,14 @@ async def open_client(
     # the dialect asked for (SUPPLEMENT §10); "auto": detected (the embedded server is spec)
     client.dialect = DialectChoice(dialect or "auto", dialect_source, embedded=not url,
                                    host=client.dialect.host)
-    async with client:
-        try:
-            yield client
-        except NotFound as exc:
-            raise _wrong_base(exc, client, url) from None
+    try:
+        async with client:
+            try:
+                yield client
+            except NotFound as exc:
+                raise _wrong_base(exc, client, url) from None
+    finally:
+        close()  # an embedded server's database closed with the client
 
 
 def loopback(url: str) -> bool:
@@ -265,8 +269,13 @@ def _option(name: str) -> str:
     return f"--{name.replace('_', '-')} ({envvar(name)})"
 
 
-def _embedded_server() -> tuple[httpx.ASGITransport, str]:
-    """An in-process reference server on ``.apimctl/local.db``, and the token it accepts."""
+def _nothing() -> None:
+    """Nothing to close."""
+
+
+def _embedded_server() -> tuple[httpx.ASGITransport, str, Callable[[], None]]:
+    """An in-process reference server on ``.apimctl/local.db``, the token it accepts, and
+    what closes it (its database connections) once the client is done with it."""
     try:
         from apimctl.server import ServerConfig, create_app
     except ImportError as exc:
@@ -299,7 +308,7 @@ def _embedded_server() -> tuple[httpx.ASGITransport, str]:
     except (OSError, sqlite3.Error) as exc:
         raise ApimctlError(f"cannot open the embedded server's database {database.resolve()}: {exc}; "
                            "move it away to start afresh, or set --url or APIMCTL_URL") from None
-    return httpx.ASGITransport(app=app), token
+    return httpx.ASGITransport(app=app), token, app.state.server.close
 
 
 class Paced:

@@ -97,6 +97,12 @@ class ServerApp:
         self.engine = Engine(config, self.store, self.events)
         self.traffic_log = CallLog()  # the traffic listener's recent calls (GET /operator/traffic)
 
+    def close(self) -> None:
+        """Stop the event calls and close every database connection (an in-process server
+        done with: each thread's connection holds the database files open)."""
+        self.events.close()
+        self.store.close()
+
     async def read_body(self, request: Request) -> Any:
         limit = self.config.max_body_bytes
         declared = request.headers.get("content-length")
