@@ -10,6 +10,7 @@ tests read from it directly goes through helpers that accept both dialects' shap
 from __future__ import annotations
 
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -39,6 +40,14 @@ OVER_QPS = "ERR_403_DEVELOPER_OVER_QPS"
 OVER_RATE = "ERR_403_DEVELOPER_OVER_RATE"
 # the error-code header of each dialect (SUPPLEMENT §6 ``spec``, §10.1 ``mashery``)
 ERROR_CODE_HEADERS = ("X-Svc-Error-Code", "X-Mashery-Error-Code")
+
+
+def readable(fd: int, timeout: float) -> bool:
+    """Whether ``fd`` (a terminal's side) has something to read within ``timeout`` seconds.
+    ``poll`` rather than ``select``, which refuses descriptors numbered 1024 and above."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    return bool(poller.poll(max(0.0, timeout) * 1000))
 
 
 def free_port() -> int:

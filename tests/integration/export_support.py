@@ -25,6 +25,8 @@ from apimctl.planning import make_plan
 from apimctl.plans.model import Plan
 from apimctl.server import ServerConfig, create_app
 
+from .inprocess import close_server
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 BASE = "http://testserver/v3/rest"
@@ -52,8 +54,11 @@ async def client_for(app: Any, *, as_user: bool = False) -> AsyncIterator[ApiCli
         client = ApiClient(BASE, credentials=creds, qps=None, transport=transport)
     else:
         client = ApiClient(BASE, token=TOKEN, qps=None, transport=transport)
-    async with client:
-        yield client
+    try:
+        async with client:
+            yield client
+    finally:
+        close_server(app)
 
 
 def read_env_file(path: Path) -> dict[str, str]:

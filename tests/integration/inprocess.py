@@ -37,6 +37,16 @@ def uvicorn_in_thread(app: Any, **options: Any) -> Iterator[int]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+        close_server(app)
+
+
+def close_server(app: Any) -> None:
+    """Close the database connections of the reference server ``app`` is (one per thread that
+    served; opened again if it serves once more), so that the apps a test run makes do not hold
+    their files open until the garbage collector frees them; another app is left alone."""
+    state = getattr(app, "state", None)
+    if state is not None and hasattr(state, "server"):
+        state.server.close()
 
 
 def entry_point(monkeypatch: pytest.MonkeyPatch,

@@ -8,7 +8,6 @@ import json
 import os
 import pty
 import re
-import select
 import shutil
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .apply_support import TOKEN, Completed, run_in_process, server
+from .apply_support import TOKEN, Completed, readable, run_in_process, server
 
 ROOT = Path(__file__).parents[2]
 WEATHER = ROOT / "examples" / "weather"
@@ -61,8 +60,7 @@ def run_in_pty(cwd: Path, *args: str, **env: str) -> str:
     chunks: list[bytes] = []
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([main], [], [], 0.2)
-        if ready:
+        if readable(main, 0.2):
             try:
                 data = os.read(main, 65536)
             except OSError:  # the other side closed

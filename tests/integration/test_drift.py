@@ -25,6 +25,7 @@ from apimctl.server import ServerConfig, create_app
 
 from .dialect_support import ThreadServer, served_in_thread
 from .export_support import EDITOR, apply, client_for, load, server_app
+from .inprocess import close_server
 
 SECRET = "drift-backend-secret-91ab"
 CHANGED_SECRET = "changed-by-hand-secret-77cd"
@@ -215,12 +216,13 @@ class Target:
 
     def by_hand(self, edit: Callable[[ApiClient], Awaitable[Any]]) -> None:
         async def go() -> None:
-            transport = None
+            transport, app = None, None
             if self.app_db is not None:
                 app = create_app(ServerConfig(db_path=str(self.app_db), tokens={self.token: "local"}))
                 transport = httpx.ASGITransport(app=app)
             async with ApiClient(self.url, token=self.token, qps=None, transport=transport) as client:
                 await edit(client)
+            close_server(app)
 
         asyncio.run(go())
 

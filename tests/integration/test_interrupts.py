@@ -16,7 +16,6 @@ import json
 import os
 import pty
 import re
-import select
 import signal
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from .apply_support import Server, apimctl_env, server, write_manifest
+from .apply_support import Server, apimctl_env, readable, server, write_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 WEATHER = ROOT / "examples" / "weather"
@@ -52,8 +51,7 @@ def _read_until(fd: int, pattern: str, timeout: float) -> str:
     while pattern.encode() not in out:
         left = deadline - time.monotonic()
         assert left > 0, f"no {pattern!r} in {out.decode(errors='replace')!r}"
-        ready, _, _ = select.select([fd], [], [], left)
-        if ready:
+        if readable(fd, left):
             try:
                 chunk = os.read(fd, 4096)
             except OSError:  # the child closed the terminal
@@ -68,8 +66,7 @@ def _read_rest(fd: int, timeout: float) -> str:
     out = b""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if not ready:
+        if not readable(fd, 0.2):
             continue
         try:
             chunk = os.read(fd, 4096)

@@ -54,7 +54,7 @@ def app(server_config: ServerConfig) -> Any:
 def client(app: Any) -> Iterator[httpx.Client]:
     with TestClient(app, raise_server_exceptions=False) as test_client:
         yield test_client
-    app.state.server.store.close()
+    app.state.server.close()
 
 
 @pytest.fixture

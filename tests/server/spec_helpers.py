@@ -91,8 +91,11 @@ def serve(tmp_path: Path, **overrides: Any) -> Iterator[TestClient]:
     from apimctl.server import create_app
 
     app = create_app(make_config(tmp_path, **overrides))
-    with TestClient(app, raise_server_exceptions=False) as client:
-        yield client
+    try:
+        with TestClient(app, raise_server_exceptions=False) as client:
+            yield client
+    finally:
+        app.state.server.close()  # its database connections, one per thread that served
 
 
 Params = Mapping[str, Any] | list[tuple[str, Any]] | None
