@@ -118,7 +118,7 @@ def warm_up() -> None:
 
 
 class FromBothEnds(Generic[_T]):
-    """Items ``0 .. count - 1`` worked on by both processes, meeting where their speeds say:
+    """Numbered items worked on by both processes, meeting where their speeds say:
     this process goes through them from the first, asking :meth:`get` about each in turn,
     while the worker takes runs of the last ones, run by run toward the first, never more
     than ``ahead`` runs at a time. :meth:`get` gives the worker's result for an item when

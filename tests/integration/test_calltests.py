@@ -267,7 +267,7 @@ def test_against_a_running_server(tmp_path: Path) -> None:
             "route: Shop/Orders", "transport: http", "maintenance: none scheduled now",
             "key: refused: key in header X-Key unknown to the area (ERR_403_DEVELOPER_INACTIVE)",
             "answer: 403 (decided by key)"]
-    app.state.server.store.close()
+    app.state.server.close()
 
 
 def test_call_prints_each_decision_and_never_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -567,4 +567,4 @@ def test_serve_takes_the_dialect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     result = runner.invoke(serve.command, [*base, "--dialect", "auto"])
     assert result.exit_code != 0 and "auto" in result.output
     for app in started:
-        app.state.server.store.close()
+        app.state.server.close()

@@ -126,4 +126,4 @@ def test_works_in_process_through_the_asgi_transport(tmp_path: Path) -> None:
             return (await http.get("/v3/rest/roles")).json()  # type: ignore[no-any-return]
 
     assert sorted(r["name"] for r in asyncio.run(main())) == ["r0", "r1", "r2", "r3", "r4"]
-    app.state.server.store.close()
+    app.state.server.close()

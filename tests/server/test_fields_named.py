@@ -212,4 +212,4 @@ def test_serve_takes_the_switch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         assert config.nested_wildcards is expected
         assert config.dialect_table.nested_wildcards is (expected is not False)
     for app in started:
-        app.state.server.store.close()
+        app.state.server.close()

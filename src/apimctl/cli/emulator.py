@@ -67,7 +67,7 @@ def open_emulator(db_path: str, area: str, *, clock: Callable[[], float] | None 
     traffic = create_traffic_app(app, clock=clock, transport=transport)
     server = app.state.server
     return Emulator(httpx.ASGITransport(app=app), httpx.ASGITransport(app=traffic), token, traffic.manager,
-                    server.traffic_log, server.store.close)
+                    server.traffic_log, server.close)
 
 
 def key_placer(areas: Callable[[], list[Any]]) -> Callable[..., tuple[str, list[tuple[str, str]], bytes]]:

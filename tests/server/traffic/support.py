@@ -231,7 +231,7 @@ def build(tmp: Path, dialect: str) -> Iterator[Area]:
         service, keys = _populate(api, dialect)
         header = "X-Svc-Error-Code" if dialect == "spec" else "X-Mashery-Error-Code"
         yield Area(dialect, management, traffic, backend, clock, service, keys, header)
-    management_app.state.server.store.close()
+    management_app.state.server.close()
 
 
 def echo(response: httpx.Response) -> dict[str, Any]:

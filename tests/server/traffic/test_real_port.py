@@ -79,4 +79,4 @@ def test_a_call_through_real_sockets(tmp_path: Path, dialect: str, default_trans
             head = httpx.head(f"{traffic}/v1/x?q=1", headers={"Host": "api.example.com"})
             assert (head.status_code, head.content) == (200, b"")
             assert head.headers["content-length"] == answer.headers["content-length"]
-    management_app.state.server.store.close()
+    management_app.state.server.close()
