@@ -72,6 +72,8 @@ KINDS: tuple[Kind, ...] = (
 BY_NAME: Mapping[str, Kind] = MappingProxyType({k.name: k for k in KINDS})
 TOP_LEVEL: tuple[Kind, ...] = tuple(k for k in KINDS if k.top_level)
 ORDER: Mapping[str, int] = MappingProxyType({k.name: i for i, k in enumerate(KINDS)})
+_CHILDREN: Mapping[str, tuple[Kind, ...]] = MappingProxyType(
+    {k.name: tuple(BY_NAME[c] for c in k.children) for k in KINDS})
 
 # Fields every pinnable kind's manifest entry may carry that are not object fields.
 META_FIELDS: frozenset[str] = frozenset({"id", "previousNames"})
@@ -87,6 +89,8 @@ def get(name: str) -> Kind:
 
 def children_of(kind: Kind) -> tuple[Kind, ...]:
     """The child kinds nested in ``kind`` (endpoints and error sets of a service, ...)."""
+    if BY_NAME.get(kind.name) is kind:
+        return _CHILDREN[kind.name]  # asked for each object read: made once per kind
     return tuple(BY_NAME[c] for c in kind.children)
 
 

@@ -141,14 +141,19 @@ def endpoint_routes(doc: Mapping[str, Any], by_method: bool) -> set[str]:
     too: real areas let endpoints share a path on a domain when their methods differ
     (SUPPLEMENT §10.10.1). Hosts and methods compare case-insensitively."""
     alias = str(doc.get("requestPathAlias") or "")
-    hosts = [(d if type(d) is str else str(d.get("address", "") if isinstance(d, Mapping) else d)).strip().lower()
-             for d in as_list(doc.get("publicDomains"))]  # names (manifests) or {address} (the API)
-    routes = {f"{alias}|{h}" for h in hosts or [""]}
+    # names (manifests) or {address} (the API)
+    hosts = [d.strip().lower() if type(d) is str else _host(d)
+             for d in as_list(doc.get("publicDomains"))] or [""]
     if not by_method:
-        return routes
+        return {f"{alias}|{h}" for h in hosts}
     written = doc.get("supportedHttpMethods")
     methods = as_list(written) if written is not None else ENDPOINT_SCALAR_DEFAULTS["supportedHttpMethods"]
-    return {f"{str(m).lower()}|{r}" for m in methods or [""] for r in routes}
+    return {f"{str(m).lower()}|{alias}|{h}" for m in methods or [""] for h in hosts}
+
+
+def _host(domain: Any) -> str:
+    """A public domain that is not a name: ``{address}`` (the API), or any other value."""
+    return str(domain.get("address", "") if isinstance(domain, Mapping) else domain).strip().lower()
 
 
 def route_words(route: str) -> str | None:
@@ -191,13 +196,13 @@ def _claimed_routes(endpoints: Iterable[Declaration], by_method: bool) -> Iterat
         if string(endpoint, ROUTE_FIELDS[0]) is None or type(endpoint.get("publicDomains")) is not list:
             continue
         where = (*path, ROUTE_FIELDS[0])
-        for route in sorted(endpoint_routes(endpoint, by_method)):
-            if route.endswith("|"):
+        # each route on its own: the order they are taken in changes no finding
+        for route in endpoint_routes(endpoint, by_method):
+            if route[-1] == "|":
                 continue  # no public domain: no route to claim
-            if route in first and first[route][:-1] != path:
-                repeated.setdefault(route, [first[route]]).append(where)
-            else:
-                first.setdefault(route, where)
+            claimed = first.setdefault(route, where)
+            if claimed is not where and claimed[:-1] != path:
+                repeated.setdefault(route, [claimed]).append(where)
     return duplicates(repeated, _route_claimed)
 
 

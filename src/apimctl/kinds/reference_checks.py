@@ -85,6 +85,9 @@ def check(doc: Mapping[str, Any], declared: Sequence[Declared] | None = None) ->
             continue
         parent_key = obj.parent_key if obj.parent is None or obj.parent_key is not None else ""
         for ref in refs_of(obj.kind, obj.entry, parent_key):
+            reference = ref.reference
+            if reference.scope == "host" and run.hosts.get((reference.kind, ref.name)):
+                continue  # a host already found covered: most references of a large area
             target = BY_NAME.get(ref.kind)
             if target is not None:  # else not a registered kind: nothing to check it against
                 run.reference(obj, target, ref)

@@ -43,6 +43,9 @@ class ManifestLike(Protocol):
     def where(self, path: Sequence[str | int]) -> Located | None: ...
 
 
+_NONE: frozenset[str] = frozenset()
+
+
 def _nowhere(path: Path) -> str:
     return ""
 
@@ -121,7 +124,7 @@ class _Found:
             name = str(item.get(kind.identity, ""))
             own = item if type(item) is dict and not child_keys else {
                 k: v for k, v in item.items() if k not in child_keys}
-            declared = frozenset(k for k in child_keys if k in item)
+            declared = frozenset(k for k in child_keys if k in item) if child_keys else _NONE
             obj = Desired(
                 kind=kind,
                 key=kind.key_of(name, parent.key if parent else None),
@@ -130,7 +133,7 @@ class _Found:
                 path=(*path, i),
                 parent=parent,
                 pin=str(item["id"]) if item.get("id") not in (None, "") else None,
-                previous=tuple(str(p) for p in item.get("previousNames") or ()),
+                previous=tuple(str(p) for p in item["previousNames"] or ()) if "previousNames" in item else (),
                 declared=self.sets.setdefault(declared, declared),
                 locate=self.locate,
             )

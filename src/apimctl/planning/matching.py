@@ -88,9 +88,10 @@ def match(desired: Mapping[str, list[Desired]], live: LiveState) -> Match:
         claimed: dict[str, Desired] = {}
         seen_keys: dict[str, Desired] = {}
         for want in desired.get(kind.name, []):
-            if kind.identity_of(want.key) in seen_keys:
+            identity = kind.identity_of(want.key)
+            if identity in seen_keys:
                 raise PlanError(f"{want.where()}: {kind.name} {want.key!r} is declared twice")
-            seen_keys[kind.identity_of(want.key)] = want
+            seen_keys[identity] = want
             parent_live = result.live_of.get(want.parent.address) if want.parent else None
             if want.parent is not None and parent_live is None:
                 found = None

@@ -51,11 +51,11 @@ def _check_routes(kind: Kind, objs: Iterable[Desired], by_method: bool) -> None:
     clashes: list[str] = []
     for obj in objs:
         for route in sorted(kind.ops.routes(obj.doc, by_method)):
-            words = kind.ops.route_words(route)
-            if words is None:
-                continue  # no route to claim
             other = first.setdefault(route, obj.key)
-            if other != obj.key:
+            if other == obj.key:
+                continue
+            words = kind.ops.route_words(route)  # in words only when shared: one in thousands
+            if words is not None:  # else no route to claim
                 clashes.append(f"{other} and {obj.key} ({words})")
     if clashes:
         shown = "; ".join(clashes[:5]) + (f"; and {len(clashes) - 5} more" if len(clashes) > 5 else "")
