@@ -160,6 +160,7 @@ def test_the_colliding_pair_of_the_issue_plans() -> None:
         doc = {"services": [{"name": "a/b", "endpoints": [{"name": "Same"}]},
                             {"name": "a", "endpoints": [{"name": "b/Same"}]}]}
         secret_refs: dict[tuple[str | int, ...], str] = {}
+        validated = False
 
         def where(self, path: tuple[str | int, ...]) -> None:
             return None

@@ -130,6 +130,14 @@ DIALECTS: Mapping[str, Dialect] = _frozen({d.name: d for d in (SPEC, MASHERY)})
 ROLE_ACTIONS: Mapping[str, str] = _frozen({"service": "read", "plan": "register_keys"})
 
 
+def validated_routes_by_method(settings: Mapping[str, Any]) -> bool:
+    """The route rule ``validate`` holds declared endpoints to, offline: unique by HTTP
+    method, public domain and path, as every dialect keeps them (§10.10.1); or by public
+    domain and path alone (§4), stricter, when the manifests say the target is of the ``spec``
+    dialect. A target whose rule is the one held, or a looser one, cannot refuse them."""
+    return settings.get("dialect") != SPEC_NAME
+
+
 def dialect_of(name: str | None) -> Dialect:
     """The dialect called ``name``; ``spec`` for ``None``/empty (plans made before dialects)."""
     if not name:

@@ -7,7 +7,7 @@ from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Kind, Reference, frozen, split_first
-from apimctl.kinds.dialects import ENDPOINT_EXTRA_READ_FIELDS, SPEC_NAME
+from apimctl.kinds.dialects import ENDPOINT_EXTRA_READ_FIELDS, validated_routes_by_method
 from apimctl.kinds.error_set import ERROR_SET
 from apimctl.kinds.findings import (
     Declaration,
@@ -341,7 +341,7 @@ class EndpointOps(Ops):
         """Routes claimed twice (by method too, unless the manifests say the target is of the
         ``spec`` dialect); the authentication rules of each endpoint and its service."""
         endpoints = [e for e in declared.of(self.kind.name) if isinstance(e.parent, Mapping)]
-        yield from _claimed_routes(endpoints, declared.settings.get("dialect") != SPEC_NAME)
+        yield from _claimed_routes(endpoints, validated_routes_by_method(declared.settings))
         for obj in endpoints:
             if isinstance(obj.parent, Mapping):
                 yield from _authentication(obj.path, obj.entry, obj.parent)

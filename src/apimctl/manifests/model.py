@@ -97,7 +97,8 @@ class Manifest:
     (``"${FORECAST_SECRET}"``); ``doc`` holds the resolved value. ``warnings`` are the
     problems of severity ``warning`` found while loading. ``masked_variables`` name the
     environment variables read into fields that are not secret, whose values every output
-    masks (:mod:`apimctl.manifests.environment`).
+    masks (:mod:`apimctl.manifests.environment`). ``validated``: made by the pipeline
+    (:func:`apimctl.manifests.load_manifests`), which refuses manifests any check finds wrong.
     """
 
     doc: dict[str, Any]
@@ -107,6 +108,7 @@ class Manifest:
     warnings: list[Problem] = field(default_factory=list)
     # the variables read into fields that are not secret and shown masked (not public)
     masked_variables: tuple[str, ...] = ()
+    validated: bool = False
 
     def where(self, path: Sequence[str | int]) -> Position | None:
         """The position of ``path``, or of its nearest ancestor that has one."""

@@ -107,7 +107,7 @@ def _validate(paths: Sequence[str], overlays: Sequence[str], env: Mapping[str, s
     if problems.errors == 0:
         secret_refs = {p: refs[p] for p in secret_paths(doc, ctx.declared) if p in refs} if refs else {}
         warnings = [p for p in problems.sorted() if p.severity == "warning"]
-        manifest = Manifest(expand(doc), positions, secret_refs, files, warnings, masked)
+        manifest = Manifest(expand(doc), positions, secret_refs, files, warnings, masked, validated=True)
     return ValidationResult(problems.sorted(), files, _count(doc), manifest)
 
 

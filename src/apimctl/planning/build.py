@@ -51,7 +51,14 @@ from typing import Any
 from apimctl import kinds, sensitive, workers
 from apimctl.api.dialect import Detected, detect, setting_of
 from apimctl.errors import PlanError
-from apimctl.kinds.dialects import SPEC_NAME, TELLING_KIND, dialect_of, translate, translated_heads
+from apimctl.kinds.dialects import (
+    SPEC_NAME,
+    TELLING_KIND,
+    dialect_of,
+    translate,
+    translated_heads,
+    validated_routes_by_method,
+)
 from apimctl.planning import verdicts
 from apimctl.planning.desired import Desired, ManifestLike, desired_objects, locator
 from apimctl.planning.domains import domain_warnings
@@ -124,13 +131,15 @@ def _build(manifest: ManifestLike, live: LiveState, options: PlanOptions,
                         "input would mean deleting everything (check the paths given)")
     parsed_targets = [parse_target(t) for t in targets]
     rules = ignore_rules(settings, ignores)
-    with _routes_first(desired, table.routes_by_method):
+    routes_held = _routes_held(manifest, table.routes_by_method)
+    with _routes_first(desired, table.routes_by_method, routes_held):
         matched = match(desired, live)
         builder = Builder(manifest, live, matched, rules, repair=options.repair_duplicates,
                           dialect=table)
         builder.rotate = rotate_rules(options.rotate)
         builder.tell_apart()  # the worker starts on the last pairs while the routes are checked
-    check_routes(desired, table.routes_by_method)
+    if not routes_held:
+        check_routes(desired, table.routes_by_method)
     builder.build(prune_rules(settings, options.prune))
     live_docs = {a: builder.live_doc(o) for a, o in builder.live_at.items()}
     deps = dependencies(builder.steps, builder.desired_at, live_docs)
@@ -165,14 +174,23 @@ def _build(manifest: ManifestLike, live: LiveState, options: PlanOptions,
     return plan
 
 
+def _routes_held(manifest: ManifestLike, by_method: bool) -> bool:
+    """Whether ``validate`` held the declared endpoints to the target's route rule (unique by
+    method when ``by_method``, else by public domain and path) or a stricter one already."""
+    settings = manifest.doc.get("settings")
+    return manifest.validated and (by_method or not validated_routes_by_method(
+        settings if isinstance(settings, dict) else {}))
+
+
 @contextmanager
-def _routes_first(desired: dict[str, list[Desired]], by_method: bool) -> Iterator[None]:
+def _routes_first(desired: dict[str, list[Desired]], by_method: bool, held: bool) -> Iterator[None]:
     """Two declared objects claiming one route are refused before anything the block
-    refuses: when it fails, the routes are checked first."""
+    refuses: when it fails, the routes are checked first (unless ``held`` already)."""
     try:
         yield
     except Exception:
-        check_routes(desired, by_method)
+        if not held:
+            check_routes(desired, by_method)
         raise
 
 

@@ -32,10 +32,15 @@ class Located(Protocol):
 
 class ManifestLike(Protocol):
     """What the planner reads of :class:`apimctl.manifests.Manifest`: the document, the
-    references secrets are written as, and where a path was written (``None``: unknown)."""
+    references secrets are written as, where a path was written (``None``: unknown), and
+    whether the manifests passed ``validate``'s checks (what they hold need not be checked
+    again: the routes of :func:`~apimctl.kinds.dialects.validated_routes_by_method`)."""
 
     @property
     def doc(self) -> dict[str, Any]: ...
+
+    @property
+    def validated(self) -> bool: ...
 
     @property
     def secret_refs(self) -> dict[tuple[str | int, ...], str]: ...

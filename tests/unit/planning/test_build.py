@@ -17,6 +17,7 @@ from apimctl.state.live import from_raw
 class M:
     doc: dict[str, Any]
     secret_refs: dict[tuple[str | int, ...], str] = field(default_factory=dict)
+    validated: bool = False  # never checked offline: planning checks all it needs
 
     def where(self, path: tuple[str | int, ...]) -> Any:
         return None  # positions unknown

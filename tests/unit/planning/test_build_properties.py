@@ -27,6 +27,7 @@ METHODS = st.lists(st.sampled_from(["get", "post", "put"]), max_size=3)
 class M:
     doc: dict[str, Any]
     secret_refs: dict[tuple[str | int, ...], str] = field(default_factory=dict)
+    validated: bool = False  # never checked offline: planning checks all it needs
 
     def where(self, path: tuple[str | int, ...]) -> Any:
         return None  # positions unknown
