@@ -38,7 +38,7 @@ from apimctl import kinds
 from apimctl.api.dialect import Detected
 from apimctl.kinds import Kind
 from apimctl.planning import ManifestLike, PlanOptions, build_plan, ignore_rules, parse_target
-from apimctl.planning.build import target_dialect
+from apimctl.planning.build import DesiredAhead, Desires, target_dialect
 from apimctl.planning.command import Keep, Notice, keep_nothing, quiet, read_manifests
 from apimctl.planning.impact import attach_impact
 from apimctl.plans.model import Duplicate, Plan, Step, Unmanaged
@@ -229,12 +229,14 @@ async def read_editors(client: Lister, recorded: Iterable[Kind]) -> dict[tuple[s
 
 def report(manifest: ManifestLike, live: LiveState, editors: Mapping[tuple[str, str], Editor], *,
            ignores: Sequence[str] = (), targets: Sequence[str] = (), target: str = "",
-           prune: bool = False, dialect: Detected | None = None) -> DriftReport:
+           prune: bool = False, dialect: Detected | None = None,
+           desired: Desires | None = None) -> DriftReport:
     """The drift report of ``manifest`` against ``live`` (pure). ``prune`` makes every
     undeclared top-level object drift, as ``apply --prune`` would delete it; ``dialect``:
-    the target's (SUPPLEMENT §10)."""
+    the target's (SUPPLEMENT §10); ``desired``: as :func:`build_plan` takes it."""
     plan = build_plan(manifest, live, PlanOptions(prune=prune, targets=tuple(targets),
-                                                  ignores=tuple(ignores)), dialect=dialect)
+                                                  ignores=tuple(ignores)), dialect=dialect,
+                      desired=desired)
     settings = manifest.doc.get("settings") or {}
     rules = [IgnoreNote(f"{r.kind}:{r.key}:{r.path}", r.reason)
              for r in ignore_rules(settings, ignores)]
@@ -260,9 +262,11 @@ async def detect_drift(client: Lister, manifest: ManifestLike, *, ignores: Seque
     """
     for text in targets:
         parse_target(text)
-    live = await read_live(client)
+    ahead = DesiredAhead(manifest)
+    live = await read_live(client, meanwhile=ahead)
     first = report(manifest, live, {}, ignores=ignores, targets=targets, target=target,
-                   prune=prune, dialect=await target_dialect(client, manifest, live))
+                   prune=prune, dialect=await target_dialect(client, manifest, live),
+                   desired=ahead.desired)
     if impact is not None:
         await attach_impact(client, first.plan, live, impact, reverse=True)
         first.differences = attribute(first.plan.steps, live, {})

@@ -73,7 +73,7 @@ from apimctl.applying.snapshot import Snapshot
 from apimctl.errors import PlanError
 from apimctl.manifests import Manifest
 from apimctl.planning import PlanOptions, build_plan
-from apimctl.planning.build import target_dialect
+from apimctl.planning.build import DesiredAhead, target_dialect
 from apimctl.planning.command import Keep, Notice, keep_nothing, quiet, read_manifests
 from apimctl.planning.duplicates import check_duplicates
 from apimctl.planning.impact import attach_impact, check_affected_keys
@@ -287,10 +287,12 @@ async def _plan_of(source: Plan | Manifest, client: Client,
         if source.target and source.target != request.target:
             raise PlanError(f"the saved plan was made for {source.target}; this run targets {request.target}")
         return source, None
-    state, kept = await reading.read(client)
+    ahead = DesiredAhead(source)
+    state, kept = await reading.read(client, meanwhile=ahead)
     options = PlanOptions(prune=request.prune, targets=request.targets, ignores=request.ignores,
                           repair_duplicates=request.repair_duplicates, rotate=request.rotate)
-    made = build_plan(source, state, options, dialect=await target_dialect(client, source, state))
+    made = build_plan(source, state, options, dialect=await target_dialect(client, source, state),
+                      desired=ahead.desired)
     await attach_impact(client, made, state, request.impact)
     made.target = request.target
     return made, kept

@@ -14,7 +14,7 @@ than ``plan`` does; once the plan is made only the kept ids and digests remain.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,8 +71,9 @@ class Watched:
             yield item
 
 
-async def read(client: Lister) -> tuple[LiveState, Keeper]:
-    """The live state of the client's area (as ``plan`` reads it), and what apply keeps of it."""
+async def read(client: Lister, meanwhile: Callable[[], object] | None = None) -> tuple[LiveState, Keeper]:
+    """The live state of the client's area (as ``plan`` reads it, ``meanwhile`` too), and what
+    apply keeps of it."""
     keeper = Keeper()
-    state = await live.read_live(Watched(client, keeper))
+    state = await live.read_live(Watched(client, keeper), meanwhile=meanwhile)
     return state, keeper

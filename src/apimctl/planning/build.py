@@ -108,22 +108,40 @@ class PlanOptions:
     impact: str | None = None
 
 
+Desires = dict[str, list[Desired]]
+
+
 def build_plan(manifest: ManifestLike, live: LiveState, options: PlanOptions | None = None, *,
-               dialect: Detected | None = None) -> Plan:
+               dialect: Detected | None = None, desired: Desires | None = None) -> Plan:
     """The plan turning ``live`` into what ``manifest`` declares (pure: no I/O; ``options``
     but ``impact``). ``dialect``: the target's (SUPPLEMENT §10; default ``spec``, not
-    recorded in the plan): the manifests' values are compared and written in its vocabulary."""
+    recorded in the plan): the manifests' values are compared and written in its vocabulary.
+    ``desired``: the objects ``manifest`` declares, when made already (:class:`DesiredAhead`)."""
     with collector_paused(promote=True):
-        return _build(manifest, live, options or PlanOptions(), dialect)
+        if desired is None:
+            desired = desired_objects(manifest.doc, locator(manifest))
+        return _build(manifest, live, options or PlanOptions(), dialect, desired)
+
+
+class DesiredAhead:
+    """The objects a manifest declares, made when called: what a plan needs of the manifest
+    alone, made while the area is read (``read_live``'s ``meanwhile``), then given to
+    :func:`build_plan` (``None`` until made)."""
+
+    def __init__(self, manifest: ManifestLike) -> None:
+        self.manifest = manifest
+        self.desired: Desires | None = None
+
+    def __call__(self) -> None:
+        self.desired = desired_objects(self.manifest.doc, locator(self.manifest))
 
 
 def _build(manifest: ManifestLike, live: LiveState, options: PlanOptions,
-           dialect: Detected | None) -> Plan:
+           dialect: Detected | None, desired: Desires) -> Plan:
     targets, ignores = options.targets, options.ignores
     workers.prepare(verdicts.__name__)  # ready for the Verdicts of a large plan
     doc = manifest.doc
     settings = doc.get("settings") or {}
-    desired = desired_objects(doc, locator(manifest))
     table = dialect_of(dialect.name if dialect else SPEC_NAME)
     dropped = _translate(desired, table)
     if not any(desired.get(k.name) for k in kinds.TOP_LEVEL if not k.read_only):
@@ -242,9 +260,10 @@ async def make_plan(client: Lister, manifest: ManifestLike,
     opts = options or PlanOptions()
     for text in opts.targets:  # fail on a bad target before any call is made
         parse_target(text)
-    live = await read_live(client)
+    ahead = DesiredAhead(manifest)
+    live = await read_live(client, meanwhile=ahead)
     found = await target_dialect(client, manifest, live)
-    made = build_plan(manifest, live, opts, dialect=found)
+    made = build_plan(manifest, live, opts, dialect=found, desired=ahead.desired)
     if opts.impact is not None:
         await attach_impact(client, made, live, opts.impact)
     return made

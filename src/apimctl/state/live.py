@@ -26,7 +26,7 @@ its digests instead of normalising and diffing both sides.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Iterable, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from apimctl import kinds
@@ -91,10 +91,14 @@ async def read_raw(client: Lister) -> dict[str, list[dict[str, Any]]]:
     return {k.name: list(r) for k, r in zip(kinds.TOP_LEVEL, results, strict=True)}
 
 
-async def read_live(client: Lister, *, normal_forms: bool = True) -> LiveState:
+async def read_live(client: Lister, *, normal_forms: bool = True,
+                    meanwhile: Callable[[], object] | None = None) -> LiveState:
     """The live state of the client's area (one list call per 1,000 top-level objects).
     ``normal_forms``: make each object's :attr:`LiveObject.norm` (what planning compares;
-    ``export`` and ``lint`` do without)."""
+    ``export`` and ``lint`` do without). ``meanwhile``: the caller's work that needs no area,
+    done once, in the time this process would wait for the area's first pages (a server
+    makes a large first page while this process has nothing to read); at the end when it
+    never waits."""
     reader = _Reader(normal_forms)
     streams: list[AsyncGenerator[Iterable[dict[str, Any]], None]] = [
         client.pages(k.path, _params(k), page_size=PAGE_SIZE, page_index=k.page_index)
@@ -102,10 +106,17 @@ async def read_live(client: Lister, *, normal_forms: bool = True) -> LiveState:
     firsts = [asyncio.ensure_future(anext(s)) for s in streams]  # every first page at once
     try:
         with collector_paused(promote=True):
-            for kind, stream, first in zip(kinds.TOP_LEVEL, streams, firsts, strict=True):
+            for index, (kind, stream, first) in enumerate(zip(kinds.TOP_LEVEL, streams, firsts, strict=True)):
+                # once a first page has come back, every first request is out: the wait for
+                # one not back yet is the server's work alone
+                if meanwhile is not None and index and not first.done():
+                    work, meanwhile = meanwhile, None
+                    work()
                 await reader.page(kind, await first)
                 async for page in stream:
                     await reader.page(kind, page)
+            if meanwhile is not None:
+                meanwhile()
             reader.finish()
     finally:
         for task in firsts:

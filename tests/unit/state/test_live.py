@@ -309,3 +309,43 @@ def test_a_running_worker_gets_the_first_full_batch(monkeypatch: pytest.MonkeyPa
     assert sum(sent) < normal_batches.OFFLOAD_AFTER
     monkeypatch.setenv(workers.ENV, "0")
     assert _norms(state) == _norms(from_raw(copy.deepcopy(RAW)))
+
+
+class SlowLister(PagedLister):
+    """Each list's first page comes back once ``open`` is set, for the lists in ``slow``."""
+
+    def __init__(self, data: dict[str, list[dict[str, Any]]], slow: set[str]) -> None:
+        super().__init__(data)
+        self.slow = slow
+        self.open = asyncio.Event()
+
+    async def pages(self, path: str, params: Any = None, *, page_size: int = 100,
+                    page_index: bool = False) -> AsyncIterator[Page]:
+        if path in self.slow:
+            await self.open.wait()
+        async for page in super().pages(path, params, page_size=page_size, page_index=page_index):
+            yield page
+
+
+@pytest.mark.parametrize("slow", [set(), {"/services"}, {"/services", "/packages"}])
+def test_the_callers_work_is_done_once_while_a_first_page_is_awaited(slow: set[str]) -> None:
+    lister = SlowLister(_paths(RAW), slow)
+    seen: list[tuple[int, bool]] = []
+
+    def meanwhile() -> None:
+        # what has been read when it runs, and whether a page was still on its way
+        seen.append((sum(1 for path, _ in lister.taken), lister.open.is_set()))
+        lister.open.set()
+
+    async def read() -> LiveState:
+        asyncio.get_running_loop().call_later(5, lister.open.set)  # never hangs
+        return await read_live(lister, meanwhile=meanwhile)
+
+    state = asyncio.run(read())
+    assert _state(state) == _state(from_raw(copy.deepcopy(RAW)))
+    assert len(seen) == 1
+    taken, opened = seen[0]
+    if slow:
+        assert not opened and 0 < taken < len(lister.taken)  # after the first pages, before the slow one
+    else:
+        assert taken == len(lister.taken)  # never waited: at the end
