@@ -38,8 +38,9 @@ from apimctl import kinds
 from apimctl.api.dialect import Detected
 from apimctl.kinds import Kind
 from apimctl.planning import ManifestLike, PlanOptions, build_plan, ignore_rules, parse_target
-from apimctl.planning.build import DesiredAhead, Desires, target_dialect
+from apimctl.planning.build import DesiredAhead, target_dialect
 from apimctl.planning.command import Keep, Notice, keep_nothing, quiet, read_manifests
+from apimctl.planning.desired import Desires
 from apimctl.planning.impact import attach_impact
 from apimctl.plans.model import Duplicate, Plan, Step, Unmanaged
 from apimctl.state.live import Lister, LiveObject, LiveState, read_live

@@ -60,7 +60,7 @@ from apimctl.kinds.dialects import (
     validated_routes_by_method,
 )
 from apimctl.planning import verdicts
-from apimctl.planning.desired import Desired, ManifestLike, desired_objects, locator
+from apimctl.planning.desired import Desires, ManifestLike, desired_of
 from apimctl.planning.domains import domain_warnings
 from apimctl.planning.impact import attach_impact
 from apimctl.planning.matching import match
@@ -108,9 +108,6 @@ class PlanOptions:
     impact: str | None = None
 
 
-Desires = dict[str, list[Desired]]
-
-
 def build_plan(manifest: ManifestLike, live: LiveState, options: PlanOptions | None = None, *,
                dialect: Detected | None = None, desired: Desires | None = None) -> Plan:
     """The plan turning ``live`` into what ``manifest`` declares (pure: no I/O; ``options``
@@ -119,7 +116,7 @@ def build_plan(manifest: ManifestLike, live: LiveState, options: PlanOptions | N
     ``desired``: the objects ``manifest`` declares, when made already (:class:`DesiredAhead`)."""
     with collector_paused(promote=True):
         if desired is None:
-            desired = desired_objects(manifest.doc, locator(manifest))
+            desired = desired_of(manifest)
         return _build(manifest, live, options or PlanOptions(), dialect, desired)
 
 
@@ -133,7 +130,7 @@ class DesiredAhead:
         self.desired: Desires | None = None
 
     def __call__(self) -> None:
-        self.desired = desired_objects(self.manifest.doc, locator(self.manifest))
+        self.desired = desired_of(self.manifest)
 
 
 def _build(manifest: ManifestLike, live: LiveState, options: PlanOptions,
@@ -201,7 +198,7 @@ def _routes_held(manifest: ManifestLike, by_method: bool) -> bool:
 
 
 @contextmanager
-def _routes_first(desired: dict[str, list[Desired]], by_method: bool, held: bool) -> Iterator[None]:
+def _routes_first(desired: Desires, by_method: bool, held: bool) -> Iterator[None]:
     """Two declared objects claiming one route are refused before anything the block
     refuses: when it fails, the routes are checked first (unless ``held`` already)."""
     try:
@@ -212,7 +209,7 @@ def _routes_first(desired: dict[str, list[Desired]], by_method: bool, held: bool
         raise
 
 
-def _translate(desired: dict[str, list[Desired]], table: Any) -> list[str]:
+def _translate(desired: Desires, table: Any) -> list[str]:
     """The desired objects in the target's vocabulary (in place, on copies: the manifest stays
     as loaded); warnings for the fields of real deployments (SUPPLEMENT §10.8) a ``spec``
     target does not have, left out."""

@@ -104,6 +104,14 @@ def locator(manifest: ManifestLike) -> Callable[[Path], str]:
     return locate
 
 
+Desires = dict[str, list[Desired]]  # the desired objects of a manifest, by kind name
+
+
+def desired_of(manifest: ManifestLike) -> Desires:
+    """The objects ``manifest`` declares, each located where the manifests declare it."""
+    return desired_objects(manifest.doc, locator(manifest))
+
+
 def desired_objects(doc: Mapping[str, Any],
                      locate: Callable[[Path], str] = _nowhere) -> dict[str, list[Desired]]:
     found = _Found(defaultdict(list), locate)
