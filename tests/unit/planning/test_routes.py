@@ -119,3 +119,27 @@ def test_refused_exactly_when_two_endpoints_share_a_route_with_a_domain(
                 claimed[route] = 1
     message = _refusal(objs, by_method)
     assert (message is not None) == clash, message
+
+
+_NAME = st.sampled_from(["api.example.com", "API.Example.com", " api.example.com ", "b.example.com", ""])
+# a public domain as manifests write it (a name), as the API renders it ({address}, with an id
+# or without), or an odd value a real area may hold (SUPPLEMENT §10.10)
+_DOMAIN = _NAME | st.builds(lambda n: {"address": n}, _NAME) | st.builds(
+    lambda n: {"id": 7, "address": n}, _NAME) | st.just({}) | st.integers(0, 9)
+_DOMAINS = st.none() | _DOMAIN | st.lists(_DOMAIN, max_size=3)
+_WRITTEN_METHODS = st.none() | st.lists(st.sampled_from(["get", "GET", "post", "Put"]), max_size=3)
+
+
+@given(st.sampled_from(["/x", "", None]), _DOMAINS, _WRITTEN_METHODS, st.booleans())
+def test_routes_are_method_alias_and_host_whatever_shape_the_domains_have(
+        alias: str | None, domains: Any, methods: list[str] | None, by_method: bool) -> None:
+    doc: dict[str, Any] = {"requestPathAlias": alias, "publicDomains": domains}
+    if methods is not None:
+        doc["supportedHttpMethods"] = methods
+    listed = [] if domains is None else domains if isinstance(domains, list) else [domains]
+    hosts = {(d.get("address", "") if isinstance(d, dict) else str(d)).strip().lower() for d in listed} or {""}
+    expected = {f"{alias or ''}|{h}" for h in hosts}
+    if by_method:
+        said = ["get"] if methods is None else [m.lower() for m in methods] or [""]
+        expected = {f"{m}|{r}" for m in said for r in expected}
+    assert kinds.ENDPOINT.ops.routes(doc, by_method) == expected
