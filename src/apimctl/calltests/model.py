@@ -22,9 +22,10 @@ import yaml
 
 from apimctl.calltests.timing import parse_instant
 from apimctl.errors import Problem
+from apimctl.manifests.documents import CALL_TEST_SUFFIXES
 from apimctl.manifests.model import Position, Problems, format_path
 
-SUFFIXES = (".test.yaml", ".test.yml")
+SUFFIXES = CALL_TEST_SUFFIXES
 MAX_BYTES = 4 * 1024 * 1024
 
 

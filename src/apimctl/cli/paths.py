@@ -4,7 +4,8 @@ every subdirectory too; a warning for manifests in a subdirectory that are left 
 A directory PATH means the ``*.yaml``/``*.yml`` files directly in it (overlays often live
 below the base). A subdirectory holding manifests that no PATH or ``--overlay`` names is
 most often a mistake (a team's folder that is silently skipped): the commands say so on
-stderr, and ``--recursive`` reads them all.
+stderr, and ``--recursive`` reads them all. Call-test files (``*.test.yaml``) are not
+manifests: a folder of them is neither warned about nor read.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from apimctl.manifests.documents import MANIFEST_SUFFIXES
+from apimctl.manifests.documents import is_manifest_name
 
 _MAX_DEPTH = 8
 
@@ -37,7 +38,7 @@ def _subdirectories(folder: Path, depth: int = 0) -> Iterator[Path]:
 def _manifest_count(folder: Path) -> int:
     try:
         return sum(1 for e in os.scandir(folder)
-                   if e.name.endswith(MANIFEST_SUFFIXES) and not e.name.startswith(".") and e.is_file())
+                   if is_manifest_name(e.name) and e.is_file())
     except OSError:
         return 0
 

@@ -23,7 +23,16 @@ MAX_DEPTH = 64
 # gigabytes of memory and minutes of checking.
 MAX_ENTRIES = 2_000_000
 MANIFEST_SUFFIXES = (".yaml", ".yml")
+# call-test files (``apimctl test``) are YAML too, and never manifests: a directory's scan
+# leaves them out, and one named as a manifest is refused
+CALL_TEST_SUFFIXES = (".test.yaml", ".test.yml")
 _T = TypeVar("_T")
+
+
+def is_manifest_name(name: str) -> bool:
+    """Whether a directory entry named ``name`` is read as a manifest: ``*.yaml``/``*.yml``,
+    not hidden, not a call-test file."""
+    return name.endswith(MANIFEST_SUFFIXES) and not name.endswith(CALL_TEST_SUFFIXES) and not name.startswith(".")
 
 
 class _Lookup:

@@ -25,7 +25,13 @@ from collections.abc import Callable, Mapping, Sequence
 
 import yaml
 
-from apimctl.manifests.documents import MANIFEST_SUFFIXES, MAX_FILE_BYTES, Document, SourceFile
+from apimctl.manifests.documents import (
+    CALL_TEST_SUFFIXES,
+    MAX_FILE_BYTES,
+    Document,
+    SourceFile,
+    is_manifest_name,
+)
 from apimctl.manifests.environment import outside_folder
 from apimctl.manifests.model import Position, Problems
 from apimctl.manifests.yaml_events import Abort, EventReader, Relocate
@@ -34,7 +40,8 @@ from apimctl.manifests.yaml_events import Abort, EventReader, Relocate
 def discover(paths: Sequence[str], problems: Problems) -> list[SourceFile]:
     """Files named on the command line, and every ``*.yaml``/``*.yml`` directly in a directory.
 
-    Subdirectories are not read, so per-environment overlays can live below the base.
+    Subdirectories are not read, so per-environment overlays can live below the base. Call-test
+    files (``*.test.yaml``) are never manifests: left out of a directory, refused when named.
     """
     found: list[SourceFile] = []
     seen: set[str] = set()
@@ -44,7 +51,11 @@ def discover(paths: Sequence[str], problems: Problems) -> list[SourceFile]:
         if os.path.isdir(arg):
             candidates = _manifests_in(arg, problems)
             if not candidates:
-                problems.error(Position(arg, 0, 0), "", "no *.yaml or *.yml files in this directory")
+                problems.error(Position(arg, 0, 0), "", "no *.yaml or *.yml files in this directory"
+                               " (*.test.yaml files are call tests: apimctl test reads them)")
+        elif os.path.isfile(arg) and arg.endswith(CALL_TEST_SUFFIXES):
+            problems.error(Position(arg, 0, 0), "", "a call-test file, not a manifest: run it with apimctl test")
+            candidates = []
         elif os.path.isfile(arg):
             candidates = [(SourceFile(arg, arg), os.path.realpath(arg))]
         elif os.path.exists(arg):
@@ -65,8 +76,7 @@ def _manifests_in(folder: str, problems: Problems) -> list[tuple[SourceFile, str
     directory's real path and the name, unless the entry is a symbolic link)."""
     try:
         with os.scandir(folder) as scan:
-            entries = sorted((e for e in scan if e.name.endswith(MANIFEST_SUFFIXES)
-                              and not e.name.startswith(".") and _is_file(e)), key=lambda e: e.name)
+            entries = sorted((e for e in scan if is_manifest_name(e.name) and _is_file(e)), key=lambda e: e.name)
     except OSError as exc:
         problems.error(Position(folder, 0, 0), "", f"cannot read directory: {exc.strerror}")
         return []

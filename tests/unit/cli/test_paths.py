@@ -51,3 +51,35 @@ def test_a_missing_path_reads_no_file(workdir) -> None:
     assert code == 1
     assert out == "nowhere: no such file or directory\n"
     assert err == "1 error; no manifest file was read\n"
+
+
+CALL_TESTS = {"apimctl/m.yaml": DOMAINS + SERVICE,
+              "apimctl/tests/weather.test.yaml": "calls:\n  - {name: a, url: 'http://a.example.com/', expect: {status: 200}}\n",
+              "apimctl/tests/more.test.yml": "calls: []\n"}
+
+
+def test_call_test_files_are_neither_warned_about_nor_read(workdir) -> None:
+    workdir(CALL_TESTS)
+    for extra in ((), ("--recursive",)):
+        code, out, err = invoke("validate", "apimctl", *extra)
+        assert (code, out) == (0, ""), err
+        assert "Warning" not in err and err.strip() == "valid: 1 file, 4 objects"
+
+
+def test_call_test_files_named_as_manifests_are_refused_with_the_reason(workdir) -> None:
+    workdir(CALL_TESTS)
+    code, out, _ = invoke("validate", "apimctl/tests/weather.test.yaml")
+    assert code == 1
+    assert out == "apimctl/tests/weather.test.yaml: a call-test file, not a manifest: run it with apimctl test\n"
+    code, out, _ = invoke("validate", "apimctl/tests")
+    assert code == 1 and "(*.test.yaml files are call tests: apimctl test reads them)" in out
+
+
+def test_the_examples_with_call_tests_validate_without_a_warning() -> None:
+    from pathlib import Path
+
+    weather = Path(__file__).resolve().parents[3] / "examples" / "weather"
+    assert (weather / "tests").is_dir()
+    for extra in ((), ("--recursive",)):
+        code, _, err = invoke("validate", str(weather), *extra)
+        assert code == 0 and "Warning" not in err, err
