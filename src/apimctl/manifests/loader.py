@@ -51,8 +51,7 @@ def discover(paths: Sequence[str], problems: Problems) -> list[SourceFile]:
         if os.path.isdir(arg):
             candidates = _manifests_in(arg, problems)
             if not candidates:
-                problems.error(Position(arg, 0, 0), "", "no *.yaml or *.yml files in this directory"
-                               " (*.test.yaml files are call tests: apimctl test reads them)")
+                problems.error(Position(arg, 0, 0), "", _nothing_in(arg))
         elif os.path.isfile(arg) and arg.endswith(CALL_TEST_SUFFIXES):
             problems.error(Position(arg, 0, 0), "", "a call-test file, not a manifest: run it with apimctl test")
             candidates = []
@@ -69,6 +68,18 @@ def discover(paths: Sequence[str], problems: Problems) -> list[SourceFile]:
                 seen.add(real)
                 found.append(src)
     return found
+
+
+def _nothing_in(folder: str) -> str:
+    """Why a directory gave no manifest file."""
+    try:
+        with os.scandir(folder) as scan:
+            call_tests = any(e.name.endswith(CALL_TEST_SUFFIXES) for e in scan)
+    except OSError:
+        call_tests = False
+    if call_tests:
+        return "no manifest files in this directory (its *.test.yaml files are call tests: apimctl test reads them)"
+    return "no *.yaml or *.yml files in this directory"
 
 
 def _manifests_in(folder: str, problems: Problems) -> list[tuple[SourceFile, str]]:
