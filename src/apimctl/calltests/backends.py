@@ -18,6 +18,8 @@ from typing import Any
 
 import httpx
 
+from apimctl.calltests.timing import ClockError
+
 
 @dataclass
 class Stub:
@@ -72,7 +74,10 @@ class BackendTransport(httpx.AsyncBaseTransport):
             if timeout is not None and stub.delay >= timeout:
                 raise httpx.ReadTimeout(f"the stub answers after {stub.delay:g} s", request=request)
             if self.wait is not None:
-                self.wait(stub.delay)
+                try:
+                    self.wait(stub.delay)
+                except ClockError as exc:  # the virtual clock cannot show the instant of the answer
+                    raise httpx.ReadTimeout(f"the stub answers after {stub.delay:g} s: {exc}", request=request) from None
             else:
                 await asyncio.sleep(stub.delay)
         return stub.answer(request)

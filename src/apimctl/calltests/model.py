@@ -9,8 +9,8 @@ searched for them, recursively. Date-times stay strings (YAML would make them da
 from __future__ import annotations
 
 import json
+import math
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -18,15 +18,17 @@ from typing import Any
 
 import jsonpath_rfc9535
 import jsonschema
+import regex
 import yaml
 
-from apimctl.calltests.timing import parse_instant
+from apimctl.calltests.timing import EARLIEST, LATEST, iso, parse_instant
 from apimctl.errors import Problem
 from apimctl.manifests.documents import CALL_TEST_SUFFIXES
-from apimctl.manifests.model import Position, Problems, format_path
+from apimctl.manifests.model import JsonPath, Position, Problems, format_path
+from apimctl.manifests.yaml_events import Abort, EventReader
 
 SUFFIXES = CALL_TEST_SUFFIXES
-MAX_BYTES = 4 * 1024 * 1024
+MAX_BYTES = 4 * 1024 * 1024  # a test file of thousands of calls is well below
 
 
 def schema_text() -> str:
@@ -114,26 +116,65 @@ def load(paths: Sequence[str]) -> Loaded:
 
 def _read(path: str, problems: Problems) -> TestFile | None:
     try:
-        if os.path.getsize(path) > MAX_BYTES:
-            problems.error(Position(path, 0, 0), "", f"larger than {MAX_BYTES} bytes")
+        size = os.path.getsize(path)
+        if size > MAX_BYTES:
+            problems.error(Position(path, 0, 0), "", f"file is {size / (1024 * 1024):.1f} MB, larger than the "
+                           f"{MAX_BYTES // (1024 * 1024)} MB limit for one test file; split it")
             return None
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             text = handle.read()
     except (OSError, UnicodeDecodeError) as exc:
         problems.error(Position(path, 0, 0), "", f"cannot read: {getattr(exc, 'strerror', None) or exc}")
         return None
+    before = len(problems.items)
+    doc = _values(path, text, problems)
+    if len(problems.items) > before:
+        return None
+    if not isinstance(doc, dict):
+        problems.error(Position(path, 1, 1), "", "a test file is a mapping with a 'calls' list")
+        return None
+    # the positions, from the nodes of a document known to be bounded (depth, aliases, size)
+    node = yaml.compose(text, Loader=_Loader)
+    assert node is not None  # the document is a mapping
+    return TestFile(path, doc, node)
+
+
+class _Reader(EventReader):
+    """The manifests' bounded YAML reader (nesting depth, alias expansion, entries, duplicate
+    keys, timestamps kept as text), on one document of any shape; strings are taken as
+    written (a test file reads no environment variables)."""
+
+    def substituted(self, ev: Any, rel: JsonPath, refs: dict[JsonPath, str]) -> Any:
+        return ev.value
+
+    def single(self) -> Any:
+        """The value of the stream's only document (``None`` when it is empty)."""
+        self.next()  # StreamStart
+        if isinstance(self.loader.peek_event(), yaml.StreamEndEvent):
+            return None
+        self.next()  # DocumentStart
+        value = self.value(self.next(), (), {}, {}, 1)
+        self.next()  # DocumentEnd
+        extra = self.loader.peek_event()
+        if not isinstance(extra, yaml.StreamEndEvent):
+            self.problems.error(self.pos(extra.start_mark), "", "a test file holds one YAML document")
+        return value
+
+
+def _values(path: str, text: str, problems: Problems) -> Any:
+    """The file's one document as plain values; its problems (file:line:col) in ``problems``."""
+    reader = _Reader(path, text, {}, problems, every_position=True)
     try:
-        node = yaml.compose(text, Loader=_Loader)
-        doc = yaml.load(text, Loader=_Loader)  # a safe loader, without timestamps
+        return reader.single()
+    except Abort:
+        return None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = Position(path, mark.line + 1, mark.column + 1) if mark else Position(path, 0, 0)
         problems.error(where, "", f"not valid YAML: {getattr(exc, 'problem', None) or exc}")
         return None
-    if node is None or not isinstance(doc, dict):
-        problems.error(Position(path, 1, 1), "", "a test file is a mapping with a 'calls' list")
-        return None
-    return TestFile(path, doc, node)
+    finally:
+        reader.dispose()
 
 
 def _check(test_file: TestFile, problems: Problems) -> bool:
@@ -146,6 +187,14 @@ def _check(test_file: TestFile, problems: Problems) -> bool:
     return len(problems.items) == before
 
 
+INSTANT = f"not an ISO 8601 date-time from {iso(EARLIEST)} to {iso(LATEST)} (e.g. 2030-01-07T09:00:00Z)"
+
+
+def _instant(value: str) -> bool:
+    moment = parse_instant(value)
+    return moment is not None and EARLIEST <= moment <= LATEST
+
+
 def _semantics(test_file: TestFile, problems: Problems) -> None:
     doc, pos = test_file.doc, test_file.position
     names: set[str] = set()
@@ -153,20 +202,25 @@ def _semantics(test_file: TestFile, problems: Problems) -> None:
         if consumer["name"] in names:
             problems.error(pos("consumers", i, "name"), f"consumers[{i}].name", f"duplicate consumer {consumer['name']!r}")
         names.add(consumer["name"])
-    if "start" in doc and parse_instant(doc["start"]) is None:
-        problems.error(pos("start"), "start", "not an ISO 8601 date-time (e.g. 2030-01-07T09:00:00Z)")
+    if "start" in doc and not _instant(doc["start"]):
+        problems.error(pos("start"), "start", INSTANT)
+    for i, backend in enumerate(doc.get("backends") or []):
+        if "delay" in backend and not math.isfinite(backend["delay"]):
+            problems.error(pos("backends", i, "delay"), f"backends[{i}].delay", "not a finite number of seconds")
     for i, call in enumerate(doc["calls"]):
         here = f"calls[{i}]"
         if "key" in call and call["key"] not in names:
             problems.error(pos("calls", i, "key"), f"{here}.key", f"no consumer {call['key']!r} in this file")
-        if "at" in call and parse_instant(call["at"]) is None:
-            problems.error(pos("calls", i, "at"), f"{here}.at", "not an ISO 8601 date-time (e.g. 2030-01-07T09:00:00Z)")
+        if "at" in call and not _instant(call["at"]):
+            problems.error(pos("calls", i, "at"), f"{here}.at", INSTANT)
+        if "after" in call and not math.isfinite(call["after"]):
+            problems.error(pos("calls", i, "after"), f"{here}.after", "not a finite number of seconds")
         expect = call["expect"]
         for name, check in (expect.get("headers") or {}).items():
             if isinstance(check, dict) and "matches" in check:
                 try:
-                    re.compile(check["matches"])
-                except re.error as exc:
+                    regex.compile(check["matches"])
+                except (regex.error, OverflowError, RecursionError) as exc:
                     problems.error(pos("calls", i, "expect", "headers", name), f"{here}.expect.headers.{name}",
                                    f"not a regular expression: {exc}")
         for query in ((expect.get("body") or {}).get("json") or {}):

@@ -25,11 +25,16 @@ from urllib.parse import urlsplit
 
 import httpx
 import jsonpath_rfc9535
+import regex
 
 from apimctl import kinds
 from apimctl.calltests.backends import BackendTransport, stubs_of
 from apimctl.calltests.model import TestFile
-from apimctl.calltests.timing import VirtualClock, parse_instant
+from apimctl.calltests.timing import ClockError, VirtualClock, parse_instant
+
+# how long a header's ``matches`` pattern may take on one value: patterns are written by
+# hand, and one that backtracks without end (``(a|aa)+$``) must fail the call, not hang the run
+MATCH_SECONDS = 1.0
 
 PlaceKey = Callable[[str, str, list[tuple[str, str]], bytes, str], tuple[str, list[tuple[str, str]], bytes]]
 Send = Callable[[str, str, list[tuple[str, str]], bytes], Awaitable[httpx.Response]]
@@ -184,8 +189,14 @@ def _header(name: str, rule: Any, value: str | None) -> list[str]:
         return [f"header {name}: expected absent, got {value!r}"]
     if "equals" in rule and value != _text(rule["equals"]):
         return [f"header {name}: expected {_text(rule['equals'])!r}, got {value!r}"]
-    if "matches" in rule and (value is None or not re.search(rule["matches"], value)):
-        return [f"header {name}: expected to match {rule['matches']!r}, got {value!r}"]
+    if "matches" in rule:
+        try:
+            found = value is not None and regex.search(rule["matches"], value, timeout=MATCH_SECONDS)
+        except TimeoutError:
+            return [f"header {name}: matching {rule['matches']!r} took more than {MATCH_SECONDS:g} s (a pattern "
+                    "that backtracks without end, such as (a+)+ or (a|aa)+: simplify it)"]
+        if not found:
+            return [f"header {name}: expected to match {rule['matches']!r}, got {value!r}"]
     return []
 
 
@@ -223,16 +234,19 @@ async def _run_call(target: Target, test_file: TestFile, index: int, call: dict[
                     keys: dict[str, str]) -> CallResult:
     line = test_file.position("calls", index).line
     result = CallResult(test_file.path, line, call["name"], False)
-    if "at" in call:
-        if target.clock is None:
-            result.failures.append("at: a call at a given time needs the embedded emulator (a virtual clock)")
-            return result
-        target.clock.set(parse_instant(call["at"]) or 0.0)
-    if call.get("after"):
-        if target.clock is not None:
+    if "at" in call and target.clock is None:
+        result.failures.append("at: a call at a given time needs the embedded emulator (a virtual clock)")
+        return result
+    try:
+        if "at" in call and target.clock is not None:
+            target.clock.set(parse_instant(call["at"]) or 0.0)
+        if call.get("after") and target.clock is not None:
             target.clock.advance(float(call["after"]))
-        else:
-            await asyncio.sleep(float(call["after"]))
+    except ClockError as exc:
+        result.failures.append(f"{'after' if call.get('after') else 'at'}: {exc}")
+        return result
+    if call.get("after") and target.clock is None:
+        await asyncio.sleep(float(call["after"]))
     started = time.perf_counter()
     response: httpx.Response | None = None
     try:

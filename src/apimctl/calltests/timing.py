@@ -3,9 +3,18 @@ run (calls at a given time, a stub's delay moving the clock instead of waiting).
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 
 from apimctl.platform import epoch_seconds
+
+# the instants a virtual clock can show: those the traffic manager can write down (its call
+# log and maintenance windows print them as ISO 8601, years 1970 to 9999)
+EARLIEST, LATEST = 0.0, datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
+
+
+class ClockError(ValueError):
+    """The virtual clock was asked to leave the instants it can show."""
 
 
 def parse_instant(value: str) -> float | None:
@@ -27,7 +36,9 @@ class VirtualClock:
         return self.now
 
     def set(self, instant: float) -> None:
+        if not (math.isfinite(instant) and EARLIEST <= instant <= LATEST):
+            raise ClockError(f"the virtual clock runs from {iso(EARLIEST)} to {iso(LATEST)}")
         self.now = instant
 
     def advance(self, seconds: float) -> None:
-        self.now += seconds
+        self.set(self.now + seconds)
