@@ -321,3 +321,98 @@ def test_plan_appends_the_call_checks(files: Path, monkeypatch: pytest.MonkeyPat
     assert "Shop" in plan
     assert checks.startswith("6 passed, 2 failed: this check of the excluded header can fail; this expectation fails")
     assert "| this expectation fails | `" in checks
+
+
+@contextmanager
+def recording_server() -> Iterator[tuple[str, list[str]]]:
+    """A real HTTP server on 127.0.0.1 (a free port) answering 200 to any GET; yields its
+    address (host:port) and the paths it received."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    received: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            received.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", "8")
+            self.end_headers()
+            self.wfile.write(b"recorded")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}", received
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+INTERNAL = """
+domains: [example.com, example.net, 127.0.0.1]
+services:
+  - name: Internal
+    endpoints:
+      - name: Admin
+        requestPathAlias: /admin
+        trafficManagerDomain: gw.example.com
+        publicDomains: [gw.example.com]
+        systemDomains: ["{address}"]
+        supportedHttpMethods: [get]
+        outboundTransportProtocol: http
+packages:
+  - name: Staff
+    plans:
+      - name: All
+        services: [{name: Internal, endpoints: [Admin]}]
+"""
+CONSUMER = "consumers: [{name: c, package: Staff, plan: All}]\n"
+
+
+@pytest.mark.parametrize("dialect", ["spec", "mashery"])
+def test_embedded_calls_reach_only_the_back_ends_the_test_file_declares(tmp_path: Path, dialect: str) -> None:
+    with recording_server() as (address, received):
+        (tmp_path / "m.yaml").write_text(INTERNAL.replace("{address}", address))
+        call = (CONSUMER + "calls:\n  - name: the admin page\n    url: http://gw.example.com/admin/keys\n"
+                "    key: c\n    headers: {X-Forwarded-For: 10.0.0.1}\n    expect: {status: 200, body: {equals: recorded}}\n")
+        (tmp_path / "undeclared.test.yaml").write_text(call)
+        code, out, _ = invoke("test", str(tmp_path / "undeclared.test.yaml"), "--manifests", str(tmp_path / "m.yaml"),
+                              "--dialect", dialect)
+        assert code == 1
+        assert received == []  # named only by the manifest's system domain: never called
+        assert "status: expected 200, got 502" in out
+        assert (f"decided by forward: refused: back end {address} is not declared in the test file's backends; "
+                "declare it with a url to allow calls (ERR_502_BAD_GATEWAY)") in out
+        (tmp_path / "declared.test.yaml").write_text(
+            f"backends:\n  - {{address: '{address}', url: 'http://{address}'}}\n" + call)
+        code, out, _ = invoke("test", str(tmp_path / "declared.test.yaml"), "--manifests", str(tmp_path / "m.yaml"),
+                              "--dialect", dialect)
+        assert code == 0, out
+        assert [path.partition("?")[0] for path in received] == ["/admin/keys"]
+
+
+def test_a_header_pattern_that_backtracks_without_end_fails_its_call(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from apimctl.calltests import runner
+
+    monkeypatch.setattr(runner, "MATCH_SECONDS", 0.05, raising=False)
+    (tmp_path / "m.yaml").write_text(INTERNAL.replace("{address}", "admin.example.net"))
+    (tmp_path / "r.test.yaml").write_text(
+        "backends:\n  - {address: admin.example.net, headers: {X-Run: " + "a" * 32 + "!}}\n"
+        + CONSUMER + "calls:\n  - name: a catastrophic pattern\n    url: http://gw.example.com/admin\n    key: c\n"
+        "    expect: {headers: {X-Run: {matches: '^(a|aa)+$'}}}\n"
+        "  - name: a plain one\n    url: http://gw.example.com/admin\n    key: c\n"
+        "    expect: {headers: {X-Run: {matches: 'a{32}!$'}}}\n")
+    code, out, _ = invoke("test", str(tmp_path / "r.test.yaml"), "--manifests", str(tmp_path / "m.yaml"))
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == f"FAIL {tmp_path / 'r.test.yaml'}:5: a catastrophic pattern -> 200"
+    assert lines[1] == ("     header X-Run: matching '^(a|aa)+$' took more than 0.05 s (a pattern that backtracks "
+                        "without end, such as (a+)+ or (a|aa)+: simplify it)")
+    assert lines[-2].startswith(f"PASS {tmp_path / 'r.test.yaml'}:9: a plain one")

@@ -5,7 +5,10 @@ test run: a call to a system domain that a test file declares is answered by its
 (status, headers, body, or an echo of the request as JSON; after its delay, which on a
 virtual clock moves the clock instead of waiting, and which at or above the endpoint's
 response timeout is a timeout) or sent to the back end's real ``url`` (scheme, host and port
-replaced, path and query kept). Other hosts go to the network as they are.
+replaced, path and query kept). Other hosts go to the network as they are, unless the
+transport is given ``refuse`` (``apimctl test``, whose files may come from anyone who opens a
+pull request): then a call to a back end the test file does not declare is never made, and
+``refuse`` makes the error that says why (the traffic manager answers it as unreachable).
 """
 
 from __future__ import annotations
@@ -49,10 +52,12 @@ class BackendTransport(httpx.AsyncBaseTransport):
     """Routes back-end calls to stubs, to real back ends by URL, or to the network."""
 
     def __init__(self, stubs: list[Stub], *, wait: Callable[[float], None] | None = None,
-                 network: httpx.AsyncBaseTransport | None = None) -> None:
+                 network: httpx.AsyncBaseTransport | None = None,
+                 refuse: Callable[[str, httpx.Request], Exception] | None = None) -> None:
         self.stubs = {s.address.lower(): s for s in stubs}
         self.wait = wait  # a virtual clock's advance; None: real waiting
         self.network = network or httpx.AsyncHTTPTransport()
+        self.refuse = refuse  # None: undeclared back ends are called over the network
         self.received: list[httpx.Request] = []
 
     def _stub(self, url: httpx.URL) -> Stub | None:
@@ -60,6 +65,9 @@ class BackendTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         stub = self._stub(request.url)
+        if stub is None and self.refuse is not None:
+            raise self.refuse(f"back end {_address(request.url)} is not declared in the test file's backends; "
+                              "declare it with a url to allow calls", request)
         if stub is None:
             return await self.network.handle_async_request(request)
         if stub.url:

@@ -70,6 +70,14 @@ def open_emulator(db_path: str, area: str, *, clock: Callable[[], float] | None 
                     server.traffic_log, server.close)
 
 
+def unreachable(reason: str, request: httpx.Request) -> Exception:
+    """The error of a back-end transport that may not call ``request``: the traffic manager
+    answers the call as unreachable, its decision saying ``reason``."""
+    from apimctl.server.traffic.forward import Unreachable
+
+    return Unreachable(reason, request=request)
+
+
 def key_placer(areas: Callable[[], list[Any]]) -> Callable[..., tuple[str, list[tuple[str, str]], bytes]]:
     """``place_key(method, url, headers, body, key)`` for call tests: the key put where the
     endpoint serving the call reads keys, in the areas ``areas()`` answers."""

@@ -3,7 +3,9 @@ tests, run against the traffic emulator.
 
 By default the run is embedded: a throw-away area of the reference server into which the
 ``--manifests`` are applied first (with the same core as ``apply``), its traffic manager on
-a virtual clock, the test files' stub back ends. With ``--url`` (and ``--token``) and
+a virtual clock, the test files' stub back ends. An embedded run calls no other back end
+than those the test files declare (a stub, or a ``url``): a call to any other system domain
+is answered as unreachable, and the report says why. With ``--url`` (and ``--token``) and
 ``--traffic-url`` it runs against a running ``apimctl serve --traffic-port`` instead (real
 time; the consumers it creates are deleted afterwards; stubs and ``at`` need the embedded
 run). Test files: ``*.test.yaml`` (schema ``schemas/calltests.schema.json``). Exit 0 when
@@ -129,10 +131,12 @@ async def _embedded(files: Sequence[Any], manifests: Sequence[str], dialect: str
                     overlays: Sequence[str] = ()) -> list[CallResult]:
     from apimctl.calltests.backends import BackendTransport
     from apimctl.calltests.timing import VirtualClock
-    from apimctl.cli.emulator import key_placer, open_emulator
+    from apimctl.cli.emulator import key_placer, open_emulator, unreachable
 
     clock = VirtualClock(default_start())
-    backends = BackendTransport([], wait=clock.advance)
+    # only the back ends the test files declare: a test file may come from a pull request, and
+    # its calls must not reach the hosts of the machine's network (internal, cloud metadata)
+    backends = BackendTransport([], wait=clock.advance, refuse=unreachable)
     with tempfile.TemporaryDirectory(prefix="apimctl-test-") as folder:
         emulator = open_emulator(str(Path(folder) / "area.db"), AREA, clock=clock, transport=backends,
                                  dialect=dialect)

@@ -15,7 +15,8 @@ sends the original host in the dialect's host header. Redirects are followed up 
 ``cookiesDuringHttpRedirectsEnabled``). Gzip: ``forceGzipOfBackendCall`` asks the back end
 for gzip; with ``gzipPassthroughSupportEnabled`` the caller's ``Accept-Encoding`` goes to
 the back end and a gzip answer comes back as it is, otherwise the answer is decoded. No
-connection within ``connectionTimeoutForSystemDomainRequest`` seconds (or a refused one):
+connection within ``connectionTimeoutForSystemDomainRequest`` seconds (or a refused one, or
+one the transport may not make, :class:`Unreachable`, with its reason):
 ``ERR_502_BAD_GATEWAY``; no answer within ``connectionTimeoutForSystemDomainResponse``:
 ``ERR_504_GATEWAY_TIMEOUT``. The answer gets ``returnedHeaders``.
 """
@@ -43,6 +44,11 @@ RESPONDER = "apimctl-traffic-emulator"
 CLIENT_HEADERS: list[tuple[str, str]] = [
     (name.decode("latin-1"), value.decode("latin-1"))
     for name, value in httpx.AsyncClient(transport=httpx.AsyncBaseTransport(), trust_env=False).headers.raw]
+
+
+class Unreachable(httpx.ConnectError):
+    """A back end the transport may not call (``apimctl test`` calls only the back ends a test
+    file declares): no connection, and the reason, which the decision shows."""
 
 
 @lru_cache(maxsize=256)
@@ -229,6 +235,8 @@ async def _exchange(transport: httpx.AsyncBaseTransport, method: str, url: str, 
             hops += 1
             request = _next_hop(request, response, headers, body, endpoint, timeout)
             response, content = await _send(transport, request, passthrough)
+    except Unreachable as exc:
+        raise Refused("forward", "ERR_502_BAD_GATEWAY", str(exc)) from None
     except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
         raise Refused("forward", "ERR_502_BAD_GATEWAY", f"no connection to {shown}: {type(exc).__name__}") from None
     except httpx.TimeoutException:
