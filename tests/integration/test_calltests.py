@@ -416,3 +416,77 @@ def test_a_header_pattern_that_backtracks_without_end_fails_its_call(tmp_path: P
     assert lines[1] == ("     header X-Run: matching '^(a|aa)+$' took more than 0.05 s (a pattern that backtracks "
                         "without end, such as (a+)+ or (a|aa)+: simplify it)")
     assert lines[-2].startswith(f"PASS {tmp_path / 'r.test.yaml'}:9: a plain one")
+
+
+@contextmanager
+def served(tmp_path: Path, dialect: str) -> Iterator[tuple[str, str]]:
+    """``apimctl serve --traffic-port`` in a process of its own (token ``tok-1``, operator token
+    ``op-1``); yields the URLs of its management API and of its traffic listener."""
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "apimctl", "serve", "--port", "0", "--traffic-port", "0", "--db", str(tmp_path / "s.db"),
+         "--token", "tok-1=a", "--operator-token", "op-1", "--auto-approve-domains", "--dialect", dialect],
+        stderr=subprocess.PIPE, text=True)
+    try:
+        lines: list[str] = []
+        deadline = time.monotonic() + 30
+        while not any(line.startswith("traffic manager on ") for line in lines):
+            assert process.stderr is not None and time.monotonic() < deadline and process.poll() is None
+            lines.append(process.stderr.readline())
+        api = re.search(r"(http://127\.0\.0\.1:\d+)/v3/rest", "".join(lines))
+        traffic = re.search(r"traffic manager on (http://127\.0\.0\.1:\d+)", "".join(lines))
+        assert api and traffic
+        yield api.group(1), traffic.group(1)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=15)
+
+
+@pytest.mark.parametrize("dialect", ["spec", "mashery"])
+def test_decided_by_against_a_running_server_with_the_operator_token(
+        tmp_path: Path, dialect: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from apimctl.errors import ApimctlError
+
+    with recording_server() as (address, received), served(tmp_path, dialect) as (api, traffic):
+        (tmp_path / "m.yaml").write_text(INTERNAL.replace("{address}", address))
+        with monkeypatch.context() as env:
+            env.setenv("APIMCTL_URL", api)
+            env.setenv("APIMCTL_TOKEN", "tok-1")
+            env.delenv("CI", raising=False)
+            code, out, err = invoke("apply", str(tmp_path / "m.yaml"), "--auto-approve", "--qps", "0", "--no-lock")
+            assert code == 0, out + err
+        tests = tmp_path / "r.test.yaml"
+        tests.write_text(CONSUMER + "calls:\n"
+                         "  - {name: keyless, url: 'http://gw.example.com/admin', expect: {decidedBy: key}}\n"
+                         "  - {name: keyed, url: 'http://gw.example.com/admin', key: c,"
+                         " expect: {status: 200, decidedBy: return, body: {equals: recorded}}}\n"
+                         "  - {name: elsewhere, url: 'http://nowhere.example.com/x', expect: {decidedBy: route}}\n"
+                         "  - {name: wrong step, url: 'http://gw.example.com/admin', key: c, repeat: 2,"
+                         " expect: {decidedBy: limits}}\n")
+        remote = ("test", str(tests), "--url", api, "--token", "tok-1", "--traffic-url", traffic)
+        code, out, _ = invoke(*remote, "--operator-token", "op-1", "--format", "json")
+        report: dict[str, Any] = json.loads(out)
+        assert code == 1
+        assert [(r["name"], r["passed"], r["decidedBy"]) for r in report["results"]] == [
+            ("keyless", True, "key"), ("keyed", True, "return"), ("elsewhere", True, "route"),
+            ("wrong step", False, "return")]
+        assert report["results"][3]["failures"][0] == "decidedBy: expected limits, got return"
+        assert len(received) == 3
+        with monkeypatch.context() as env:  # the option's variable, as call's
+            env.setenv("APIMCTL_TEST_OPERATOR_TOKEN", "op-1")
+            code, out, _ = invoke(*remote, "--format", "json")
+            assert [r["decidedBy"] for r in json.loads(out)["results"]] == ["key", "return", "route", "return"]
+        code, out, _ = invoke(*remote)
+        assert code == 1
+        assert ("     decidedBy: give --operator-token to read the decisions of a running server "
+                "(its /operator/traffic)") in out.splitlines()
+        with pytest.raises(ApimctlError, match=r"cannot read the decisions of the calls: .*/operator/traffic "
+                                               r"refuses the operator token \(401\)"):
+            invoke(*remote, "--operator-token", "not-it")
+    with pytest.raises(click.UsageError, match="--operator-token goes with --url"):
+        invoke("test", str(tests), "--operator-token", "op-1")

@@ -4,9 +4,10 @@ against a traffic listener and its answer checked.
 The runner is given a :class:`Target`: ``httpx`` clients of the management API and of the
 traffic listener, and what only the embedded emulator offers (the virtual clock, the stub
 back ends, where an endpoint reads its key, the decisions of the last call, a reset of the
-limit counters between files). A call is sent to the traffic listener with the test URL's
-host in ``Host`` and its scheme in ``X-Forwarded-Proto``; with ``repeat`` it is made that
-many times at the same instant and the expectations apply to the last answer.
+limit counters between files). A running server's decisions come from its call log
+(:class:`TrafficLog`, with the operator token). A call is sent to the traffic listener with
+the test URL's host in ``Host`` and its scheme in ``X-Forwarded-Proto``; with ``repeat`` it
+is made that many times at the same instant and the expectations apply to the last answer.
 """
 
 from __future__ import annotations
@@ -51,6 +52,44 @@ class Target:
     reset: Callable[[], None] | None = None
     cleanup: bool = False  # delete the consumers afterwards (a real area)
     send: Send | None = None  # hands a call to an in-process traffic manager, instead of ``traffic``
+    traffic_log: TrafficLog | None = None  # the decisions of a running server's calls
+
+
+class TrafficLogError(Exception):
+    pass
+
+
+@dataclass
+class TrafficLog:
+    """The recent calls of a running server with their decisions: its ``GET /operator/traffic``
+    (newest last, behind the operator token). A call's entry is the newest one of its method
+    and host that was not there before it was made."""
+
+    client: httpx.AsyncClient
+    url: str  # .../operator/traffic
+    token: str
+
+    async def entries(self) -> list[dict[str, Any]]:
+        try:
+            answer = await self.client.get(self.url, headers={"Authorization": f"Bearer {self.token}"})
+        except httpx.HTTPError as exc:
+            raise TrafficLogError(f"{self.url} did not answer: {type(exc).__name__}") from None
+        if answer.status_code in (401, 403):
+            raise TrafficLogError(f"{self.url} refuses the operator token ({answer.status_code})")
+        if answer.status_code != 200:
+            raise TrafficLogError(f"{self.url}: {answer.status_code} {answer.text[:200]}")
+        found = answer.json()
+        if not isinstance(found, list):
+            raise TrafficLogError(f"{self.url}: not a list of calls")
+        return [e for e in found if isinstance(e, dict)]
+
+    async def ids(self) -> set[str]:
+        return {str(e.get("id")) for e in await self.entries()}
+
+    async def find(self, before: set[str], method: str, host: str) -> dict[str, Any] | None:
+        new = [e for e in await self.entries() if str(e.get("id")) not in before and e.get("method") == method
+               and str(e.get("host", "")).lower() == host.lower()]
+        return new[-1] if new else None
 
 
 @dataclass
@@ -161,8 +200,13 @@ def _text(value: Any) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
-def check(expect: dict[str, Any], response: httpx.Response, entry: dict[str, Any] | None) -> list[str]:
-    """What of ``expect`` the answer does not meet (empty: all of it)."""
+NO_DECISIONS = "give --operator-token to read the decisions of a running server (its /operator/traffic)"
+
+
+def check(expect: dict[str, Any], response: httpx.Response, entry: dict[str, Any] | None,
+          missing: str = NO_DECISIONS) -> list[str]:
+    """What of ``expect`` the answer does not meet (empty: all of it); ``entry``: the call's
+    decisions, ``missing`` why there are none."""
     failures: list[str] = []
     status = expect.get("status")
     if status is not None:
@@ -172,7 +216,7 @@ def check(expect: dict[str, Any], response: httpx.Response, entry: dict[str, Any
     if "decidedBy" in expect:
         got = entry.get("decidedBy") if entry else None
         if entry is None:
-            failures.append("decidedBy: the decisions are known only in the embedded emulator")
+            failures.append(f"decidedBy: {missing}")
         elif got != expect["decidedBy"]:
             failures.append(f"decidedBy: expected {expect['decidedBy']}, got {got}")
     for name, rule in (expect.get("headers") or {}).items():
@@ -230,6 +274,23 @@ def _body_checks(rules: dict[str, Any], text: str) -> list[str]:
     return failures
 
 
+async def _seen(log: TrafficLog) -> tuple[set[str] | None, str]:
+    """The calls in the log before a call is made (``None``, and why, when it cannot be read)."""
+    try:
+        return await log.ids(), NO_DECISIONS
+    except TrafficLogError as exc:
+        return None, f"reading the decisions: {exc}"
+
+
+async def _logged(log: TrafficLog, before: set[str], call: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """The log entry of a call just made on a running server, or why there is none."""
+    try:
+        entry = await log.find(before, call.get("method", "GET").upper(), urlsplit(str(call["url"])).netloc)
+    except TrafficLogError as exc:
+        return None, f"reading the decisions: {exc}"
+    return entry, "" if entry else f"the call is not in {log.url}"
+
+
 async def _run_call(target: Target, test_file: TestFile, index: int, call: dict[str, Any],
                     keys: dict[str, str]) -> CallResult:
     line = test_file.position("calls", index).line
@@ -249,8 +310,13 @@ async def _run_call(target: Target, test_file: TestFile, index: int, call: dict[
         await asyncio.sleep(float(call["after"]))
     started = time.perf_counter()
     response: httpx.Response | None = None
+    repeat = int(call.get("repeat", 1))
+    before: set[str] | None = None
+    missing = NO_DECISIONS
     try:
-        for _ in range(int(call.get("repeat", 1))):
+        for i in range(repeat):
+            if target.traffic_log is not None and i == repeat - 1:
+                before, missing = await _seen(target.traffic_log)
             response = await _send(target, call, keys)
             result.calls += 1
     except httpx.HTTPError as exc:
@@ -259,10 +325,12 @@ async def _run_call(target: Target, test_file: TestFile, index: int, call: dict[
     result.seconds = time.perf_counter() - started
     assert response is not None
     entry = target.last_call() if target.last_call else None
+    if target.traffic_log is not None and before is not None:
+        entry, missing = await _logged(target.traffic_log, before, call)
     result.status = response.status_code
     if entry:
         result.decided_by, result.steps = str(entry.get("decidedBy", "")), list(entry.get("steps", []))
-    result.failures = check(call["expect"], response, entry)
+    result.failures = check(call["expect"], response, entry, missing)
     if result.failures and result.steps:
         last = result.steps[-1]
         result.failures.append(f"decided by {last['step']}: {last['decision']}")

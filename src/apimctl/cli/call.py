@@ -141,7 +141,7 @@ async def _remote(traffic_url: str, api_url: str | None, token: str | None, oper
                   key: str | None) -> dict[str, Any]:
     """The call sent to a running traffic listener; its decisions from ``/operator/traffic``
     (the latest call of that method, host and path) when the operator token is given."""
-    from apimctl.cli.emulator import key_placer, remote_areas
+    from apimctl.cli.emulator import ROUTE_FIELDS, key_placer, remote_areas
     from apimctl.cli.target import api_base
 
     base = api_base(api_url) if api_url else None
@@ -151,7 +151,7 @@ async def _remote(traffic_url: str, api_url: str | None, token: str | None, oper
         if key is not None:
             services: list[dict[str, Any]] = []
             if base:
-                listed = await client.get(f"{base}/services", params={"fields": "id,name,endpoints.*", "limit": "1000"},
+                listed = await client.get(f"{base}/services", params={"fields": ROUTE_FIELDS, "limit": "1000"},
                                           headers=auth)
                 if listed.status_code >= 300:
                     raise ApimctlError(f"reading the services of {base}: {listed.status_code} {listed.text[:200]}")

@@ -96,6 +96,14 @@ def key_placer(areas: Callable[[], list[Any]]) -> Callable[..., tuple[str, list[
     return place
 
 
+# the fields of a running server's services that placing a key reads (the routed endpoint and
+# where it reads keys), named one by one: a server of the mashery dialect, as real areas,
+# answers ``endpoints.*`` with empty endpoints (no nested wildcards)
+ROUTE_FIELDS = ",".join(["id", "name", *(f"endpoints.{name}" for name in (
+    "id", "name", "publicDomains.address", "requestPathAlias", "supportedHttpMethods", "apiKeyValueLocations",
+    "apiKeyValueLocationKey"))])
+
+
 def remote_areas(services: list[dict[str, Any]]) -> list[Any]:
     """The services of a running server (read through its management API) as the traffic
     manager's areas, for :func:`key_placer`."""

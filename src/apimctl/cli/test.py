@@ -8,7 +8,7 @@ than those the test files declare (a stub, or a ``url``): a call to any other sy
 is answered as unreachable, and the report says why. With ``--url`` (and ``--token``) and
 ``--traffic-url`` it runs against a running ``apimctl serve --traffic-port`` instead (real
 time; the consumers it creates are deleted afterwards; stubs and ``at`` need the embedded
-run). Test files: ``*.test.yaml`` (schema ``schemas/calltests.schema.json``). Exit 0 when
+run; ``decidedBy`` is read from the server's ``/operator/traffic`` with ``--operator-token``). Test files: ``*.test.yaml`` (schema ``schemas/calltests.schema.json``). Exit 0 when
 every call met its expectations, 1 on a failure or bad input (file:line:col).
 """
 
@@ -53,10 +53,13 @@ DIALECTS = ("auto", "spec", "mashery")  # auto: spec, as the embedded server is 
                    "APIMCTL_URL alone does not switch the run away from the embedded area).")
 @click.option("--token", default=None, help="Bearer token of --url.")
 @click.option("--traffic-url", default=None, help="Traffic listener of that server (apimctl serve --traffic-port).")
+@click.option("--operator-token", default=None,
+              help="With --url: read each call's decisions from that server's /operator/traffic (decidedBy "
+                   "expectations, the deciding step of a failed call).")
 @click.pass_context
 def command(ctx: click.Context, /, paths: tuple[str, ...], manifests: tuple[str, ...], overlays: tuple[str, ...],
-            fmt: str,
-            output: str | None, dialect: str, url: str | None, token: str | None, traffic_url: str | None) -> int:
+            fmt: str, output: str | None, dialect: str, url: str | None, token: str | None, traffic_url: str | None,
+            operator_token: str | None) -> int:
     """Check what callers of the endpoints see: status, headers, bodies of declared calls."""
     if url and not traffic_url and ctx.get_parameter_source("url") == ParameterSource.ENVIRONMENT:
         url = None  # APIMCTL_URL names the area plan and apply work on, not a traffic emulator
@@ -68,6 +71,11 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], manifests: tuple[str,
         overlays = ()  # APIMCTL_OVERLAY is plan's and apply's; without --manifests it has no base here
     if overlays and not manifests:
         raise click.UsageError("--overlay needs --manifests (the base the overlays are merged over)")
+    if operator_token and not url:
+        if ctx.get_parameter_source("operator_token") != ParameterSource.ENVIRONMENT:
+            raise click.UsageError("--operator-token goes with --url and --traffic-url (the embedded run knows "
+                                   "every call's decisions)")
+        operator_token = None
     if url and manifests:
         raise click.UsageError("--manifests are applied to the embedded area only; apply them to --url with apimctl apply")
     loaded = load(paths)
@@ -76,7 +84,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], manifests: tuple[str,
         click.echo(f"{len(loaded.problems)} problem(s) in the test files", err=True)
         return EXIT_ERROR
     if url:
-        results = asyncio.run(_remote(loaded.files, url, token or "", str(traffic_url)))
+        results = asyncio.run(_remote(loaded.files, url, token or "", str(traffic_url), operator_token))
     else:
         results = asyncio.run(_embedded(loaded.files, manifests, "spec" if dialect == "auto" else dialect, overlays))
     report = render(results, fmt)
@@ -157,19 +165,29 @@ async def _embedded(files: Sequence[Any], manifests: Sequence[str], dialect: str
             emulator.close()
 
 
-async def _remote(files: Sequence[Any], url: str, token: str, traffic_url: str) -> list[CallResult]:
-    from apimctl.cli.emulator import key_placer, remote_areas
+async def _remote(files: Sequence[Any], url: str, token: str, traffic_url: str,
+                  operator_token: str | None = None) -> list[CallResult]:
+    from apimctl.calltests.runner import TrafficLog, TrafficLogError
+    from apimctl.cli.emulator import ROUTE_FIELDS, key_placer, remote_areas
     from apimctl.cli.target import api_base
 
     base = api_base(url)
     async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30) as api, \
             httpx.AsyncClient(base_url=traffic_url.rstrip("/"), timeout=60) as traffic:
         try:
-            listed = await api.get("/services", params={"fields": "id,name,endpoints.*", "limit": "1000"})
+            listed = await api.get("/services", params={"fields": ROUTE_FIELDS, "limit": "1000"})
         except httpx.HTTPError as exc:
             raise ApimctlError(f"cannot reach the management API {base}: {type(exc).__name__}") from None
         if listed.status_code >= 300:
             raise ApimctlError(f"reading the services of {base}: {listed.status_code} {listed.text[:200]}")
         services = listed.json()
-        target = Target(api, traffic, place_key=key_placer(lambda: remote_areas(services)), cleanup=True)
+        log = None
+        if operator_token:
+            log = TrafficLog(api, str(httpx.URL(base).copy_with(path="/operator/traffic", query=None)), operator_token)
+            try:
+                await log.entries()
+            except TrafficLogError as exc:
+                raise ApimctlError(f"cannot read the decisions of the calls: {exc}") from None
+        target = Target(api, traffic, place_key=key_placer(lambda: remote_areas(services)), cleanup=True,
+                        traffic_log=log)
         return await _run(target, files)
