@@ -3,7 +3,11 @@ checks beyond it, every problem with its file, line and column (as ``validate`` 
 
 A file is ``*.test.yaml`` (the manifest loader never reads those: put them in a folder of
 their own, or name them on the command line); a directory given to ``apimctl test`` is
-searched for them, recursively. Date-times stay strings (YAML would make them dates).
+searched for them, recursively. A file is read as manifests are (the bounded reader of
+:mod:`apimctl.manifests.yaml_events`: at most 4 MB, nesting depth, alias expansion and entries
+bounded, duplicate keys refused), without ``${VAR}`` substitution; date-times stay strings
+(YAML would make them dates). Numbers the virtual clock cannot take (``after: .inf``) and
+patterns that are not regular expressions are refused with their place.
 """
 
 from __future__ import annotations
