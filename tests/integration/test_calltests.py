@@ -399,9 +399,9 @@ def test_embedded_calls_reach_only_the_back_ends_the_test_file_declares(tmp_path
 
 def test_a_header_pattern_that_backtracks_without_end_fails_its_call(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from apimctl.calltests import runner
+    from apimctl.calltests import patterns
 
-    monkeypatch.setattr(runner, "MATCH_SECONDS", 0.05, raising=False)
+    monkeypatch.setattr(patterns, "MATCH_SECONDS", 0.05)
     (tmp_path / "m.yaml").write_text(INTERNAL.replace("{address}", "admin.example.net"))
     (tmp_path / "r.test.yaml").write_text(
         "backends:\n  - {address: admin.example.net, headers: {X-Run: " + "a" * 32 + "!}}\n"

@@ -22,9 +22,9 @@ from typing import Any
 
 import jsonpath_rfc9535
 import jsonschema
-import regex
 import yaml
 
+from apimctl.calltests import patterns
 from apimctl.calltests.timing import EARLIEST, LATEST, iso, parse_instant
 from apimctl.errors import Problem
 from apimctl.manifests.documents import CALL_TEST_SUFFIXES
@@ -221,12 +221,9 @@ def _semantics(test_file: TestFile, problems: Problems) -> None:
             problems.error(pos("calls", i, "after"), f"{here}.after", "not a finite number of seconds")
         expect = call["expect"]
         for name, check in (expect.get("headers") or {}).items():
-            if isinstance(check, dict) and "matches" in check:
-                try:
-                    regex.compile(check["matches"])
-                except (regex.error, OverflowError, RecursionError) as exc:
-                    problems.error(pos("calls", i, "expect", "headers", name), f"{here}.expect.headers.{name}",
-                                   f"not a regular expression: {exc}")
+            why = patterns.problem(check["matches"]) if isinstance(check, dict) and "matches" in check else None
+            if why:
+                problems.error(pos("calls", i, "expect", "headers", name), f"{here}.expect.headers.{name}", why)
         for query in ((expect.get("body") or {}).get("json") or {}):
             try:
                 jsonpath_rfc9535.compile(query)

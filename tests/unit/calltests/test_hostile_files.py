@@ -94,3 +94,45 @@ def test_one_document_per_file_and_no_duplicate_keys(tmp_path: Path) -> None:
     path.write_text(CALL + "calls: []\n")
     code, _, err = run(path)
     assert code == 1 and err.startswith(f"{path}:5:1: calls: duplicate key 'calls' (first written at line 1)"), err
+
+
+def with_pattern(tmp_path: Path, pattern: str) -> Path:
+    path = tmp_path / "p.test.yaml"
+    path.write_text("calls:\n  - name: a\n    url: http://a.example.com/\n    expect:\n"
+                    f"      headers: {{X-Run: {{matches: '{pattern}'}}}}\n")
+    return path
+
+
+@settings(max_examples=25, deadline=None)
+@given(counts=st.lists(st.integers(min_value=1, max_value=400), min_size=1, max_size=6))
+def test_counted_repetitions_that_multiply_out_are_refused_before_compiling(
+        tmp_path_factory: pytest.TempPathFactory, counts: list[int]) -> None:
+    pattern = "a"
+    for count in counts:
+        pattern = f"(?:{pattern}){{{count}}}"
+    path = with_pattern(tmp_path_factory.mktemp("p"), pattern)
+    problems = [f"{p.file}:{p.line}:{p.col}: {p.path}: {p.message}" for p in model.load([str(path)]).problems]
+    unrolled = 1
+    for count in counts:
+        unrolled *= count
+    if unrolled > 10_000:
+        assert problems == [f"{path}:5:24: calls[0].expect.headers.X-Run: its counted repetitions multiply out "
+                            "to more than 10,000 elements (such as (a{100}){100}); write the pattern without "
+                            "nesting them"]
+    else:
+        assert problems == []
+
+
+def test_a_pattern_that_would_hang_the_compiling_is_refused(tmp_path: Path) -> None:
+    path = with_pattern(tmp_path, "((((((((((a{100}){100}){100}){100}){100}){100}){100}){100}){100}){100})")
+    code, out, err = run(path)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"{path}:5:24: calls[0].expect.headers.X-Run: its counted repetitions multiply out"), err
+
+
+def test_patterns_are_python_regular_expressions(tmp_path: Path) -> None:
+    path = with_pattern(tmp_path, "(?=x")
+    code, _, err = run(path)
+    assert code == 1
+    assert err.startswith(f"{path}:5:24: calls[0].expect.headers.X-Run: not a regular expression: "
+                          "missing ), unterminated subpattern at position 0"), err
