@@ -8,8 +8,10 @@ than those the test files declare (a stub, or a ``url``): a call to any other sy
 is answered as unreachable, and the report says why. With ``--url`` (and ``--token``) and
 ``--traffic-url`` it runs against a running ``apimctl serve --traffic-port`` instead (real
 time; the consumers it creates are deleted afterwards; stubs and ``at`` need the embedded
-run; ``decidedBy`` is read from the server's ``/operator/traffic`` with ``--operator-token``). Test files: ``*.test.yaml`` (schema ``schemas/calltests.schema.json``). Exit 0 when
-every call met its expectations, 1 on a failure or bad input (file:line:col).
+run; with ``--operator-token`` each call's decisions are read from the server's
+``/operator/traffic``, for ``decidedBy``). Test files: ``*.test.yaml`` (schema
+``schemas/calltests.schema.json``). Exit 0 when every call met its expectations, 1 on a
+failure or bad input (file:line:col).
 """
 
 from __future__ import annotations
