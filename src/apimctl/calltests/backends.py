@@ -6,6 +6,11 @@ test run: a call to a system domain that a test file declares is answered by its
 virtual clock moves the clock instead of waiting, and which at or above the endpoint's
 response timeout is a timeout) or sent to the back end's real ``url`` (scheme, host and port
 replaced, path and query kept). Other hosts go to the network as they are.
+
+An echo shows what the back end received with every value registered with
+:mod:`apimctl.sensitive` masked (the password of ``systemDomainAuthentication`` in the
+``Authorization`` header, an environment value in the query): a test file can check the
+request's shape, not read a secret through its checks or the report.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+
+from apimctl import sensitive
 
 
 @dataclass
@@ -31,8 +38,10 @@ class Stub:
 
     def answer(self, request: httpx.Request) -> httpx.Response:
         if self.echo:
-            echo = {"method": request.method, "path": request.url.path, "query": request.url.query.decode(),
-                    "headers": dict(request.headers), "body": request.content.decode("utf-8", "replace")}
+            echo = {"method": request.method, "path": sensitive.scrub_url(request.url.path),
+                    "query": sensitive.scrub_url(request.url.query.decode()),
+                    "headers": {name: sensitive.scrub(value) for name, value in request.headers.items()},
+                    "body": sensitive.scrub(request.content.decode("utf-8", "replace"))}
             return httpx.Response(self.status, headers={"Content-Type": "application/json", **self.headers},
                                   content=json.dumps(echo).encode())
         return httpx.Response(self.status, headers=self.headers, content=self.body)
