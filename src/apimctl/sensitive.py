@@ -175,12 +175,19 @@ def _percent_run(match: re.Match[str]) -> str:
 
 def _mask_parts(run: str) -> str:
     """A percent-encoded run (a URL, a query) with the parts holding a registered value masked:
-    each part between ``?``, ``&``, ``=`` and ``;`` that does, else the whole run."""
+    split at ``?``, ``&``, ``=`` and ``;`` (a value may hold them as they are), from the left,
+    the shortest stretch of parts that does each time."""
     if not _percent_holds(run):
         return run
-    parts = _URL_PARTS.split(run)
-    masked = [MASK if _percent_holds(part) else part for part in parts]
-    return "".join(masked) if masked != parts else MASK
+    parts, out = _URL_PARTS.split(run), []
+    while parts:
+        end = next((j for j in range(1, len(parts) + 1) if _percent_holds("".join(parts[:j]))), 0)
+        if not end:
+            break
+        start = max(i for i in range(end) if _percent_holds("".join(parts[i:end])))
+        out += [*parts[:start], MASK]
+        parts = parts[end:]
+    return "".join(out + parts)
 
 
 def _percent_holds(text: str) -> bool:
@@ -247,7 +254,8 @@ def _compile(forms: Iterable[str]) -> re.Pattern[str] | None:
 
 def encodings(secret: str) -> set[str]:
     """Every form in which ``secret`` may appear in text: itself, JSON-escaped (with and
-    without ``ensure_ascii``), URL path and form encoded, hex (lower and upper case), base64
+    without ``ensure_ascii``), URL path and form encoded (and decoded, when it holds a
+    percent escape), hex (lower and upper case), base64
     (standard and URL-safe, with and without padding), and its lines (at least
     :data:`MIN_LINE_LENGTH` characters) when it has several."""
     data = secret.encode("utf-8", "surrogatepass")
@@ -257,6 +265,8 @@ def encodings(secret: str) -> set[str]:
         out |= {escaped, escaped.replace("/", "\\/")}  # some encoders escape "/" too
     out |= {quote(secret, safe=""), quote(secret), quote_plus(secret), quote_plus(secret, safe="")}
     out |= {q.lower() for q in list(out) if "%" in q}  # %2f as some servers write it
+    if "%" in secret:  # %41 in a value is sent as it is, and read as "A"
+        out |= {unquote(secret), unquote_plus(secret)}
     hexed = binascii.hexlify(data).decode("ascii")
     out |= {hexed, hexed.upper()}
     for encoded in (base64.b64encode(data), base64.urlsafe_b64encode(data)):
