@@ -107,9 +107,9 @@ def scrub(text: str) -> str:
     pattern = _pattern
     if pattern is None or not text:
         return text
-    text = pattern.sub(MASK, text)
-    text = _BASE64_RUN.sub(_base64_run, text)
+    text = _BASE64_RUN.sub(_base64_run, text)  # first: all of "Basic base64(user:secret)"
     text = _PERCENT_RUN.sub(_percent_run, text)
+    text = pattern.sub(MASK, text)
     return cut_prefixes(text)
 
 
