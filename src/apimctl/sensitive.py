@@ -55,8 +55,10 @@ _longest = 0  # the length of the longest form
 
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{8,}={0,2}")
 """Text that may be base64 (standard or URL-safe): at least 8 characters, 6 bytes."""
-_PERCENT_RUN = re.compile(r"""[^\s"'<>()]*%[0-9A-Fa-f]{2}[^\s"'<>()]*""")
-"""Text holding a percent escape, up to the nearest space, quote or bracket."""
+_PERCENT_RUN = re.compile(r"""[^\s"'<>()]+""")
+"""A run of text up to the nearest space, quote or bracket (looked at when it holds a percent
+escape)."""
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _URL_PARTS = re.compile(r"([?&=;])")
 _CUT = re.compile("|".join(re.escape(mark) for mark in CUT_MARKS))
 
@@ -170,7 +172,8 @@ def scrub_url(text: str) -> str:
 
 
 def _percent_run(match: re.Match[str]) -> str:
-    return _mask_parts(match.group(0))
+    run = match.group(0)
+    return _mask_parts(run) if "%" in run and _PERCENT_ESCAPE.search(run) else run
 
 
 def _mask_parts(run: str) -> str:
