@@ -1,6 +1,7 @@
-"""A validation message that cuts a long value (``(got "…")``) shows no beginning of a value
-read from the environment: the masked value of a field that is not secret, in every format of
-``validate`` and in ``plan``'s error line, through the real entry point."""
+"""A message that cuts a long value (``(got "…")``, ``(it is "…")``) shows no beginning of a
+value read from the environment: the masked value of a field that is not secret, in every
+format of ``validate`` and ``lint`` and in ``plan``'s error line, through the real entry
+point."""
 
 from __future__ import annotations
 
@@ -24,6 +25,23 @@ services:
         systemDomains: [backend.example.net]
         outboundTransportProtocol: "${DATABASE_URL}"
         requestProtocol: "x${LONG_SETTING}"
+"""
+LINTED = """\
+domains: [example.com, example.net]
+services:
+  - name: Echo
+    description: "x${LONG_SETTING}"
+    endpoints:
+      - {name: Call, requestPathAlias: /call, trafficManagerDomain: api.example.com,
+         publicDomains: [api.example.com], systemDomains: [backend.example.net]}
+"""
+RULESET = """\
+rules:
+  no-description:
+    description: Descriptions stay empty
+    severity: error
+    given: $.services[*]
+    then: {field: description, function: falsy}
 """
 VALUES = {
     "DATABASE_URL": 'postgres://admin:Hu"nt3r\\2@db.internal.example.com:5432/production-database?ssl=true',
@@ -58,8 +76,13 @@ def test_a_cut_validation_message_shows_no_beginning_of_a_masked_value(tmp_path:
     (tmp_path / "m.yaml").write_text(MANIFEST)
     outputs = {fmt: run(monkeypatch, capsys, "validate", "m.yaml", "--format", fmt) for fmt in ("text", "json", "github")}
     outputs["plan"] = run(monkeypatch, capsys, "plan", "m.yaml")
+    (tmp_path / "linted.yaml").write_text(LINTED)
+    (tmp_path / "rules.yaml").write_text(RULESET)
+    for fmt in ("text", "json", "sarif"):
+        outputs[f"lint {fmt}"] = run(monkeypatch, capsys, "lint", "linted.yaml", "--ruleset", "rules.yaml",
+                                     "--format", fmt)
     for where, (code, out) in outputs.items():
-        assert code == 1 and "(got " in out, (where, out)
+        assert code == 1 and ("(got " in out or "(it is " in out), (where, out)
         shown = [b for value in VALUES.values() for b in beginnings(value) if b in out]
         assert shown == [], where
         assert "(sensitive)" in out, where
