@@ -43,6 +43,9 @@ MIN_PREFIX_LENGTH: Final = MIN_SCRUB_LENGTH
 """The first characters of a form (at least this many) are scrubbed where a text was cut: right
 before a cut mark (:data:`CUT_MARKS`). A text cut without a mark is not recognised: cut with
 :func:`cut`."""
+MIN_CUT_FORM_LENGTH: Final = 2 * MIN_SCRUB_LENGTH
+"""Only forms at least this long are looked for by their first characters: the beginning of a
+shorter one is too much like ordinary text."""
 CUT_MARKS: Final = ("…", "...", "\\u2026")  # the last one: "…" in JSON written with ensure_ascii
 
 _lock = threading.Lock()
@@ -151,6 +154,8 @@ def _prefix_before(text: str, end: int) -> int:
 
 
 def _base64_run(match: re.Match[str]) -> str:
+    """A run that decodes as base64 (either alphabet) to text holding a registered value, masked
+    whole (``user:secret`` of ``Basic`` credentials, whatever the user)."""
     run = match.group(0)
     body = run.rstrip("=")
     padded = body + "=" * (-len(body) % 4)
@@ -172,6 +177,7 @@ def scrub_url(text: str) -> str:
 
 
 def _percent_run(match: re.Match[str]) -> str:
+    """A run holding a percent escape, with its parts holding a registered value masked."""
     run = match.group(0)
     return _mask_parts(run) if "%" in run and _PERCENT_ESCAPE.search(run) else run
 
@@ -239,7 +245,7 @@ def _index_heads(forms: Iterable[str]) -> None:
     global _heads, _longest
     heads: dict[str, list[str]] = {}
     for form in forms:
-        if len(form) >= MIN_PREFIX_LENGTH:
+        if len(form) >= MIN_CUT_FORM_LENGTH:
             heads.setdefault(form[:MIN_PREFIX_LENGTH], []).append(form)
     _heads = {head: tuple(found) for head, found in heads.items()}
     _longest = max((len(f) for f in forms), default=0)
