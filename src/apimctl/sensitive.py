@@ -155,16 +155,17 @@ def _prefix_before(text: str, end: int) -> int:
 
 def _base64_run(match: re.Match[str]) -> str:
     """A run that decodes as base64 (either alphabet) to text holding a registered value, masked
-    whole (``user:secret`` of ``Basic`` credentials, whatever the user)."""
+    whole (``user:secret`` of ``Basic`` credentials, whatever the user). Only UTF-8 text is
+    looked at: what ordinary words decode to rarely is."""
     run = match.group(0)
     body = run.rstrip("=")
     padded = body + "=" * (-len(body) % 4)
     for alphabet in (b"+/", b"-_"):
         try:
-            data = base64.b64decode(padded, altchars=alphabet, validate=True)
-        except (binascii.Error, ValueError):
+            decoded = base64.b64decode(padded, altchars=alphabet, validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):  # UnicodeDecodeError is a ValueError
             continue
-        if _holds_value(data.decode("utf-8", "replace")):
+        if _holds_value(decoded):
             return MASK
     return run
 
