@@ -15,6 +15,7 @@ from urllib.parse import unquote
 import httpx
 import msgspec
 
+from apimctl import sensitive
 from apimctl.api.quirks import as_list
 
 Params = Mapping[str, Any] | Sequence[tuple[str, Any]]
@@ -137,9 +138,7 @@ async def gather(
 
 def loggable(path: str, response: httpx.Response) -> str:
     """The path as the caller named it, with the query actually sent (never a body)."""
-    query = unquote(response.request.url.query.decode())
-    if len(query) > MAX_LOGGED_QUERY:
-        query = query[: MAX_LOGGED_QUERY - 1] + "…"
+    query = sensitive.cut(unquote(response.request.url.query.decode()), MAX_LOGGED_QUERY)  # scrubbed, then cut
     return f"{route(path)}?{query}" if query else route(path)
 
 

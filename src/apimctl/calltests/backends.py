@@ -9,6 +9,11 @@ replaced, path and query kept). Other hosts go to the network as they are, unles
 transport is given ``refuse`` (``apimctl test``, whose files may come from anyone who opens a
 pull request): then a call to a back end the test file does not declare is never made, and
 ``refuse`` makes the error that says why (the traffic manager answers it as unreachable).
+
+An echo shows what the back end received with every value registered with
+:mod:`apimctl.sensitive` masked (the password of ``systemDomainAuthentication`` in the
+``Authorization`` header, an environment value in the query): a test file can check the
+request's shape, not read a secret through its checks or the report.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 
 import httpx
 
+from apimctl import sensitive
 from apimctl.calltests.timing import ClockError
 
 
@@ -36,8 +42,10 @@ class Stub:
 
     def answer(self, request: httpx.Request) -> httpx.Response:
         if self.echo:
-            echo = {"method": request.method, "path": request.url.path, "query": request.url.query.decode(),
-                    "headers": dict(request.headers), "body": request.content.decode("utf-8", "replace")}
+            echo = {"method": request.method, "path": sensitive.scrub_url(request.url.path),
+                    "query": sensitive.scrub_url(request.url.query.decode()),
+                    "headers": {name: sensitive.scrub(value) for name, value in request.headers.items()},
+                    "body": sensitive.scrub(request.content.decode("utf-8", "replace"))}
             return httpx.Response(self.status, headers={"Content-Type": "application/json", **self.headers},
                                   content=json.dumps(echo).encode())
         return httpx.Response(self.status, headers=self.headers, content=self.body)

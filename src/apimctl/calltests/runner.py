@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import httpx
 import jsonpath_rfc9535
 
-from apimctl import kinds
+from apimctl import kinds, sensitive
 from apimctl.calltests import patterns
 from apimctl.calltests.backends import BackendTransport, stubs_of
 from apimctl.calltests.model import TestFile
@@ -108,7 +108,7 @@ class ConsumerError(Exception):
 
 def _one(response: httpx.Response, what: str) -> dict[str, Any]:
     if response.status_code >= 300:
-        raise ConsumerError(f"{what}: {response.status_code} {response.text[:300]}")
+        raise ConsumerError(f"{what}: {response.status_code} {sensitive.cut(response.text, 300)}")
     body = response.json()
     return body[0] if isinstance(body, list) else body  # type: ignore[no-any-return]
 
@@ -123,7 +123,7 @@ PACKAGE_FIELD, PLAN_FIELD, PLANS = _PACKAGE.name, _PLAN.name, _PLAN.manifest_key
 async def _plans(target: Target) -> dict[tuple[str, str], tuple[str, str]]:
     packages = await target.management.get(_PACKAGE.path, params={"fields": f"id,name,{PLANS}", "limit": "1000"})
     if packages.status_code >= 300:
-        raise ConsumerError(f"reading the packages: {packages.status_code} {packages.text[:300]}")
+        raise ConsumerError(f"reading the packages: {packages.status_code} {sensitive.cut(packages.text, 300)}")
     return {(p["name"], plan["name"]): (p["id"], plan["id"]) for p in packages.json() for plan in p.get(PLANS) or []}
 
 
@@ -223,25 +223,26 @@ def check(expect: dict[str, Any], response: httpx.Response, entry: dict[str, Any
 
 def _header(name: str, rule: Any, value: str | None) -> list[str]:
     rule = rule if isinstance(rule, dict) else {"equals": rule}
+    shown = None if value is None else sensitive.scrub(value)  # what a failure may quote
     if rule.get("present") and value is None:
         return [f"header {name}: expected present, absent"]
     if rule.get("absent") and value is not None:
-        return [f"header {name}: expected absent, got {value!r}"]
+        return [f"header {name}: expected absent, got {shown!r}"]
     if "equals" in rule and value != _text(rule["equals"]):
-        return [f"header {name}: expected {_text(rule['equals'])!r}, got {value!r}"]
+        return [f"header {name}: expected {_text(rule['equals'])!r}, got {shown!r}"]
     if "matches" in rule:
         try:
             found = value is not None and patterns.search(rule["matches"], value)
         except patterns.PatternTimeout as exc:
             return [f"header {name}: {exc}"]
         if not found:
-            return [f"header {name}: expected to match {rule['matches']!r}, got {value!r}"]
+            return [f"header {name}: expected to match {rule['matches']!r}, got {shown!r}"]
     return []
 
 
 def _body_checks(rules: dict[str, Any], text: str) -> list[str]:
     failures: list[str] = []
-    shown = text if len(text) <= 200 else text[:200] + "..."
+    shown = sensitive.cut(text, 203, "...")  # scrubbed before it is cut
     parsed: Any = None
     if "json" in rules or ("equals" in rules and not isinstance(rules["equals"], str)):
         try:

@@ -9,6 +9,10 @@ member of that username) where the routed endpoint reads keys. Back ends are cal
 network; ``--backend ADDRESS=URL`` sends the calls to a system domain to a local back end
 instead. ``--at`` runs the call at another time (maintenance windows). Exit 0 whatever the
 call's status; 1 on bad input.
+
+``--token`` and ``--operator-token`` (``APIMCTL_CALL_TOKEN``, ``APIMCTL_CALL_OPERATOR_TOKEN``)
+are registered with :mod:`apimctl.sensitive` as credentials, and what the call shows (the
+decisions, the answer's headers and body) goes through its scrubber.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 import click
 import httpx
 
+from apimctl import sensitive
 from apimctl.cli.common import EXIT_OK
 from apimctl.cli.target import EMBEDDED_AREA, EMBEDDED_DB
 from apimctl.errors import ApimctlError
@@ -86,6 +91,7 @@ def command(method: str, url: str, headers: tuple[str, ...], data: str | None, k
             include: bool, traffic_url: str | None, api_url: str | None, token: str | None,
             operator_token: str | None) -> int:
     """Make one call against the traffic emulator and show why it got its answer."""
+    sensitive.register_credentials(token, operator_token)  # never shown, nor read by a manifest
     parsed = httpx.URL(url)
     if parsed.scheme not in ("http", "https") or not parsed.host:
         raise click.BadParameter(f"expected http(s)://HOST/PATH, got {url!r}", param_hint="URL")
@@ -154,7 +160,8 @@ async def _remote(traffic_url: str, api_url: str | None, token: str | None, oper
                 listed = await client.get(f"{base}/services", params={"fields": ROUTE_FIELDS, "limit": "1000"},
                                           headers=auth)
                 if listed.status_code >= 300:
-                    raise ApimctlError(f"reading the services of {base}: {listed.status_code} {listed.text[:200]}")
+                    raise ApimctlError(f"reading the services of {base}: {listed.status_code} "
+                                       f"{sensitive.cut(listed.text, 200)}")
                 services = listed.json()
             full, headers, body = key_placer(lambda: remote_areas(services))(method, full, headers, body, key)
         target = httpx.URL(full)
@@ -177,6 +184,19 @@ async def _remote(traffic_url: str, api_url: str | None, token: str | None, oper
 
 
 def render(result: dict[str, Any], fmt: str, include: bool) -> str:
+    """The call's decisions and answer, as text or JSON; scrubbed (:mod:`apimctl.sensitive`)
+    before it is escaped for JSON, and after."""
+    return sensitive.scrub(_render(_scrubbed(result), fmt, include))
+
+
+def _scrubbed(result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` with every text scrubbed."""
+    return {**result, "headers": [(sensitive.scrub(n), sensitive.scrub(v)) for n, v in result["headers"]],
+            "body": sensitive.scrub(result["body"]), "decidedBy": sensitive.scrub(str(result["decidedBy"])),
+            "steps": [{k: sensitive.scrub(str(v)) for k, v in step.items()} for step in result["steps"]]}
+
+
+def _render(result: dict[str, Any], fmt: str, include: bool) -> str:
     if fmt == "json":
         shown = {**result, "headers": [[n, v] for n, v in result["headers"]]}
         return json.dumps(shown, indent=2) + "\n"

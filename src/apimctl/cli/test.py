@@ -12,6 +12,10 @@ run; with ``--operator-token`` each call's decisions are read from the server's
 ``/operator/traffic``, for ``decidedBy``). Test files: ``*.test.yaml`` (schema
 ``schemas/calltests.schema.json``). Exit 0 when every call met its expectations, 1 on a
 failure or bad input (file:line:col).
+
+``--token`` (``APIMCTL_TEST_TOKEN``) is registered with :mod:`apimctl.sensitive` as a
+credential before anything is read, and every report goes through its scrubber
+(:mod:`apimctl.calltests.report`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import click
 import httpx
 from click.core import ParameterSource
 
+from apimctl import sensitive
 from apimctl.calltests.model import load
 from apimctl.calltests.report import FORMATS, headline, render
 from apimctl.calltests.runner import CallResult, Target, default_start, run_file
@@ -63,6 +68,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], manifests: tuple[str,
             fmt: str, output: str | None, dialect: str, url: str | None, token: str | None, traffic_url: str | None,
             operator_token: str | None) -> int:
     """Check what callers of the endpoints see: status, headers, bodies of declared calls."""
+    sensitive.register_credentials(token, operator_token)  # --token, --operator-token: never shown
     if url and not traffic_url and ctx.get_parameter_source("url") == ParameterSource.ENVIRONMENT:
         url = None  # APIMCTL_URL names the area plan and apply work on, not a traffic emulator
     if not paths:
@@ -181,7 +187,7 @@ async def _remote(files: Sequence[Any], url: str, token: str, traffic_url: str,
         except httpx.HTTPError as exc:
             raise ApimctlError(f"cannot reach the management API {base}: {type(exc).__name__}") from None
         if listed.status_code >= 300:
-            raise ApimctlError(f"reading the services of {base}: {listed.status_code} {listed.text[:200]}")
+            raise ApimctlError(f"reading the services of {base}: {listed.status_code} {sensitive.cut(listed.text, 200)}")
         services = listed.json()
         log = None
         if operator_token:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from apimctl import sensitive
 from apimctl.manifests.model import JsonPath
 
 
@@ -63,6 +64,6 @@ class Function:
 
 
 def show(value: Any, limit: int = 60) -> str:
-    """A short JSON rendering of ``value`` for a message."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    """A short JSON rendering of ``value`` for a message: scrubbed, then cut (a value read from
+    the environment is masked whole, never cut to its first characters)."""
+    return sensitive.cut(json.dumps(value, ensure_ascii=False, default=str), limit, "...")

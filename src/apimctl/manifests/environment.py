@@ -7,7 +7,8 @@ the manifests are assembled (:func:`check_environment`, called by
 :mod:`apimctl.manifests.pipeline`), each problem at the ``file:line:col`` of the value:
 
 * the connection's own credentials (``APIMCTL_TOKEN``, ``APIMCTL_API_KEY``,
-  ``APIMCTL_API_SECRET``, ``APIMCTL_PASSWORD``, or any variable whose value equals a credential
+  ``APIMCTL_API_SECRET``, ``APIMCTL_PASSWORD``, those of ``test`` and ``call``: see
+  :data:`CREDENTIAL_VARIABLES`; or any variable whose value equals a credential
   registered with :mod:`apimctl.sensitive`, wherever it came from) are never substituted, in
   any field;
 * outside secret fields, a variable on the deny-list (:data:`DENIED`) is refused whatever is
@@ -41,8 +42,10 @@ from apimctl.manifests.variables import references
 DENIED: tuple[str, ...] = ("*TOKEN*", "*SECRET*", "*PASSWORD*", "*KEY*", "GITHUB_*", "AWS_*", "APIMCTL_*")
 """Variables a manifest may read only into a secret field, whatever is declared public."""
 
-CREDENTIAL_VARIABLES = frozenset({"APIMCTL_TOKEN", "APIMCTL_API_KEY", "APIMCTL_API_SECRET", "APIMCTL_PASSWORD"})
-"""The connection's own credentials: never read by a manifest, not even into a secret field."""
+CREDENTIAL_VARIABLES = frozenset({"APIMCTL_TOKEN", "APIMCTL_API_KEY", "APIMCTL_API_SECRET", "APIMCTL_PASSWORD",
+                                  "APIMCTL_TEST_TOKEN", "APIMCTL_CALL_TOKEN", "APIMCTL_CALL_OPERATOR_TOKEN"})
+"""The connection's own credentials (and those of ``test --url`` and ``call``): never read by a
+manifest, not even into a secret field."""
 
 
 @dataclass(frozen=True)

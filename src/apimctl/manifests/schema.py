@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from apimctl import sensitive
 from apimctl.kinds import KINDS, NESTED_COMPUTED_FIELDS
 from apimctl.manifests.documents import LIST_KINDS, Document, Item
 from apimctl.manifests.model import JsonPath, Position, Problems, format_path
@@ -258,8 +259,10 @@ def _unknown_field(key: str, known: list[str]) -> str:
 
 
 def _shown(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """``value`` as JSON, cut to 60 characters: scrubbed first (a value read from the
+    environment may be registered already), and a registered value's beginning is masked
+    when the message is shown (:func:`apimctl.sensitive.cut_prefixes`)."""
+    return sensitive.cut(json.dumps(value, ensure_ascii=False, default=str), 60, "...")
 
 
 def _message(error: ValidationError) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 
 from apimctl import sensitive
 from apimctl.errors import Problem
@@ -21,7 +22,9 @@ JSON_FORMAT_VERSION = "1.0"
 def render(problems: Sequence[Problem], fmt: str, *, files: int = 0, objects: int = 0) -> str:
     """All problems in ``fmt`` (``text``, ``json`` or ``github``); ends with a newline unless
     empty. Scrubbed of every value registered with :mod:`apimctl.sensitive` (a message may
-    quote a value a manifest read from the environment)."""
+    quote a value a manifest read from the environment, or its beginning, cut): each message
+    before it is escaped for its format, and the whole text after."""
+    problems = [replace(p, path=sensitive.scrub(p.path), message=sensitive.scrub(p.message)) for p in problems]
     if fmt == "json":
         return sensitive.scrub(render_json(problems, files=files, objects=objects))
     line = render_github if fmt == "github" else render_text

@@ -59,6 +59,13 @@ def test_the_connection_credentials_are_never_substituted(manifests: Callable[..
         assert len(found) == 1 and "${AUTH_PW} holds the connection's own credentials" in found[0], found
 
 
+@pytest.mark.parametrize("name", ["APIMCTL_TEST_TOKEN", "APIMCTL_CALL_TOKEN", "APIMCTL_CALL_OPERATOR_TOKEN"])
+def test_the_tokens_of_test_and_call_are_never_substituted(manifests: Callable[..., str], name: str) -> None:
+    """Not even into a secret field: a test run applies the manifests of the pull request."""
+    found = errors(manifest(manifests, secret=f"${{{name}}}"), {**ENV, name: "tok-of-the-pipeline"})
+    assert len(found) == 1 and f"${{{name}}} holds the connection's own credentials" in found[0], found
+
+
 def test_the_deny_list_holds_outside_secret_fields_whatever_is_public(manifests: Callable[..., str]) -> None:
     environment.configure(public=["*"])
     found = errors(manifest(manifests, description="${GITHUB_TOKEN}"), ENV)
