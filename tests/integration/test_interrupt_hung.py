@@ -42,7 +42,7 @@ class HangAfterLease:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base's name
+            def log_message(self, format: str, *args: object) -> None:
                 pass
 
             def _relay(self) -> None:
@@ -136,7 +136,7 @@ def test_sigterm_against_an_area_that_hangs_ends_the_apply_within_seconds(
                 proc.communicate()
     finally:
         relay.close()
-    print(f"apply ended {took:.2f} s after SIGTERM")  # noqa: T201 - the measure, shown with -s
+    print(f"apply ended {took:.2f} s after SIGTERM")
     assert proc.returncode == 130, stdout + stderr
     assert "SIGTERM received" in stderr and "Traceback" not in stderr, stderr
     assert "Apply interrupted:" in stdout and "Not started:" in stdout, stdout
