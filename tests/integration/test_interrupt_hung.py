@@ -116,6 +116,7 @@ def _wait_until_held(relay: HangAfterLease, proc: subprocess.Popen[str]) -> None
     assert relay.held, "the apply never reached the hung area"
 
 
+@pytest.mark.slow
 def test_sigterm_against_an_area_that_hangs_ends_the_apply_within_seconds(
         area_server: Server, tmp_path: Path) -> None:
     """No new step, the hung call cut after a few seconds, the lease left to expire (the area
@@ -144,6 +145,7 @@ def test_sigterm_against_an_area_that_hangs_ends_the_apply_within_seconds(
     assert "it is left to expire" in stderr and "apimctl unlock " in stderr, stderr
 
 
+@pytest.mark.slow
 def test_a_second_signal_against_an_area_that_hangs_exits_at_once(area_server: Server, tmp_path: Path) -> None:
     relay = HangAfterLease(area_server.port)
     try:

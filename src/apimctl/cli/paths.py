@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from apimctl.manifests.documents import MANIFEST_SUFFIXES
+from apimctl.manifests.documents import is_manifest_name
 
 _MAX_DEPTH = 8
 
@@ -36,8 +36,7 @@ def _subdirectories(folder: Path, depth: int = 0) -> Iterator[Path]:
 
 def _manifest_count(folder: Path) -> int:
     try:
-        return sum(1 for e in os.scandir(folder)
-                   if e.name.endswith(MANIFEST_SUFFIXES) and not e.name.startswith(".") and e.is_file())
+        return sum(1 for e in os.scandir(folder) if is_manifest_name(e.name) and e.is_file())
     except OSError:
         return 0
 

@@ -23,6 +23,13 @@ MAX_DEPTH = 64
 # gigabytes of memory and minutes of checking.
 MAX_ENTRIES = 2_000_000
 MANIFEST_SUFFIXES = (".yaml", ".yml")
+CALL_TEST_SUFFIXES = (".test.yaml", ".test.yml")  # call tests (apimctl test), never manifests
+
+
+def is_manifest_name(name: str) -> bool:
+    """Whether a file of that name in a manifest directory is a manifest: YAML, not hidden,
+    and not a call test (``*.test.yaml``)."""
+    return name.endswith(MANIFEST_SUFFIXES) and not name.endswith(CALL_TEST_SUFFIXES) and not name.startswith(".")
 _T = TypeVar("_T")
 
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import yaml
 
-from apimctl.manifests.documents import MANIFEST_SUFFIXES, MAX_FILE_BYTES, Document, SourceFile
+from apimctl.manifests.documents import MAX_FILE_BYTES, Document, SourceFile, is_manifest_name
 from apimctl.manifests.environment import outside_folder
 from apimctl.manifests.model import Position, Problems
 from apimctl.manifests.yaml_events import Abort, EventReader, Relocate
@@ -65,8 +65,8 @@ def _manifests_in(folder: str, problems: Problems) -> list[tuple[SourceFile, str
     directory's real path and the name, unless the entry is a symbolic link)."""
     try:
         with os.scandir(folder) as scan:
-            entries = sorted((e for e in scan if e.name.endswith(MANIFEST_SUFFIXES)
-                              and not e.name.startswith(".") and _is_file(e)), key=lambda e: e.name)
+            entries = sorted((e for e in scan if is_manifest_name(e.name) and _is_file(e)),
+                             key=lambda e: e.name)
     except OSError as exc:
         problems.error(Position(folder, 0, 0), "", f"cannot read directory: {exc.strerror}")
         return []
