@@ -247,6 +247,19 @@ def _wait_for(port: int) -> None:
     raise AssertionError("the back end did not start")
 
 
+def test_export_writes_the_area_as_the_readme_shows(folder: Path, run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The weather area applied with its back-end secret set, exported: the secret as a
+    reference, the rest as the README shows it."""
+    assert "Exporting the weather area (applied with `FORECAST_BACKEND_SECRET` set" in README
+    monkeypatch.setenv("FORECAST_BACKEND_SECRET", "s3cr3t-of-the-export")
+    code, out, err = run("apply", "examples/weather", "--auto-approve", "--url", "embedded")
+    assert code == 0, out + err
+    monkeypatch.delenv("FORECAST_BACKEND_SECRET")
+    shown = [e for b in BLOCKS if b.lang == "console" for e in _console(b) if e.command == "apimctl export"]
+    assert len(shown) == 1
+    _check(shown[0], run, monkeypatch, folder)
+
+
 # -- validate and lint, with the README's files ------------------------------------------------
 
 
