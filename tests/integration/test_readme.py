@@ -309,3 +309,69 @@ def test_the_readme_blocks_this_test_reads_are_found() -> None:
 def test_the_install_lines_say_when_they_work() -> None:
     install = README.split("## Install", 1)[1].split("\n## ", 1)[0]
     assert "work once this release is\npublished" in install and "pip install -e ." in install
+
+
+# -- keys by hand: the README's curl recipe against the reference server ---------------------
+
+
+def _curl_recipe(port: int) -> list[tuple[str, str, str | None]]:
+    """(method, URL, body) of each curl line of the README's recipe, its variables expanded."""
+    block = next(b for b in BLOCKS if b.lang == "sh" and "$API/members" in b.text)
+    text = re.sub(r"\\\n\s*", " ", block.text)
+    lines = [line.split("  #")[0] for line in text.splitlines() if line.strip()]
+    assignments = dict(re.findall(r"(\w+)=('[^']*'|\S+?)(?:;|$)", lines[0]))
+    values = {name: value.strip("'").replace(":8080", f":{port}") for name, value in assignments.items()}
+    calls = []
+    for line in lines[1:]:
+        assert line.startswith("curl "), line
+        for name, value in values.items():
+            line = line.replace(f'"${name}', f'"{value}')
+        words = shlex.split(line)
+        url = next(w for w in words if w.startswith("http"))
+        body = words[words.index("-d") + 1] if "-d" in words else None
+        calls.append(("POST" if body is not None else "GET", url, body))
+    assert values.get("AUTH") == "Authorization: Bearer dev", values
+    return calls
+
+
+@pytest.mark.slow
+def test_the_readmes_curl_recipe_makes_a_key_that_a_call_finds(tmp_path: Path, dialect: str, run: Run,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """``apimctl serve --db .apimctl/local.db --token dev=local`` (the embedded area, by its
+    name), the README's three calls with their placeholders filled from the replies before,
+    then ``apimctl call --key alice`` on that area finds the key on Gold."""
+    import httpx
+
+    from apimctl.server import ServerConfig, create_app
+
+    from .inprocess import uvicorn_in_thread
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CI", raising=False)
+    assert "apimctl serve --db\n.apimctl/local.db --token dev=local" in README
+    assert run("apply", str(ROOT / "examples" / "weather"), "--auto-approve", "--url", "embedded")[0] == 0
+    app = create_app(ServerConfig(db_path=str(tmp_path / ".apimctl" / "local.db"), tokens={"dev": "local"},
+                                  dialect=dialect))
+    ids: dict[str, str] = {}
+    with uvicorn_in_thread(app) as port:
+        for method, url, body in _curl_recipe(port):
+            for name, value in ids.items():
+                url, body = url.replace(name, value), body.replace(name, value) if body else body
+            reply = httpx.request(method, url, content=body, headers={
+                "Authorization": "Bearer dev", "Content-Type": "application/json"})
+            assert reply.status_code < 300, f"{method} {url}: {reply.status_code} {reply.text}"
+            data = reply.json()
+            item = data[0] if isinstance(data, list) and len(data) == 1 else data
+            if url.split("?")[0].endswith("/packages"):
+                package = next(p for p in data if p["name"] == "Weather Partners")
+                ids["PACKAGE_ID"] = package["id"]
+                ids["PLAN_ID"] = next(p["id"] for p in package["plans"] if p["name"] == "Gold")
+            elif url.endswith("/members"):
+                ids["MEMBER_ID"] = item["id"]
+            elif url.endswith("/applications"):
+                ids["APPLICATION_ID"] = item["id"]
+    assert set(ids) == {"PACKAGE_ID", "PLAN_ID", "MEMBER_ID", "APPLICATION_ID"}
+    code, out, err = run("call", "GET", "https://api.example.com/v2/forecast?city=paris", "--key", "alice",
+                         "--backend", "backend.example.net=http://127.0.0.1:9")
+    assert code == 0, out + err
+    assert "key: found in query api_key, plan Gold" in out and "entitlement: ok" in out, out
