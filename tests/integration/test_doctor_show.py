@@ -19,7 +19,7 @@ from apimctl.applying.lease import Lease
 from apimctl.cli import cli
 from apimctl.server import ServerConfig, create_app
 
-from .inprocess import entry_point
+from .inprocess import entry_point, uvicorn_in_thread
 
 WEATHER = Path(__file__).resolve().parents[2] / "examples" / "weather"
 
@@ -124,6 +124,20 @@ def test_doctor_command_embedded_and_unreachable(tmp_path: Path, monkeypatch: py
     assert out.startswith("FAIL url: http://127.0.0.1:9/v3/rest")
     assert "secret-token" not in out + err
     assert "-    token: not checked" in out
+
+
+@pytest.mark.parametrize(("given", "said"), [((), "apimctl's own limit: off"),
+                                            (("--qps", "3"), "apimctl's own limit: 3 calls/s")])
+def test_doctor_names_the_limit_in_effect_against_this_machine(app: Any, given: tuple[str, ...], said: str,
+                                                               run: Callable[..., tuple[int, str, str]]) -> None:
+    """Against 127.0.0.1 (``apimctl serve``) no client-side limit applies unless ``--qps`` is
+    given: doctor says the limit the commands run with, not the option's default."""
+    with uvicorn_in_thread(app) as port:
+        code, out, err = run("doctor", "--url", f"http://127.0.0.1:{port}/v3/rest", "--token", "good",
+                             "--no-color", *given)
+    assert code == 0, out + err
+    quota = next(line for line in out.splitlines() if line.startswith("ok   quota:"))
+    assert said in quota, quota
 
 
 @pytest.fixture(scope="module")

@@ -156,3 +156,24 @@ def test_sigterm_ends_a_command_against_a_hung_server(command: str, dialect: str
     said = "SIGTERM received" if command == "plan" else "nothing was written"
     assert said in stdout + stderr and "Traceback" not in stderr, stdout + stderr
     assert time.monotonic() - sent < 5
+
+
+EXCHANGE = ["--api-key", "key-hung", "--api-secret", "secret-hung-5678", "--username", "ops",
+            "--password", "pw-hung-9012", "--area", "default"]
+
+
+@pytest.mark.parametrize("dialect", ["spec", "mashery"])
+def test_a_token_exchange_that_times_out_fails_the_plan_at_once(dialect: str, silent: Silent, manifests: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Every read of the plan waits for the token: the exchange that timed out timed out for
+    each of them, and the breaker counts it so. One exchange is sent, not three one after the
+    other (three full ``--timeout``s), as a static token fails after one round of reads."""
+    before = silent.accepted
+    code, text, _ = run(monkeypatch, capsys, "plan", "--url", silent.url, *EXCHANGE, "--qps", "0",
+                        "--timeout", "0.3", "--dialect", dialect, str(manifests))
+    assert code == 1, text
+    assert silent.accepted - before == 1, text
+    assert "POST /v3/token" in text and f"127.0.0.1:{silent.port} is unreachable" in text, text
+    assert "1 connection attempt in a row failed, for" in text, text
+    assert "secret-hung-5678" not in text and "pw-hung-9012" not in text and "Traceback" not in text

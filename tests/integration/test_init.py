@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 
 from apimctl.export.scaffold import SKELETON, template
 
@@ -79,3 +81,37 @@ def test_init_into_a_file_is_refused(tmp_path: Path, run: Run) -> None:
     (tmp_path / "file").write_text("x")
     code, _, err = run("init", "file")
     assert code != 0 and "file" in err and "Traceback" not in err
+
+
+WORKFLOW_TEMPLATES = [name for name, destination in SKELETON if destination.startswith(".github/")]
+SECRET = re.compile(r"secrets\.([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _values(node: object) -> list[str]:
+    """Every string of a parsed YAML document (comments are not in it)."""
+    if isinstance(node, dict):
+        return [s for key, value in node.items() for s in (*_values(key), *_values(value))]
+    if isinstance(node, list):
+        return [s for item in node for s in _values(item)]
+    return [node] if isinstance(node, str) else []
+
+
+@pytest.mark.parametrize("name", WORKFLOW_TEMPLATES)
+def test_the_skeletons_workflows_read_no_secret_of_an_example(name: str) -> None:
+    """A repository made by ``init`` has its own ``${VAR}``s: its workflows pass only the
+    connection's secrets, and show in a comment how to add the manifests' own."""
+    text = template(name)
+    used = {m.group(1) for value in _values(yaml.safe_load(text)) for m in SECRET.finditer(value)}
+    assert used and all(s.startswith("APIMCTL_") for s in used), used
+    assert "# BACKEND_SECRET: ${{ secrets.BACKEND_SECRET }}" in text
+
+
+def test_the_call_tests_step_follows_manifests() -> None:
+    """The README says to adjust ``MANIFESTS``: the call tests are found under it, not under a
+    fixed ``apimctl/tests``."""
+    doc = yaml.safe_load(template(next(n for n in WORKFLOW_TEMPLATES if "plan" in n)))
+    steps = [s for job in doc["jobs"].values() for s in job["steps"] if "apimctl test" in s.get("run", "")]
+    assert len(steps) == 1
+    step = steps[0]
+    assert "env.MANIFESTS" in step["if"] and "apimctl/" not in step["if"], step["if"]
+    assert 'apimctl test "$MANIFESTS/tests" --manifests "$MANIFESTS"' in step["run"]

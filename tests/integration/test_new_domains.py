@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from .inprocess import entry_point, uvicorn_in_thread
@@ -31,7 +32,7 @@ def url(tmp_path_factory: pytest.TempPathFactory, dialect: str) -> Iterator[str]
 
     folder = tmp_path_factory.mktemp(f"domains-{dialect}")
     app = create_app(ServerConfig(db_path=str(folder / "s.db"), tokens={"t0ken": "area-1"},
-                                  dialect=dialect, auto_approve_domains=False))
+                                  dialect=dialect, auto_approve_domains=False, operator_token="op"))
     with uvicorn_in_thread(app) as port:
         yield f"http://127.0.0.1:{port}/v3/rest"
 
@@ -56,6 +57,18 @@ def test_plan_warns_and_apply_says_what_to_do(url: str, run: Callable[..., tuple
     assert "Warning: domain example.org is new" in err  # said before the first write too
     assert "A rerun cannot converge yet: the new domain example.org waits for approval" in out
     assert "Rerun to converge" not in out
+    # what it says to do works: the operator's approval, then a rerun converges
+    assert "POST /operator/areas/AREA/domains/ID/approve" in out and "--operator-token" in out, out
+    root = url.removesuffix("/v3/rest")
+    domains = httpx.get(f"{url}/domains", params={"fields": "id,domain,status"},
+                        headers={"Authorization": "Bearer t0ken"}).json()
+    waiting = [d for d in domains if d["domain"] == "example.org"]
+    assert waiting and waiting[0]["status"] == "waiting", domains
+    approved = httpx.post(f"{root}/operator/areas/area-1/domains/{waiting[0]['id']}/approve",
+                          headers={"Authorization": "Bearer op"})
+    assert approved.status_code < 300, approved.text
+    code, out, err = run("apply", "m.yaml", "--url", url, "--token", "t0ken", "--auto-approve", "--no-color")
+    assert code == 0 and "Apply complete" in out, out + err
 
 
 def test_the_embedded_server_approves_at_once(run: Callable[..., tuple[int, str, str]]) -> None:

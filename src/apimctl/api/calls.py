@@ -47,7 +47,8 @@ class Breaker:
 
     def __init__(self, host: str, threshold: int = 3) -> None:
         self.host, self.threshold = host, max(1, threshold)
-        self.failures = 0
+        self.failures = 0  # calls failed in a row (what opens the breaker)
+        self.attempts = 0  # attempts sent for them (one token exchange may stand for many calls)
         self.last = ""
         self.open = False
 
@@ -55,16 +56,23 @@ class Breaker:
         """Raise ``Unreachable`` when the breaker is open (nothing is sent)."""
         if self.open:
             raise Unreachable(
-                f"{where}: not sent: {self.host} is unreachable ({self.failures} connection "
-                f"attempts in a row failed, the last: {self.last}); giving up on it",
+                f"{where}: not sent: {self.host} is unreachable ({self._count()}, the last: "
+                f"{self.last}); giving up on it",
                 method=where.split(" ", 1)[0],
             )
 
-    def failed(self, error: ApiError) -> None:
-        self.failures += 1
+    def _count(self) -> str:
+        said = f"{self.attempts} connection attempt{'' if self.attempts == 1 else 's'} in a row failed"
+        return said if self.attempts == self.failures else f"{said}, for {self.failures} calls"
+
+    def failed(self, error: ApiError, calls: int = 1) -> None:
+        """Count a failed attempt; ``calls``: the calls it failed for (a token exchange that
+        timed out fails every call waiting for its token)."""
+        self.failures += max(1, calls)
+        self.attempts += 1
         self.last = error.message.split(": ", 1)[-1]
         self.open = self.open or self.failures >= self.threshold
 
     def succeeded(self) -> None:
         if not self.open:
-            self.failures = 0
+            self.failures = self.attempts = 0

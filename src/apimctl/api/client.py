@@ -256,7 +256,7 @@ class ApiClient(Calls):
         renewed, retries, waits, unknown = False, 0, 0, False
         while True:
             self.breaker.check(where)
-            token = await self._auth.token()
+            token = await self._token()
             outcome = await self._attempt(method, path, params, body, token, lazy)
             if isinstance(outcome, Reply):
                 return outcome
@@ -284,6 +284,15 @@ class ApiClient(Calls):
                 retries += 1
             else:
                 raise final_error(outcome, idempotent)
+
+    async def _token(self) -> str:
+        """The bearer token of an attempt, counted in :attr:`awaiting_token` while it is
+        obtained (see :meth:`Calls._exchange_once`)."""
+        self.awaiting_token += 1
+        try:
+            return await self._auth.token()
+        finally:
+            self.awaiting_token -= 1
 
     async def _attempt(
         self, method: str, path: str, params: Params | None, body: Any, token: str,

@@ -37,6 +37,10 @@ class Calls:
     _backoff: Backoff
     _sleep: Sleep
     _log: Callable[[str], None] | None
+    # calls waiting for their bearer token: an exchange that times out has timed out for
+    # each of them, and the breaker counts it so (a hung area fails a plan within about one
+    # --timeout, as it does with a static token, rather than one per exchange attempt)
+    awaiting_token: int = 0
 
     def _note(self, line: str) -> None:
         if self._log is not None:
@@ -47,12 +51,13 @@ class Calls:
         self._note(f"{error}; retrying in {delay:.1f} s ({retries + 1} of {self._max_retries})")
         await self._sleep(delay)
 
-    def _timed_out(self, where: str) -> TransportError:
+    def _timed_out(self, where: str, calls: int = 1) -> TransportError:
         """A call that hit its total deadline: counted by the breaker like a refused
-        connection (a server that accepts and answers nothing is as dead as one that refuses)."""
+        connection (a server that accepts and answers nothing is as dead as one that refuses);
+        ``calls``: how many calls it stood for."""
         error = TransportError(f"{where}: no complete reply within {self._timeout:g} s",
                                method=where.split(" ", 1)[0])
-        self.breaker.failed(error)
+        self.breaker.failed(error, calls)
         return error
 
     # -- the token exchange, sent through the client's HTTP connection pool ---------------
@@ -95,11 +100,11 @@ class Calls:
                 async with asyncio.timeout(self._timeout):  # the exchange's total deadline
                     response = await self._http.post(url, data=form, auth=basic)
         except TimeoutError:
-            return self._timed_out(where)
+            return self._timed_out(where, self.awaiting_token)
         except httpx.RequestError as exc:
             error = transport_error(where, exc, self._timeout)
             if connect_failed(exc):
-                self.breaker.failed(error)
+                self.breaker.failed(error, self.awaiting_token)
             return error
         self.breaker.succeeded()
         self._note(f"{where} -> {response.status_code}")

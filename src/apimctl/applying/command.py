@@ -85,6 +85,9 @@ from apimctl.state.normalise import canonical_datetime
 
 Connect = Callable[[], AbstractAsyncContextManager[Client]]
 RELEASE_WITHIN = 10.0  # seconds releasing the lease may take at most (a hung server)
+# seconds from the first Ctrl-C or SIGTERM to the summary: the running calls get GRACE of
+# them, releasing the lease the rest (GitHub's runner sends SIGTERM 7.5 s after SIGINT)
+STOP_WITHIN = 6.0
 Confirm = Callable[[Plan], bool]
 Display = Callable[[Plan], AbstractContextManager[ProgressCallback]]
 
@@ -157,7 +160,7 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
                     return ApplyResult(cancelled=True, plan=plan)
         if _interrupted(interrupt):  # a signal that waited for the prompt to end
             return ApplyResult(cancelled=True, interrupted=True, plan=plan)
-        async with _leased(client, request, notice, ticks) as lease:
+        async with _leased(client, request, notice, ticks, interrupt) as lease:
             if lease is not None:
                 plan, planned = await _recheck(source, client, request, plan, planned, lease,
                                                asked=confirm is not None)
@@ -217,23 +220,55 @@ async def _execute(client: Client, plan: Plan, planned: Keeper | None, request: 
 
 @asynccontextmanager
 async def _leased(client: Client, request: ApplyRequest, notice: Notice,
-                  ticks: Callable[[], float]) -> AsyncIterator[Lease | None]:
-    """The area's lease for the writes (``None`` with ``lock`` off), released on every exit."""
+                  ticks: Callable[[], float],
+                  interrupt: asyncio.Event | None = None) -> AsyncIterator[Lease | None]:
+    """The area's lease for the writes (``None`` with ``lock`` off), released on every exit:
+    within :data:`RELEASE_WITHIN` seconds, or after an interrupt within what is left of
+    :data:`STOP_WITHIN` seconds from it; a lease not released by then is left to expire."""
     if not request.lock:
         yield None
         return
     lease = Lease(client, timeout=request.lock_timeout, ttl=request.lease_ttl, note=notice,
                   ticks=ticks)
+    signalled = _SignalTime(interrupt)
     try:
         await lease.acquire()
         yield lease
     finally:
+        within = signalled.left(RELEASE_WITHIN)
+        signalled.close()
         try:  # bounded: a hung server (or an interrupted run) must not hold the exit
-            async with asyncio.timeout(RELEASE_WITHIN):
+            async with asyncio.timeout(within):
                 await lease.release()
         except TimeoutError:
-            notice(f"could not release the apply lease within {RELEASE_WITHIN:g} s; it expires by "
-                   "itself, or break it with `apimctl unlock`")
+            notice(f"could not release the apply lease within {within:.1f} s; it is left to expire "
+                   f"(within {request.lease_ttl:g} s), or break it with "
+                   f"`apimctl unlock {lease.holder.run_id}`")
+
+
+class _SignalTime:
+    """When ``interrupt`` was set (Ctrl-C, SIGTERM, the deadline), and the seconds left to
+    release the lease: what remains of :data:`STOP_WITHIN` from then."""
+
+    def __init__(self, interrupt: asyncio.Event | None) -> None:
+        self.interrupt = interrupt
+        self.at: float | None = None
+        self._watch = None if interrupt is None else asyncio.ensure_future(self._wait(interrupt))
+
+    async def _wait(self, interrupt: asyncio.Event) -> None:
+        await interrupt.wait()
+        self.at = time.monotonic()
+
+    def left(self, otherwise: float) -> float:
+        """Seconds the release may take: ``otherwise`` when no interrupt came."""
+        if self.interrupt is None or not self.interrupt.is_set():
+            return otherwise
+        at = self.at if self.at is not None else time.monotonic()
+        return max(0.0, min(otherwise, STOP_WITHIN - (time.monotonic() - at)))
+
+    def close(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
 
 
 async def _recheck(source: Plan | Manifest, client: Client, request: ApplyRequest, plan: Plan,

@@ -32,7 +32,9 @@ from apimctl.plans.model import Step
 STOPPING_ERRORS: tuple[type[BaseException], ...] = (QuotaExhausted, AuthError, Unreachable, LeaseLost)
 
 INTERRUPTED = "interrupted (Ctrl-C or SIGTERM)"
-GRACE = 10.0  # seconds the running calls get to finish after an interrupt
+# seconds the running calls get to finish after an interrupt: a CI runner sends SIGKILL 10 s
+# after its first signal, and the lease and the summary still need their turn
+GRACE = 3.0
 
 EventKind = Literal["start", "done", "failed", "skipped", "note"]
 

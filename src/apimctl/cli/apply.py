@@ -10,7 +10,9 @@ plain line per step otherwise, both on stderr), and prints the summary in the ch
 Interrupts, like Terraform: Ctrl-C at the question cancels at once (nothing written, no
 lease taken). During the run, the first Ctrl-C or SIGTERM (how CI cancels a job) starts no
 new step, lets the running calls finish (up to :data:`~apimctl.applying.schedule.GRACE`
-seconds), releases the lease and prints the summary; a second one exits at once.
+seconds), releases the lease if the area answers in time (within
+:data:`~apimctl.applying.command.STOP_WITHIN` seconds of the signal; else it is left to
+expire) and prints the summary; a second one exits at once.
 ``--deadline`` stops the run the same way when it passes (before the execution: an error,
 nothing written). The exit code is the result's: 0 done, 3 partial, 1 nothing written, refused or cancelled,
 130 interrupted.

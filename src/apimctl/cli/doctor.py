@@ -16,7 +16,7 @@ import httpx
 
 from apimctl.applying.doctor import Check, Target, diagnose
 from apimctl.cli.common import EXIT_ERROR, EXIT_OK, color_wanted, connection_options
-from apimctl.cli.target import connection_settings, open_client, target_label
+from apimctl.cli.target import connection_settings, open_client, qps_in_effect, target_label
 
 _MARKS = {"ok": ("ok", "green"), "warn": ("warn", "yellow"), "fail": ("FAIL", "red"),
           "skip": ("-", None)}
@@ -43,7 +43,7 @@ def command(ctx: click.Context, /, no_color: bool, **_connection: Any) -> int:
 
     url = settings.get("url")
     target = Target(label=target_label(url), exchange=bool(url) and not settings.get("token"),
-                    qps=settings["qps"] if url or settings["qps_given"] else None)
+                    qps=qps_in_effect(url, settings["qps"], settings["qps_given"]))
     checks = asyncio.run(diagnose(lambda: open_client(**settings, announce=say, observe=observe),
                                   target, lambda: seen))
     color = color_wanted(no_color)

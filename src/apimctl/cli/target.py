@@ -93,16 +93,14 @@ async def open_client(
             "password": password,
             "area": area,
         }
-        # no client-side limit against this machine (apimctl serve) unless --qps was given
-        limit = None if loopback(url) and not qps_given else qps
-        client = _remote_client(url, token, exchange, qps=limit, verify=verify, **common)
+        client = _remote_client(url, token, exchange, qps=qps_in_effect(url, qps, qps_given),
+                                verify=verify, **common)
         close = _nothing
     else:
         transport, embedded_token, close = _embedded_server()
         announce(EMBEDDED_NOTICE)
-        # No client-side limit in-process unless --qps was given explicitly.
-        limit = qps if qps_given else None
-        client = ApiClient(EMBEDDED_URL, token=embedded_token, qps=limit, transport=transport, **common)
+        client = ApiClient(EMBEDDED_URL, token=embedded_token, qps=qps_in_effect(url, qps, qps_given),
+                           transport=transport, **common)
     # the dialect asked for (SUPPLEMENT §10); "auto": detected (the embedded server is spec)
     client.dialect = DialectChoice(dialect or "auto", dialect_source, embedded=not url,
                                    host=client.dialect.host)
@@ -114,6 +112,15 @@ async def open_client(
                 raise _wrong_base(exc, client, url) from None
     finally:
         close()  # an embedded server's database closed with the client
+
+
+def qps_in_effect(url: str | None, qps: float | None, qps_given: bool) -> float | None:
+    """The client-side limit a command runs with: ``--qps`` when it was given; else none
+    against the embedded server (``url`` empty) and this machine (``apimctl serve``), and the
+    default against any other host."""
+    if qps_given or (url and not loopback(url)):
+        return qps
+    return None
 
 
 def loopback(url: str) -> bool:

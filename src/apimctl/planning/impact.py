@@ -24,7 +24,7 @@ import dataclasses
 from typing import Final
 
 from apimctl.errors import ApimctlError, PlanError
-from apimctl.planning.impact_rules import impacts_of
+from apimctl.planning.impact_rules import count, impacts_of
 from apimctl.planning.impact_world import Known, Recorder, World
 from apimctl.plans.model import Change, Impact, ImpactRead, Plan, Step
 from apimctl.speed import collector_paused
@@ -99,5 +99,5 @@ def check_affected_keys(plan: Plan, most: int | None) -> None:
         return
     named = [f"{s.address}{' ' + i.path if i.path else ''}: {i.text}"
              for s in plan.steps for i in s.impact if i.guarded]
-    raise PlanError(f"the plan cuts off or tightens {affected} keys, more than --max-affected-keys "
+    raise PlanError(f"the plan cuts off or tightens {count(affected, 'key')}, more than --max-affected-keys "
                     f"{most}:\n  " + "\n  ".join(named) + "\nnothing was written")

@@ -40,8 +40,9 @@ SHOWN_IDS = 10
 # --- words ------------------------------------------------------------------------------------
 
 
-def _n(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+def count(number: int, noun: str) -> str:
+    """``1 key``, ``0 keys``, ``3 keys``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def _names(plans: Sequence[PlanFacts]) -> str:
@@ -82,8 +83,8 @@ class Reach:
 
     def who(self) -> str:
         apps = self.applications
-        owned = f" ({_n(apps, 'application')})" if apps is not None else ""
-        return f"{_n(len(self.keys), 'key')}{owned} on {_names([p for p, _ in self.by_plan])}"
+        owned = f" ({count(apps, 'application')})" if apps is not None else ""
+        return f"{count(len(self.keys), 'key')}{owned} on {_names([p for p, _ in self.by_plan])}"
 
     def verb(self, one: str, many: str) -> str:
         """The verb agreeing with the number of keys (``loses``, ``lose``)."""
@@ -246,7 +247,7 @@ def _ceiling(plan: PlanFacts, step: Step, change: Change, what: str,
 
 def _clamp(plan: PlanFacts, ids: list[str], path: str, to: str) -> Impact:
     shown = ", ".join(ids[:SHOWN_IDS]) + (f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
-    return Impact(f"the platform will clamp {_n(len(ids), 'key')} on plan {plan.name} to {to}: "
+    return Impact(f"the platform will clamp {count(len(ids), 'key')} on plan {plan.name} to {to}: "
                   f"{shown}", "tightens", path, len(ids), None, ((plan.address, len(ids)),),
                   tuple(ids))
 
@@ -271,7 +272,7 @@ def _override(plan: PlanFacts, step: Step, change: Change, what: str,
              and _limit(k.ceiling(what)) > _limit(ceiling)]
     to = _amount(ceiling, what, _after(plan, step, "rateLimitPeriod") or "day")
     if change.after is True:
-        return [Impact(f"{_n(len(above), 'key')} on plan {plan.name} may use their own higher "
+        return [Impact(f"{count(len(above), 'key')} on plan {plan.name} may use their own higher "
                        f"ceiling again (the plan's is {to})", "loosens", change.path, len(above),
                        None, ((plan.address, len(above)),), tuple(above))]
     return [_clamp(plan, above, change.path, to)] if above else [
@@ -301,9 +302,9 @@ def _allowance(plan: PlanFacts, change: Change, keys: KeySource) -> list[Impact]
     extra = sum(over.values())
     if not keys.owners_known:
         return []
-    return [Impact(f"{_n(len(over), 'member')} already {'holds' if len(over) == 1 else 'hold'} "
-                   f"more than {change.after} keys on plan "
-                   f"{plan.name} ({_n(extra, 'key')}): they keep them, and get no new one",
+    return [Impact(f"{count(len(over), 'member')} already {'holds' if len(over) == 1 else 'hold'} "
+                   f"more than {change.after} key{'' if change.after == 1 else 's'} on plan "
+                   f"{plan.name} ({count(extra, 'key')}): they keep them, and get no new one",
                    "informs", change.path, extra, None, ((plan.address, extra),))]
 
 

@@ -240,7 +240,9 @@ def _apply_headline(result: ApplyResult) -> str:
         return (f"Apply finished partially: {done}; {problems}. A rerun cannot converge yet: "
                 f"the new domain{'s' if len(waiting) > 1 else ''} {', '.join(waiting)} "
                 f"{'wait' if len(waiting) > 1 else 'waits'} for approval by the area's operator "
-                "(apimctl serve: restart it with --auto-approve-domains); rerun once "
+                "(on apimctl serve: POST /operator/areas/AREA/domains/ID/approve with its "
+                "--operator-token, ID from GET /domains; or start it with --auto-approve-domains); "
+                "rerun once "
                 f"{'they are' if len(waiting) > 1 else 'it is'} active.")
     if result.done:
         return f"Apply finished partially: {done}; {problems}. Rerun to converge."

@@ -17,7 +17,8 @@ from apimctl.cli import cli
 from apimctl.cli.common import Lines, Number
 from apimctl.cli.group import CONNECTION_SETTINGS
 
-REQUIRED_ARGS = {"completion": ["bash"], "call": ["GET", "https://api.example.com/"], "show": ["plan.json"]}
+REQUIRED_ARGS = {"completion": ["bash"], "call": ["GET", "https://api.example.com/"], "show": ["plan.json"],
+                 "consumer": ["alice"]}
 
 
 def options() -> list[tuple[str, click.Option]]:

@@ -22,7 +22,7 @@ def test_every_listed_command_is_the_command_of_its_name() -> None:
     assert isinstance(cli.commands, LazyCommands)
     names = list(cli.commands)
     assert names == ["validate", "lint", "render", "plan", "apply", "drift", "export", "serve",
-                     "schema", "unlock", "completion", "call", "test", "show", "doctor", "init",
+                     "schema", "unlock", "completion", "call", "test", "show", "doctor", "init", "consumer",
                      "import"]
     for name in names:
         command = cli.commands[name]
