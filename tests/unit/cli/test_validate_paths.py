@@ -5,14 +5,16 @@ exit code 1, without a traceback."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from apimctl.cli import cli
 from apimctl.manifests.schema import manifest_schema
 
 from ..manifests.corpus_cases import DOMAINS
@@ -29,25 +31,31 @@ def _manifest(alias: str, host: str = "api.example.com") -> str:
         f"        publicDomains: [{json.dumps(host)}]\n        systemDomains: [backend.example.net]\n")
 
 
-def _validate(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
-    (tmp_path / "m.yaml").write_text(text, "utf-8")
-    return subprocess.run([sys.executable, "-m", "apimctl", "validate", "m.yaml"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60)
+Workdir = Callable[[Mapping[str, str | bytes]], Path]
+
+
+def _validate(workdir: Workdir, text: str) -> tuple[int, str]:
+    workdir({"m.yaml": text})
+    result = CliRunner().invoke(cli, ["validate", "m.yaml"], standalone_mode=False, catch_exceptions=False)
+    return int(result.return_value or 0), result.stdout + result.stderr
+
+
+def test_a_plain_alias_passes(workdir: Workdir) -> None:
+    assert _validate(workdir, _manifest("/v2/forecast;v=1/@x"))[0] == 0
 
 
 @pytest.mark.parametrize("alias", ["/v2/a\x00b", "/v2/a\r\nb", "/v2/a b", "/v2/a?x=1", "/v2/a#top", "/v2/\tx"])
-def test_an_alias_a_url_cannot_carry_is_refused_at_the_field(tmp_path: Path, alias: str) -> None:
-    done = _validate(tmp_path, _manifest(alias))
-    assert done.returncode == 1, done
-    assert f"m.yaml:6:9: {ALIAS}: must be a URL path (no spaces, control characters" in done.stdout + done.stderr
-    assert "Traceback" not in done.stderr
+def test_an_alias_a_url_cannot_carry_is_refused_at_the_field(workdir: Workdir, alias: str) -> None:
+    code, output = _validate(workdir, _manifest(alias))
+    assert code == 1, output
+    assert f"m.yaml:6:9: {ALIAS}: must be a URL path (no spaces, control characters" in output
 
 
 @pytest.mark.parametrize("host", ["api.example.com?x", "api.example.com#x", "api.example.com\x00"])
-def test_a_public_domain_a_url_cannot_carry_is_refused_at_the_field(tmp_path: Path, host: str) -> None:
-    done = _validate(tmp_path, _manifest("/v2/forecast", host))
-    assert done.returncode == 1, done
-    assert "services[0].endpoints[0].publicDomains[0]: must be a host name" in done.stdout + done.stderr
+def test_a_public_domain_a_url_cannot_carry_is_refused_at_the_field(workdir: Workdir, host: str) -> None:
+    code, output = _validate(workdir, _manifest("/v2/forecast", host))
+    assert code == 1, output
+    assert "services[0].endpoints[0].publicDomains[0]: must be a host name" in output
 
 
 def _alias_pattern() -> str:
@@ -55,10 +63,8 @@ def _alias_pattern() -> str:
     return str(endpoint["pattern"])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.text(min_size=1, max_size=12))
 def test_the_alias_pattern_refuses_exactly_what_a_path_cannot_carry(alias: str) -> None:
-    import re
-
     refused = any(c in "?#" or ord(c) <= 0x20 or ord(c) == 0x7F for c in alias)
     assert (re.fullmatch(_alias_pattern(), alias) is None) == refused
