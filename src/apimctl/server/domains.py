@@ -5,11 +5,12 @@ The catalog names :func:`prepare` and :func:`finalize` as the DomainWhitelist's 
 :func:`host_of` is the part of an endpoint's address the whitelist applies to (an address
 may carry a port, SUPPLEMENT §10.10.2), used by the services' domain gate.
 
-A public domain (the host of an endpoint's public address) belongs to one area of the
-server, the first to declare it, as on the platform: the traffic manager routes a host to
-one area's endpoints, so another area's write that declares it is refused (400, at the
-address) instead of taking the first area's callers (:func:`claim_public`). The area keeps
-the domain while one of its services declares it (:func:`release_public`).
+Where a traffic listener serves the areas (``exclusive_public_domains``), a public domain
+(the host of an endpoint's public address) belongs to one area of the server, the first to
+declare it, as on the platform: the traffic manager routes a host to one area's endpoints,
+so another area's write that declares it is refused (400, at the address) instead of taking
+the first area's callers (:func:`claim_public`). The area keeps the domain while one of its
+services declares it (:func:`release_public`).
 """
 
 from __future__ import annotations
@@ -56,8 +57,10 @@ def public_hosts(service: dict[str, Any] | None) -> set[str]:
 
 
 def claim_public(env: Env, ctx: WriteCtx, service: dict[str, Any], paths: dict[int, str]) -> None:
-    """Claim the service's public domains for its area; one another area holds is a problem
-    at the first address that declares it."""
+    """Claim the service's public domains for its area (with ``exclusive_public_domains``);
+    one another area declares is a problem at the first address that declares it."""
+    if not env.config.exclusive_public_domains:
+        return
     blamed: set[str] = set()
     for i, ep in enumerate(service.get("endpoints") or []):
         at = paths.get(id(ep), f"endpoints[{i}]")
@@ -65,7 +68,7 @@ def claim_public(env: Env, ctx: WriteCtx, service: dict[str, Any], paths: dict[i
             if not isinstance(domain, dict) or not str(domain.get("address", "")).strip():
                 continue
             host = host_of(str(domain.get("address", "")))[0]
-            if host in blamed or not env.txn.claim(SERVER, _PUBLIC + host, env.area, [host]):
+            if host in blamed or _claimed(env, host):
                 continue
             blamed.add(host)
             ctx.problem(f"{at}.publicDomains[{j}].address" if at else f"publicDomains[{j}].address",
@@ -73,11 +76,23 @@ def claim_public(env: Env, ctx: WriteCtx, service: dict[str, Any], paths: dict[i
                         "an area cannot take another's domain")
 
 
+def _claimed(env: Env, host: str) -> bool:
+    """Claim ``host`` for the area: true unless another area holds it and still declares it
+    (a claim left by an area that no longer does is taken over)."""
+    owner = env.txn.owner(SERVER, _PUBLIC + host, host)
+    if owner is not None and owner != env.area:
+        if any(host in public_hosts(s) for s in env.txn.all(owner, "service")):
+            return False
+        env.txn.release(SERVER, _PUBLIC + host, owner)
+    env.txn.claim(SERVER, _PUBLIC + host, env.area, [host])
+    return True
+
+
 def release_public(env: Env, hosts: Iterable[str], service_id: str) -> None:
     """Give up the area's claim on ``hosts`` no other service of the area declares any more
     (``service_id``: the service that stopped declaring them)."""
     left = set(hosts)
-    if not left:
+    if not left or not env.config.exclusive_public_domains:
         return
     for other in env.docs("service"):
         if other.get("id") != service_id:

@@ -4,7 +4,9 @@
 :func:`apimctl.server.create_app` and shares its store, dialect and call log, so an apply
 through the management API is visible to the next call. ``apimctl serve --traffic-port``
 runs it on a second socket; ``apimctl test`` and ``apimctl call`` run it in-process (with a
-virtual clock and stub back ends).
+virtual clock and stub back ends). Beside a traffic listener the server's areas are one
+platform: a public domain belongs to the first area that declares it
+(:func:`apimctl.server.domains.claim_public`).
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ def create_traffic_app(management: Any, *, clock: Clock | None = None,
     :func:`apimctl.server.create_app`); ``clock``: seconds since the epoch (default: real
     time); ``transport``: of the back-end client (default: the network)."""
     server = management.state.server
+    server.config.exclusive_public_domains = True  # a host routes to one area: the first to declare it
     options: dict[str, Any] = {"transport": transport}
     if clock is not None:
         options["clock"] = clock
