@@ -66,7 +66,7 @@ SEGMENTS = st.sampled_from(["a", "B", "p", "v2", "forecast", ".", "..", "%2e", "
                             "%41", "%7e", "~", "x;y=1", "a:b@c", "%C3%A9", ""])
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(SEGMENTS, min_size=1, max_size=6))
 def test_routing_and_forwarding_agree_on_the_path(served: Served, segments: list[str]) -> None:
     """Whatever the path, the back end receives the path the router decided on (the call
