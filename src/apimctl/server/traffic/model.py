@@ -48,7 +48,7 @@ class Call:
 
 @dataclass
 class Decision:
-    step: str  # route, transport, maintenance, cors, key, entitlement, limits, forward, return
+    step: str  # request, route, transport, maintenance, cors, key, entitlement, limits, forward, return
     text: str
 
 
