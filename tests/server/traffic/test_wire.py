@@ -63,7 +63,7 @@ def test_the_back_end_receives_the_normalised_path(served: Served, target: str, 
 
 
 SEGMENTS = st.sampled_from(["a", "B", "p", "v2", "forecast", ".", "..", "%2e", "%2E%2e", "%2F", "%3F", "%23", "%25",
-                            "%41", "%7e", "~", "x;y=1", "a:b@c", "%C3%A9", ""])
+                            "%41", "%7e", "~", "x;y=1", "a:b@c", "x!$&'()*+,", "%C3%A9", ""])
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

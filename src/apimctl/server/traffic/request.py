@@ -27,6 +27,7 @@ UNRESERVED = frozenset(string.ascii_letters + string.digits + "-._~")
 LITERAL = UNRESERVED | frozenset("!$&'()*+,;=:@/")
 _HEX = frozenset(string.hexdigits)
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
+_PLAIN = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*")
 
 
 class BadPath(ValueError):
@@ -80,6 +81,8 @@ def _segments(path: str) -> str:
 def normalise_path(raw: str) -> str:
     """The path the call is routed on and forwarded with; ``raw``: the request target's path
     as sent (percent-encoded). Raises :class:`BadPath`."""
+    if _PLAIN.fullmatch(raw) and "/." not in raw:  # the common case: nothing to normalise
+        return raw
     if not raw.startswith("/"):
         raise BadPath("the path must start with '/'")
     return _segments("".join(_octets(raw)))
