@@ -154,7 +154,8 @@ def test_an_error_answer_carries_its_message_status_as_the_reason_phrase(served:
     assert unknown.reason == expected  # the catalog's default message
     passed = served.raw("/p/x")
     assert (passed.status, passed.reason) == (200, "OK")
-    assert served.raw("/nowhere").status == 596
+    unrouted = served.raw("/nowhere")
+    assert (unrouted.status, unrouted.reason) == (596, "Service Not Found")
 
 
 # one area, one domain ---------------------------------------------------------------------------

@@ -80,7 +80,8 @@ def route(areas: list[Area], method: str, host: str, path: str) -> Route:
             return candidate
     if not found:
         raise Final("route", f"no endpoint for {host}{path}: 596 Service Not Found",
-                    Answer(596, [("Content-Type", "text/html")], b"<h1>Service Not Found</h1>"))
+                    Answer(596, [("Content-Type", "text/html")], b"<h1>Service Not Found</h1>",
+                           reason="Service Not Found"))
     longest = len(found[0].alias.strip("/"))
     allow = sorted(set().union(*(methods_of(r.endpoint) for r in found
                                  if len(r.alias.strip("/")) == longest)))
