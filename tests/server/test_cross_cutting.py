@@ -82,6 +82,24 @@ def test_beside_a_traffic_listener_a_public_domain_belongs_to_the_first_area(tmp
         assert_invalid(api.post("/services", {"name": "Back", "endpoints": [endpoint_body()]}), "publicDomains[0]")
 
 
+def test_a_claim_left_by_an_area_that_no_longer_declares_the_domain_is_taken_over(tmp_path: Path) -> None:
+    """A database written partly without a traffic listener: the first area's service went
+    away while domains were shared (its claim stayed); another area may declare the domain."""
+    with serve(tmp_path, exclusive_public_domains=True) as client:
+        config = client.app.state.server.config  # type: ignore[attr-defined]
+        api, other = Api(client, TOKEN_A), Api(client, TOKEN_B)
+        with_domains(api)
+        with_domains(other)
+        first = make_service(api, endpoints=[endpoint_body()])["id"]
+        config.exclusive_public_domains = False
+        assert api.delete(f"/services/{first}").status_code < 300
+        config.exclusive_public_domains = True
+        make_service(other, endpoints=[endpoint_body()])
+        items = assert_invalid(api.post("/services", {"name": "Back", "endpoints": [endpoint_body()]}),
+                               "endpoints[0].publicDomains[0].address")
+        assert any("belongs to another area" in i["message"] for i in items)
+
+
 def test_domains_of_one_area_are_invisible_to_another(api: Api, other: Api) -> None:
     did = api.list("/domains")[0]["id"]
     resp = other.get(f"/domains/{did}")
