@@ -60,7 +60,9 @@ class TrafficManager:
         trace = Trace(uuid.uuid4().hex)
         origin_headers: list[tuple[str, str]] = []
         try:
-            call = replace(call, path=check_call(call))
+            normal = check_call(call)
+            if normal != call.path:
+                call = replace(call, path=normal)
             answer = await self._steps(call, trace, origin_headers)
             trace.deciding = "return"
         except Final as final:
@@ -78,7 +80,8 @@ class TrafficManager:
             trace.add("error", "internal error of the emulator (see the server log)")
             trace.deciding = "error"
             answer = Answer(500, [("Content-Type", "text/plain")], b"internal error of the traffic emulator")
-        trace.secrets += path_secrets(call, self._areas_or_none(), trace.endpoint)
+        # keys in the path: at the routed endpoint's key positions, else any key of an area
+        trace.secrets += path_secrets(call, self._areas_or_none() if trace.endpoint is None else [], trace.endpoint)
         self.log.record(call, trace, answer)
         return answer, trace
 
