@@ -5,6 +5,7 @@ search predicates (spec "Common rules"; SUPPLEMENT §1, §4)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -50,12 +51,53 @@ def test_domain_gate_is_per_area(api: Api, other: Api) -> None:
 def test_uniqueness_is_per_area(api: Api, other: Api) -> None:
     make_endpoint(api, make_service(api)["id"])
     with_domains(other)
-    make_endpoint(other, make_service(other)["id"])  # same name, same address
+    make_endpoint(other, make_service(other)["id"])  # same name, same address (no traffic listener)
     other.create("/domains", {"domain": "example.org"})
     other.create("/roles", {"name": "R"})
     api.create("/roles", {"name": "R"})
     api.create("/members", member_body("dev1"))
     other.create("/members", member_body("dev1"))
+
+
+def test_beside_a_traffic_listener_a_public_domain_belongs_to_the_first_area(tmp_path: Path) -> None:
+    """Another area's write that declares the domain is refused at the address, whatever its
+    alias, nested in a service or on its own; the domain is free again once the first area's
+    services no longer declare it."""
+    with serve(tmp_path, exclusive_public_domains=True) as client:
+        api, other = Api(client, TOKEN_A), Api(client, TOKEN_B)
+        with_domains(api)
+        with_domains(other)
+        first = make_service(api)["id"]
+        make_endpoint(api, first)
+        mine = make_service(other)["id"]
+        body = {"name": "W2", "endpoints": [endpoint_body(path="/elsewhere")]}
+        items = assert_invalid(other.post("/services", body), "endpoints[0].publicDomains[0].address")
+        assert any("'api.example.com' belongs to another area" in i["message"] for i in items)
+        items = assert_invalid(other.post(f"/services/{mine}/endpoints", endpoint_body()), "publicDomains[0].address")
+        assert any("belongs to another area" in i["message"] for i in items)
+        make_endpoint(api, first, name="Second", path="/second")  # the owner declares it again at will
+        assert other.list(f"/services/{mine}/endpoints") == []
+        assert api.delete(f"/services/{first}").status_code < 300
+        make_endpoint(other, mine)  # no service of the first area declares it any more
+        assert_invalid(api.post("/services", {"name": "Back", "endpoints": [endpoint_body()]}), "publicDomains[0]")
+
+
+def test_a_claim_left_by_an_area_that_no_longer_declares_the_domain_is_taken_over(tmp_path: Path) -> None:
+    """A database written partly without a traffic listener: the first area's service went
+    away while domains were shared (its claim stayed); another area may declare the domain."""
+    with serve(tmp_path, exclusive_public_domains=True) as client:
+        config = client.app.state.server.config  # type: ignore[attr-defined]
+        api, other = Api(client, TOKEN_A), Api(client, TOKEN_B)
+        with_domains(api)
+        with_domains(other)
+        first = make_service(api, endpoints=[endpoint_body()])["id"]
+        config.exclusive_public_domains = False
+        assert api.delete(f"/services/{first}").status_code < 300
+        config.exclusive_public_domains = True
+        make_service(other, endpoints=[endpoint_body()])
+        items = assert_invalid(api.post("/services", {"name": "Back", "endpoints": [endpoint_body()]}),
+                               "endpoints[0].publicDomains[0].address")
+        assert any("belongs to another area" in i["message"] for i in items)
 
 
 def test_domains_of_one_area_are_invisible_to_another(api: Api, other: Api) -> None:

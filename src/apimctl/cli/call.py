@@ -129,7 +129,8 @@ async def _call(db: str, method: str, url: httpx.URL, headers: list[tuple[str, s
         host = url.netloc.decode("ascii")
         if not any(n.lower() == "host" for n, _ in headers):
             headers = [("Host", host), *headers]
-        call = Call(method, url.scheme, host, url.path or "/", list(httpx.QueryParams(url.query).multi_items()),
+        path = url.raw_path.split(b"?", 1)[0].decode("ascii") or "/"  # as sent: the manager normalises it
+        call = Call(method, url.scheme, host, path, list(httpx.QueryParams(url.query).multi_items()),
                     headers, body, when if when is not None else time.time())
         if key is not None:
             areas = emulator.manager.reader.areas()
@@ -139,7 +140,7 @@ async def _call(db: str, method: str, url: httpx.URL, headers: list[tuple[str, s
     finally:
         emulator.close()
     return {"status": answer.status, "headers": answer.headers, "body": answer.body.decode("utf-8", "replace"),
-            "decidedBy": trace.deciding, "steps": [{"step": d.step, "decision": d.text} for d in trace.decisions]}
+            "decidedBy": trace.deciding, "steps": [{"step": d.step, "decision": trace.masked(d.text)} for d in trace.decisions]}
 
 
 async def _remote(traffic_url: str, api_url: str | None, token: str | None, operator_token: str | None,

@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import httpx
 
@@ -43,7 +43,7 @@ class Emulator:
         from apimctl.server.traffic.model import Call
 
         parts = urlsplit(url)
-        call = Call(method, parts.scheme, parts.netloc, unquote(parts.path) or "/",
+        call = Call(method, parts.scheme, parts.netloc, parts.path or "/",
                     parse_qsl(parts.query, keep_blank_values=True), headers, body, self.manager.clock())
         answer, _ = await self.manager.handle(call)
         return httpx.Response(answer.status, headers=answer.headers, content=answer.body)
@@ -87,10 +87,10 @@ def key_placer(areas: Callable[[], list[Any]]) -> Callable[..., tuple[str, list[
     def place(method: str, url: str, headers: list[tuple[str, str]], body: bytes,
               key: str) -> tuple[str, list[tuple[str, str]], bytes]:
         parts = urlsplit(url)
-        call = Call(method, parts.scheme, parts.netloc, unquote(parts.path) or "/",
+        call = Call(method, parts.scheme, parts.netloc, parts.path or "/",
                     parse_qsl(parts.query, keep_blank_values=True), [("Host", parts.netloc), *headers], body, 0.0)
         placed = with_key(areas(), call, key)
-        out = parts._replace(path=quote(placed.path), query=urlencode(placed.query))
+        out = parts._replace(path=quote(placed.path, safe="/%!$&'()*+,;=:@"), query=urlencode(placed.query))
         return urlunsplit(out), placed.headers[1:], placed.body
 
     return place

@@ -171,7 +171,7 @@ def _run(listeners: list[tuple[Any, str, int, socket.socket]]) -> None:
     from apimctl.server import UVICORN_OPTIONS
 
     servers = [uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                             **{**UVICORN_OPTIONS, **({"http": "auto"} if index else {})}))
+                                             **{**UVICORN_OPTIONS, **({"http": _traffic_http()} if index else {})}))
                for index, (app, host, port, _) in enumerate(listeners)]
     with contextlib.suppress(SystemExit):  # uvicorn exits with 3 when it cannot start
         if len(servers) == 1:
@@ -182,6 +182,13 @@ def _run(listeners: list[tuple[Any, str, int, socket.socket]]) -> None:
     for server, (_, host, port, _) in zip(servers, listeners, strict=True):
         if not server.started:
             raise ApimctlError(f"cannot listen on {host}:{port} (see the message above)")
+
+
+def _traffic_http() -> type[asyncio.Protocol]:
+    """uvicorn's fastest HTTP/1.1 protocol installed, sending the traffic manager's reason phrases."""
+    from apimctl.server.traffic.listener import http_protocol
+
+    return http_protocol()
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:

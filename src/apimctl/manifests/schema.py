@@ -38,7 +38,9 @@ _COMPUTED = frozenset().union(*(k.computed for k in KINDS), NESTED_COMPUTED_FIEL
 
 PATTERN_MESSAGES = {
     "T\\d{2}": "must be an ISO 8601 datetime with a time zone, e.g. \"2026-12-01T02:00:00Z\"",
-    "[^\\s/:]": "must be a host name (no scheme, port, path or spaces)",
+    "[^\\s/:?#": "must be a host name (no scheme, port, path or spaces)",
+    "[^\\u0000-\\u0020\\u007f?#]": "must be a URL path (no spaces, control characters such as NUL, "
+                                    "CR or LF, '?' or '#')",
     "(service|endpoint": "must be KIND:KEY:FIELD_PATH, KIND one of service, endpoint, errorSet, "
                          "package, plan, role, domain, maintenanceEvent",
 }

@@ -34,6 +34,10 @@ class ServerConfig:
     # ``X.*`` in ``fields`` below the top level: True honours it (every field of X), False
     # ignores it as an unknown name (SUPPLEMENT §10.10.8), None keeps the dialect's way
     nested_wildcards: bool | None = None
+    # a public domain belongs to the first area that declares it (another area's write is
+    # refused); on once a traffic listener serves the areas (create_traffic_app), where a host
+    # routes to one area; off, areas are independent fixtures that may share domains
+    exclusive_public_domains: bool = False
 
     @property
     def dialect_table(self) -> Dialect:

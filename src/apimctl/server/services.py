@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from apimctl.server.context import Env, claim
-from apimctl.server.domains import host_of
+from apimctl.server.domains import claim_public, host_of, public_hosts, release_public
 from apimctl.server.roles import resolve_role
 from apimctl.server.validation import WriteCtx, build
 
@@ -38,6 +38,7 @@ def finalize(doc: dict[str, Any], ctx: WriteCtx, env: Env, created: bool) -> Non
         resolve_role(role, paths.get(id(role), f"roles[{i}]"), env, ctx)
     claim(env, ctx, "service.name", doc["id"], {doc.get("name", ""): "name"}, "service name")
     _claim_routes(env, ctx, doc["id"], routes)
+    claim_public(env, ctx, doc, paths)
     env.txn.claim(env.area, "endpoint.id", doc["id"], [ep["id"] for ep in doc.get("endpoints", [])])
 
 
@@ -149,10 +150,12 @@ def _domain_gate(ep: dict[str, Any], at: str, active: list[str], kept: set[str],
 def on_delete(doc: dict[str, Any], env: Env) -> None:
     for scope in _SCOPES:
         env.txn.release(env.area, scope, doc["id"])
+    release_public(env, public_hosts(doc), doc["id"])
     _cascade(env, doc, None)
 
 
 def after_write(old: dict[str, Any], doc: dict[str, Any], env: Env) -> None:
+    release_public(env, public_hosts(old) - public_hosts(doc), doc["id"])
     _cascade(env, old, doc)
 
 

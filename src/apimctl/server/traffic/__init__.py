@@ -1,14 +1,16 @@
 """The traffic manager of the reference server: what a caller of an endpoint sees
 (SUPPLEMENT §11).
 
-Modules, one per step: ``route``, ``transport``, ``maintenance``, ``key``, ``entitlement``,
+Modules: ``request`` (before the steps: the one normalised path every step reads, and what
+is refused with 400), one per step: ``route``, ``transport``, ``maintenance``, ``key``, ``entitlement``,
 ``limits``, ``cors``, ``forward`` (forward and return); ``connections`` and ``sockets`` are
 the default transport of the calls to the back end (httpcore connections kept alive per
 origin, on asyncio streams); ``errors`` renders refusals through the endpoint's error set;
 ``manager`` runs the steps in order; ``area`` reads the live configuration from the server's
 store; ``log`` keeps the recent calls
 (``GET /operator/traffic``); ``app`` is the ASGI application of the traffic listener
-(:func:`create_traffic_app`). Nothing here is emulated beyond what §11 names: response
+(:func:`create_traffic_app`), ``listener`` its HTTP/1.1 protocol under uvicorn (error
+answers with their message's status as the reason phrase). Nothing here is emulated beyond what §11 names: response
 caching, custom adapters and processors are not emulated, OAuth is kept to token presence.
 """
 

@@ -4,24 +4,29 @@
 :func:`apimctl.server.create_app` and shares its store, dialect and call log, so an apply
 through the management API is visible to the next call. ``apimctl serve --traffic-port``
 runs it on a second socket; ``apimctl test`` and ``apimctl call`` run it in-process (with a
-virtual clock and stub back ends).
+virtual clock and stub back ends). Beside a traffic listener the server's areas are one
+platform: a public domain belongs to the first area that declares it
+(:func:`apimctl.server.domains.claim_public`).
 """
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote
 
 import httpx
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from apimctl.server.traffic.listener import reason_setter
 from apimctl.server.traffic.manager import Clock, TrafficManager
 from apimctl.server.traffic.model import Call
 
 
 class TrafficApp:
-    """ASGI: request -> :class:`Call` -> :class:`TrafficManager` -> response."""
+    """ASGI: request -> :class:`Call` -> :class:`TrafficManager` -> response (with the
+    answer's reason phrase where the listener's protocol takes one,
+    :mod:`~apimctl.server.traffic.listener`)."""
 
     def __init__(self, manager: TrafficManager, max_body_bytes: int) -> None:
         self.manager = manager
@@ -54,7 +59,7 @@ class TrafficApp:
         query = scope.get("query_string", b"").decode("latin-1")
         call = Call(
             method=scope["method"], scheme=str(scope.get("scheme") or "http"),
-            host=next((v.decode("latin-1") for k, v in raw if k.lower() == b"host"), ""), path=str(scope.get("path") or "/"),
+            host=next((v.decode("latin-1") for k, v in raw if k.lower() == b"host"), ""), path=_raw_path(scope),
             query=parse_qsl(query, keep_blank_values=True) if query else [],
             headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in raw],
             body=body, time=self.manager.clock(),
@@ -65,8 +70,20 @@ class TrafficApp:
                    if n.lower() != "content-length" or head]
         if not (head and any(n == b"content-length" for n, _ in headers)):  # HEAD: the back end's length
             headers.append((b"content-length", str(len(answer.body)).encode()))
+        setter = reason_setter(scope.get("state")) if answer.reason else None
+        if setter is not None:
+            setter(answer.status, answer.reason)
         await send({"type": "http.response.start", "status": answer.status, "headers": headers})
         await send({"type": "http.response.body", "body": b"" if head else answer.body})
+
+
+def _raw_path(scope: Scope) -> str:
+    """The request target's path as the caller sent it (percent-encoded; the traffic manager
+    normalises it), not the server's decoded ``path``."""
+    raw = scope.get("raw_path")
+    if isinstance(raw, bytes) and raw:
+        return raw.decode("latin-1")
+    return quote(str(scope.get("path") or "/"), safe="/!$&'()*+,;=:@")
 
 
 def create_traffic_app(management: Any, *, clock: Clock | None = None,
@@ -75,6 +92,7 @@ def create_traffic_app(management: Any, *, clock: Clock | None = None,
     :func:`apimctl.server.create_app`); ``clock``: seconds since the epoch (default: real
     time); ``transport``: of the back-end client (default: the network)."""
     server = management.state.server
+    server.config.exclusive_public_domains = True  # a host routes to one area: the first to declare it
     options: dict[str, Any] = {"transport": transport}
     if clock is not None:
         options["clock"] = clock

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from apimctl.server.traffic.area import Area
 from apimctl.server.traffic.key import positions
@@ -50,7 +50,7 @@ def with_key(areas: list[Area], call: Call, value: str) -> Call:
         spot = positions(name)[0]
         while len(segments) <= spot:
             segments.append("")
-        segments[spot] = value
+        segments[spot] = quote(value, safe="")
         return replace(call, path="/".join(segments))
     if location == "request-body":
         kind = (call.header("content-type") or "").lower()

@@ -16,6 +16,7 @@ from typing import Any
 
 from apimctl.server.traffic.key import KeyFound, _body_fields, positions
 from apimctl.server.traffic.model import Call, Refused, Trace
+from apimctl.server.traffic.request import segment_text
 
 
 def detect_method(call: Call, endpoint: dict[str, Any], rest: str) -> str | None:
@@ -32,9 +33,9 @@ def detect_method(call: Call, endpoint: dict[str, Any], rest: str) -> str | None
             spots = positions(name)
             if spots:
                 segments = call.path.strip("/").split("/")
-                value = "/".join(segments[p - 1] for p in spots if p <= len(segments)) or None
+                value = "/".join(segment_text(segments[p - 1]) for p in spots if p <= len(segments)) or None
             else:
-                value = rest.strip("/") or None
+                value = "/".join(segment_text(s) for s in rest.strip("/").split("/")) or None
         if isinstance(value, str) and value:
             return value
     return None

@@ -9,20 +9,25 @@ small JSON object when the set's type is JSON), ``X-Error-Detail-Header`` when i
 ``Content-Type`` is the set's ``type``. With ``jsonp`` and the endpoint's
 ``jsonpCallbackParameter`` in the call's query, the answer is 200 with the body wrapped in
 the callback (the parameter's value, else the endpoint's ``jsonpCallbackParameterValue``,
-else the set's ``jsonpType``). The reason phrase on the wire is the standard one of the code
-(ASGI servers do not send another); the message's ``status`` text is in the trace.
+else the set's ``jsonpType``); a callback name that is not a JavaScript identifier path
+(``cb``, ``app.on_error``) is refused with a plain 400, never written into the answer. The
+reason phrase is the message's ``status`` (the listener of ``apimctl serve --traffic-port``
+sends it on the status line, :mod:`~apimctl.server.traffic.listener`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from apimctl.platform import ERROR_CATALOG
 from apimctl.server.dialects import Dialect
+from apimctl.server.traffic.listener import usable
 from apimctl.server.traffic.model import Answer, Call, Refused
 
 DETAIL_HEADER = "X-Error-Detail-Header"
+CALLBACK = re.compile(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*", re.ASCII)
 
 
 def error_set(service: dict[str, Any] | None, endpoint: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -69,7 +74,11 @@ def render(refused: Refused, service: dict[str, Any] | None, endpoint: dict[str,
     if (chosen or {}).get("jsonp") is True and parameter and parameter in call.params:
         callback = (call.params.get(parameter) or str((endpoint or {}).get("jsonpCallbackParameterValue") or "")
                     or str((chosen or {}).get("jsonpType") or "callback"))
+        if not CALLBACK.fullmatch(callback):
+            return Answer(400, [("Content-Type", "text/plain")],
+                          f"the {parameter} parameter must name a JavaScript function (such as app.onError)".encode())
         headers.append(("Content-Type", "application/javascript"))
         return Answer(200, headers, f"{callback}({body})".encode())
     headers.append(("Content-Type", kind))
-    return Answer(code, headers, body.encode())
+    status = str(message.get("status") or "")
+    return Answer(code, headers, body.encode(), reason=status if usable(status) else "")

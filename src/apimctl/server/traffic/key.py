@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl
 
 from apimctl.server.traffic.area import Area
 from apimctl.server.traffic.model import Call, Refused, Trace
+from apimctl.server.traffic.request import segment_text
 
 NO_KEY = "noapikey"
 
@@ -82,9 +83,23 @@ def _candidates(call: Call, endpoint: dict[str, Any]) -> list[tuple[str, Spot | 
                 out.append((str(fields[name]), Spot(place, name)))
         elif location == "request-path":
             segments = call.path.strip("/").split("/")
-            out += [(segments[p - 1], Spot("path", str(p))) for p in positions(name)
+            out += [(segment_text(segments[p - 1]), Spot("path", str(p))) for p in positions(name)
                     if p <= len(segments) and segments[p - 1]]
     return [(value, spot) for value, spot in out if value]
+
+
+def path_secrets(call: Call, areas: list[Area], endpoint: dict[str, Any] | None) -> list[str]:
+    """The segments of the call's path that hold a key, as the path spells them, whether or not
+    the call reached the key step: a key of any area, and what is at the key positions of an
+    endpoint that reads keys from the path (a key the area does not know is a secret too);
+    like the key found, only values of 4 characters or more (shorter ones are masked nowhere)."""
+    segments = call.path.strip("/").split("/")
+    out = [s for s in segments if len(s) >= 4 and segment_text(s) != NO_KEY
+           and any(segment_text(s) in area.keys for area in areas)]
+    if endpoint is not None and "request-path" in (endpoint.get("apiKeyValueLocations") or []):
+        spots = positions(str(endpoint.get("apiKeyValueLocationKey") or ""))
+        out += [segments[p - 1] for p in spots if p <= len(segments) and len(segments[p - 1]) >= 4]
+    return out
 
 
 def _inactive(area: Area, key: dict[str, Any]) -> str | None:

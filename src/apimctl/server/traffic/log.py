@@ -2,7 +2,8 @@
 
 The management listener serves the list (behind the operator token, like
 ``/operator/events``): newest last, each call with its time, method, host, path, status, the
-step that decided it and every step's decision. ``?id=<message id>`` narrows it to one call
+step that decided it and every step's decision (the call's keys masked in the path and the
+decisions, :meth:`~apimctl.server.traffic.model.Trace.masked`). ``?id=<message id>`` narrows it to one call
 (``apimctl call`` reads its own call that way). At most :data:`KEPT` calls are kept.
 """
 
@@ -31,7 +32,7 @@ class CallLog:
             "id": trace.message_id, "time": iso(call.time), "method": call.method, "host": call.host,
             "path": trace.masked(call.path), "status": answer.status, "decidedBy": trace.deciding,
             "service": (trace.service or {}).get("name"), "endpoint": (trace.endpoint or {}).get("name"),
-            "steps": [{"step": d.step, "decision": d.text} for d in trace.decisions],
+            "steps": [{"step": d.step, "decision": trace.masked(d.text)} for d in trace.decisions],
         }
         with self._lock:
             self._calls.append(entry)

@@ -16,22 +16,24 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 
 import httpx
 
 from apimctl.server.dialects import Dialect
 from apimctl.server.store import Store
 from apimctl.server.traffic import cors
-from apimctl.server.traffic.area import AreaReader
+from apimctl.server.traffic.area import Area, AreaReader
 from apimctl.server.traffic.connections import KeepAliveTransport
 from apimctl.server.traffic.entitlement import check_entitlement
 from apimctl.server.traffic.errors import render
 from apimctl.server.traffic.forward import forward
-from apimctl.server.traffic.key import find_key
+from apimctl.server.traffic.key import NO_KEY, find_key, path_secrets
 from apimctl.server.traffic.limits import Limits
 from apimctl.server.traffic.log import CallLog
 from apimctl.server.traffic.maintenance import check_maintenance
 from apimctl.server.traffic.model import Answer, Call, Final, Refused, Trace
+from apimctl.server.traffic.request import check_call, escaped
 from apimctl.server.traffic.route import route
 from apimctl.server.traffic.transport import check_transport
 
@@ -58,6 +60,9 @@ class TrafficManager:
         trace = Trace(uuid.uuid4().hex)
         origin_headers: list[tuple[str, str]] = []
         try:
+            normal = check_call(call)
+            if normal != call.path:
+                call = replace(call, path=normal)
             answer = await self._steps(call, trace, origin_headers)
             trace.deciding = "return"
         except Final as final:
@@ -71,12 +76,22 @@ class TrafficManager:
             if refused.step != "cors" and trace.endpoint is not None and not cors.is_preflight(call):
                 answer.headers += cors.actual_headers(call, trace.endpoint, Trace(""))
         except Exception:  # a bug of the emulator: a plain 500, never a stack trace
-            log.exception("traffic manager failure on %s %s%s", call.method, call.host, call.path)
+            log.exception("traffic manager failure on %s", escaped(f"{call.method} {call.host}{trace.masked(call.path)}"))
             trace.add("error", "internal error of the emulator (see the server log)")
             trace.deciding = "error"
             answer = Answer(500, [("Content-Type", "text/plain")], b"internal error of the traffic emulator")
+        # keys in the path: at the routed endpoint's key positions, else any key of an area
+        trace.secrets += path_secrets(call, self._areas_or_none() if trace.endpoint is None else [], trace.endpoint)
         self.log.record(call, trace, answer)
         return answer, trace
+
+    def _areas_or_none(self) -> list[Area]:
+        """The areas, for masking the keys of a call's path in the log (none when they cannot
+        be read: the call was answered 500 already)."""
+        try:
+            return self.reader.areas()
+        except Exception:
+            return []
 
     async def _steps(self, call: Call, trace: Trace, origin_headers: list[tuple[str, str]]) -> Answer:
         preflight = cors.is_preflight(call)
@@ -90,7 +105,7 @@ class TrafficManager:
         if preflight:
             cors.preflight(call, endpoint, trace)
         found = find_key(call, found_route.area, endpoint, trace)
-        if len(found.value) >= 4:
+        if len(found.value) >= 4 and found.value != NO_KEY:  # the reserved key is no secret
             trace.secrets.append(found.value)
         check_entitlement(call, found, service, endpoint, found_route.rest, trace)
         usage = self.limits.check(found_route.area.name, service, endpoint, found, call.time, trace)

@@ -22,6 +22,8 @@ class Call:
     method: str
     scheme: str
     host: str  # the Host header, port included
+    # the path, percent-encoded: as sent, until the traffic manager normalises it
+    # (traffic.request); the steps route, entitle and forward on the normalised one
     path: str
     query: list[tuple[str, str]]
     headers: list[tuple[str, str]]
@@ -46,7 +48,7 @@ class Call:
 
 @dataclass
 class Decision:
-    step: str  # route, transport, maintenance, cors, key, entitlement, limits, forward, return
+    step: str  # request, route, transport, maintenance, cors, key, entitlement, limits, forward, return
     text: str
 
 
@@ -55,6 +57,7 @@ class Answer:
     status: int
     headers: list[tuple[str, str]] = field(default_factory=list)
     body: bytes = b""
+    reason: str = ""  # the reason phrase, when not the standard one (an error message's status)
 
 
 @dataclass

@@ -5,7 +5,10 @@ names one) and whose ``requestPathAlias`` is the longest prefix of the path on a
 boundary, among the endpoints that support the call's method (several endpoints may share a
 path, §10.10.1). No endpoint at all: 596 Service Not Found; a path that only endpoints of
 other methods serve: 405 with ``Allow``. The endpoints are looked up by domain in the area's
-table (:meth:`~apimctl.server.traffic.area.Area.by_domain`), not walked one by one.
+table (:meth:`~apimctl.server.traffic.area.Area.by_domain`), not walked one by one. The path is
+the call's normalised one (:mod:`~apimctl.server.traffic.request`), and an alias is compared
+as that path spells it (:func:`~apimctl.server.traffic.request.alias_path`); the route's
+``alias`` and ``rest`` are what the forward step puts the target path in place of and after.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 
 from apimctl.server.traffic.area import Area
 from apimctl.server.traffic.model import Answer, Final
+from apimctl.server.traffic.request import alias_path
 
 
 @dataclass
@@ -22,7 +26,7 @@ class Route:
     area: Area
     service: dict[str, Any]
     endpoint: dict[str, Any]
-    alias: str
+    alias: str  # the alias as a normalised path prefix ("" for the root, else "/...")
     rest: str  # the path after the alias ("" or "/...")
 
 
@@ -34,8 +38,8 @@ def _host_matches(domain: str, host: str) -> bool:
 
 
 def _alias_matches(alias: str, path: str) -> str | None:
-    """The rest of ``path`` after ``alias`` when the alias is a prefix on a segment boundary."""
-    alias = "/" + alias.strip("/") if alias.strip("/") else ""
+    """The rest of ``path`` after ``alias`` (a normalised prefix) when the alias is a prefix on
+    a segment boundary."""
     if path == alias or alias == "":
         return path[len(alias):]
     if path.startswith(alias + "/"):
@@ -56,7 +60,7 @@ def candidates(areas: list[Area], host: str, path: str) -> list[Route]:
             domains = [d.get("address", "") for d in ep.get("publicDomains") or [] if isinstance(d, dict)]
             if not any(_host_matches(d, host) for d in domains):
                 continue
-            alias = str(ep.get("requestPathAlias") or "")
+            alias = alias_path(str(ep.get("requestPathAlias") or ""))
             rest = _alias_matches(alias, path)
             if rest is not None:
                 out.append((-len(alias.strip("/")), place, order, Route(area, service, ep, alias, rest)))
@@ -76,7 +80,8 @@ def route(areas: list[Area], method: str, host: str, path: str) -> Route:
             return candidate
     if not found:
         raise Final("route", f"no endpoint for {host}{path}: 596 Service Not Found",
-                    Answer(596, [("Content-Type", "text/html")], b"<h1>Service Not Found</h1>"))
+                    Answer(596, [("Content-Type", "text/html")], b"<h1>Service Not Found</h1>",
+                           reason="Service Not Found"))
     longest = len(found[0].alias.strip("/"))
     allow = sorted(set().union(*(methods_of(r.endpoint) for r in found
                                  if len(r.alias.strip("/")) == longest)))
