@@ -16,6 +16,7 @@ import httpx
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from apimctl.server.traffic.listener import until_disconnected
 from apimctl.server.traffic.manager import Clock, TrafficManager
 from apimctl.server.traffic.model import Call
 
@@ -59,7 +60,10 @@ class TrafficApp:
             headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in raw],
             body=body, time=self.manager.clock(),
         )
-        answer, _ = await self.manager.handle(call)
+        handled = await until_disconnected(receive, self.manager.handle(call))
+        if handled is None:  # the caller hung up: its call (and back-end call) was cancelled
+            return
+        answer, _ = handled
         head = call.method == "HEAD"
         headers = [(n.lower().encode("latin-1"), v.encode("latin-1", "replace")) for n, v in answer.headers
                    if n.lower() != "content-length" or head]
@@ -70,13 +74,17 @@ class TrafficApp:
 
 
 def create_traffic_app(management: Any, *, clock: Clock | None = None,
-                       transport: httpx.AsyncBaseTransport | None = None) -> TrafficApp:
+                       transport: httpx.AsyncBaseTransport | None = None,
+                       max_answer_bytes: int | None = None) -> TrafficApp:
     """The traffic listener's app beside ``management`` (an app of
     :func:`apimctl.server.create_app`); ``clock``: seconds since the epoch (default: real
-    time); ``transport``: of the back-end client (default: the network)."""
+    time); ``transport``: of the back-end client (default: the network);
+    ``max_answer_bytes``: the longest answer body forwarded."""
     server = management.state.server
     options: dict[str, Any] = {"transport": transport}
     if clock is not None:
         options["clock"] = clock
+    if max_answer_bytes is not None:
+        options["max_answer_bytes"] = max_answer_bytes
     manager = TrafficManager(server.store, server.dialect, server.traffic_log, **options)
     return TrafficApp(manager, server.config.max_body_bytes)
