@@ -33,6 +33,7 @@ T = TypeVar("T")
 HEAD_BYTES = 64 * 1024  # longest request head (request line and header fields)
 IDLE_TIMEOUT = 5.0  # seconds a connection may wait without a complete request head
 MAX_CONNECTIONS = 1000  # connections open at once to the traffic listener
+LINGER = 1.0  # seconds the rest of a refused request head is read and dropped
 
 TOO_LARGE = (b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
              b"content-length: 38\r\nconnection: close\r\n\r\nrequest header fields too large (431)\n")
@@ -55,6 +56,7 @@ class _Bounded:
     connections: set[Any]
     cycle: Any
     _idle: asyncio.TimerHandle | None = None
+    _discarding = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[misc]
@@ -87,10 +89,20 @@ class _Bounded:
         if (self.cycle is None or self.cycle.response_complete) and not self.transport.is_closing():
             self.transport.close()
 
+    def data_received(self, data: bytes) -> None:
+        if not self._discarding:
+            super().data_received(data)  # type: ignore[misc]
+
     def _too_large(self) -> None:
+        """431, then what the caller still sends is read and dropped for a moment before the
+        connection closes (closed at once, unread bytes would reset it before the caller
+        reads the answer)."""
         self._disarm()
+        self._discarding = True
         self.transport.write(TOO_LARGE)
-        self.transport.close()
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        asyncio.get_running_loop().call_later(LINGER, self.transport.close)
 
 
 def _httptools() -> type[Any]:
@@ -106,7 +118,7 @@ def _httptools() -> type[Any]:
             super().data_received(data)
             # still no complete head after more bytes than the bound: the parser (which keeps
             # a header field whole before it hands it over) is fed no more
-            if self._in_head and self._head > self.bounds.head_bytes and not self.transport.is_closing():
+            if self._in_head and self._head > self.bounds.head_bytes and not self._discarding:
                 self._too_large()
 
         def on_headers_complete(self) -> None:
