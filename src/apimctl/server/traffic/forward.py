@@ -147,7 +147,8 @@ def _headers(call: Call, route: Route, found: KeyFound, action: str | None, valu
         suffix = str(item).split("-", 1)[1] if "-" in str(item) else str(item)
         if suffix in values:
             out.append((header_name(str(item)), values[suffix]))
-    if endpoint.get("hostPassthroughIncludedInBackendCallHeader") is True:
+    if endpoint.get("hostPassthroughIncludedInBackendCallHeader") is True and not any(
+            n.lower() == host_header.lower() for n, _ in out):  # once, when forwardedHeaders has it too
         out.append((host_header, call.host))
     auth = endpoint.get("systemDomainAuthentication")
     if isinstance(auth, dict) and auth.get("type") == "httpBasic" and auth.get("username"):
@@ -231,7 +232,8 @@ def _origin(url: httpx.URL) -> tuple[str, str, int]:
 
 def _follows(target: httpx.URL, endpoint: dict[str, Any]) -> bool:
     """Whether a redirect to ``target`` is followed: only to one of the endpoint's system
-    domains (its host, and its port where the address names one), over http or https.
+    domains (its host, and its port: the scheme's default where the address names none),
+    over http or https.
 
     The platform's documentation says only that the traffic manager follows up to
     ``numberOfHttpRedirectsToFollow`` redirects "from the host server" before it passes one
@@ -241,10 +243,12 @@ def _follows(target: httpx.URL, endpoint: dict[str, Any]) -> bool:
     caller as it came (as with no redirects to follow), and the call log says why."""
     if target.scheme.lower() not in ("http", "https"):
         return False
+    scheme, host, port = _origin(target)
+    default = 443 if scheme == "https" else 80
     for domain in endpoint.get("systemDomains") or []:
-        address = str(domain.get("address") or "") if isinstance(domain, dict) else ""
-        host, _, port = address.lower().rpartition(":") if ":" in address else (address.lower(), "", "")
-        if host == target.host.lower() and (not port or (port.isdigit() and int(port) == _origin(target)[2])):
+        address = str(domain.get("address") or "").strip().lower() if isinstance(domain, dict) else ""
+        name, _, number = address.rpartition(":") if ":" in address else (address, "", "")
+        if name == host and (int(number) if number.isdigit() else None if number else default) == port:
             return True
     return False
 
