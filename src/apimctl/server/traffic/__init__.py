@@ -8,7 +8,8 @@ origin, on asyncio streams); ``errors`` renders refusals through the endpoint's 
 ``manager`` runs the steps in order; ``area`` reads the live configuration from the server's
 store; ``log`` keeps the recent calls
 (``GET /operator/traffic``); ``app`` is the ASGI application of the traffic listener
-(:func:`create_traffic_app`). Nothing here is emulated beyond what §11 names: response
+(:func:`create_traffic_app`); ``listener`` bounds the listener's connections under uvicorn
+(request head size, idle time, how many) and cancels a call whose caller hung up. Nothing here is emulated beyond what §11 names: response
 caching, custom adapters and processors are not emulated, OAuth is kept to token presence.
 """
 

@@ -298,7 +298,7 @@ async def _exchange(transport: httpx.AsyncBaseTransport, method: str, url: str, 
         raise Refused("forward", "ERR_502_BAD_GATEWAY", f"no connection to {shown}: {type(exc).__name__}") from None
     except (httpx.TimeoutException, TimeoutError):
         raise Refused("forward", "ERR_504_GATEWAY_TIMEOUT",
-                      f"no complete answer from {shown} within {deadline:g} s") from None
+                      f"no answer from {shown} within {deadline:g} s (the whole of it, redirects included)") from None
     except TooLarge as exc:
         raise Refused("forward", "ERR_502_BAD_GATEWAY", f"the answer of {shown} is {exc} "
                       "(the emulator's cap on forwarded answers)") from None
