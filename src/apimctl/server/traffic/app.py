@@ -61,7 +61,8 @@ class TrafficApp:
             body=body, time=self.manager.clock(),
         )
         handled = await until_disconnected(receive, self.manager.handle(call))
-        if handled is None:  # the caller hung up: its call (and back-end call) was cancelled
+        if handled is None:  # the caller hung up, or the server stops: the call was cancelled
+            await Response(b"the server is stopping", 503, media_type="text/plain")(scope, receive, send)
             return
         answer, _ = handled
         head = call.method == "HEAD"

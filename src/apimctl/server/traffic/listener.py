@@ -175,7 +175,9 @@ def protocol_class(bounds: Bounds, http: str = "auto") -> type[Any]:
 
 
 async def until_disconnected(receive: Receive, work: Awaitable[T]) -> T | None:
-    """``work``'s result, or None when the caller hung up first (``work`` then cancelled).
+    """``work``'s result, or None when the caller hung up first or the server stops (uvicorn
+    cancels the calls still running after its grace): ``work`` is then cancelled and waited
+    for, so its back-end connection is closed and the call logged before this returns.
 
     Called once the request body has been read: uvicorn's next message is then
     ``http.disconnect``, sent when the connection closes."""
@@ -183,11 +185,14 @@ async def until_disconnected(receive: Receive, work: Awaitable[T]) -> T | None:
     gone = asyncio.ensure_future(_disconnect(receive))
     try:
         await asyncio.wait((task, gone), return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:  # the server stops: the caller is answered, not left hanging
+        pass
     finally:
         gone.cancel()
-        if not task.done():
-            task.cancel()
-    if task.cancelled() or not task.done():
+    if not task.done():
+        task.cancel()
+        await asyncio.wait((task,))
+    if task.cancelled():
         return None
     return task.result()
 

@@ -65,7 +65,7 @@ class TrafficManager:
             answer = await self._steps(call, trace, origin_headers)
             trace.deciding = "return"
         except asyncio.CancelledError:  # the caller left (or the server stops): nothing to answer
-            trace.add("forward", "cancelled: the caller left before the answer")
+            trace.add("forward", "cancelled: the caller left (or the server stopped) before the answer")
             trace.deciding = "forward"
             self.log.record(call, trace, Answer(499, [], b""))
             raise
