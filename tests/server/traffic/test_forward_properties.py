@@ -1,14 +1,16 @@
 """Properties of the call to the back end: which redirects are followed (only to the
-endpoint's system domains), and that the back end reads only the emulator's forwarded
-headers, whatever the caller sends."""
+endpoint's system domains, without credentials on another origin), and that the back end
+reads only the emulator's forwarded headers, whatever the caller sends."""
 
 from __future__ import annotations
+
+import asyncio
 
 import httpx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apimctl.server.traffic.forward import _follows, backend_request
+from apimctl.server.traffic.forward import _exchange, _follows, backend_request
 from apimctl.server.traffic.key import KeyFound
 from apimctl.server.traffic.model import Call
 from apimctl.server.traffic.route import Route
@@ -61,3 +63,23 @@ def test_the_back_end_reads_only_the_emulators_forwarded_headers(forged: list[st
     host = f"x-{prefix}-host"
     assert sorted(n for n, _ in named) == [host, f"x-{prefix}-message-id", f"x-{prefix}-service-id"]
     assert dict(named) == {host: "api.example.com", f"x-{prefix}-message-id": "m-1", f"x-{prefix}-service-id": "s"}
+
+
+def test_a_redirect_to_another_system_domain_keeps_the_body_and_drops_the_credentials() -> None:
+    seen: list[httpx.Request] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.host == "a.example.net":
+            return httpx.Response(307, headers={"Location": "http://b.example.net:8080/landed"})
+        return httpx.Response(200, content=b"landed")
+
+    endpoint = {"systemDomains": [{"address": "a.example.net"}, {"address": "b.example.net:8080"}],
+                "numberOfHttpRedirectsToFollow": 1}
+    response, content, hops, unfollowed = asyncio.run(_exchange(
+        httpx.MockTransport(handle), "POST", "http://a.example.net/start", [("Authorization", "Basic dTpw")],
+        b"payload", endpoint, "a.example.net", 1000))
+    assert (response.status_code, content, hops, unfollowed) == (200, b"landed", 1, "")
+    assert seen[0].headers["authorization"] == "Basic dTpw"
+    assert "authorization" not in seen[1].headers  # another origin
+    assert (seen[1].method, seen[1].content) == ("POST", b"payload")  # 307: the same call, to a system domain

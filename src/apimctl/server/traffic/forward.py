@@ -248,7 +248,9 @@ def _follows(target: httpx.URL, endpoint: dict[str, Any]) -> bool:
     for domain in endpoint.get("systemDomains") or []:
         address = str(domain.get("address") or "").strip().lower() if isinstance(domain, dict) else ""
         name, _, number = address.rpartition(":") if ":" in address else (address, "", "")
-        if name == host and (int(number) if number.isdigit() else None if number else default) == port:
+        if number and not number.isdigit():
+            continue
+        if name == host and (int(number) if number else default) == port:
             return True
     return False
 
