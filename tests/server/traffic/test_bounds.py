@@ -176,10 +176,10 @@ def test_a_request_head_beyond_the_bound_is_a_431(setup: Setup) -> None:
 
 
 def test_an_idle_connection_is_closed(setup: Setup) -> None:
-    with socket.create_connection(_traffic_address(setup.serve), timeout=5) as idle:
-        assert idle.recv(1) == b""  # closed by the listener (the timeout of 5 s would raise)
-    with socket.create_connection(_traffic_address(setup.serve), timeout=5) as slow:
+    address = _traffic_address(setup.serve)
+    with socket.create_connection(address, timeout=5) as idle, socket.create_connection(address, timeout=5) as slow:
         slow.sendall(f"GET /echo HTTP/1.1\r\nHost: {PUBLIC}\r\n".encode())  # a head that never ends
+        assert idle.recv(1) == b""  # closed by the listener (the timeout of 5 s would raise)
         assert slow.recv(1) == b""
 
 
