@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the server itself is imported when it is started, not for e
     from apimctl.server import ServerConfig
 
 DEV_TOKEN, DEV_AREA = "dev", "default"
+SHUTDOWN_GRACE = 3  # seconds calls in flight get after SIGTERM before they are cancelled
 DEFAULT_DB = str(Path(".apimctl") / "server.db")
 SHAPES = {"--token": "TOKEN=AREA", "--client": "KEY:SECRET", "--user": "USER:PASSWORD:AREA"}
 
@@ -117,11 +118,22 @@ def build_config(db: str, tokens: tuple[str, ...], clients: tuple[str, ...], use
 @click.option("--traffic-port", type=click.IntRange(0, 65535), default=None,
               help="Also run the traffic manager (what callers of the endpoints see: README, What will a caller see) on this port.")
 @click.option("--traffic-host", default="127.0.0.1", show_default=True, help="Address of the traffic listener.")
+@click.option("--traffic-max-connections", type=click.IntRange(1), default=1000, show_default=True,
+              help="Connections open at once to the traffic listener (one more is answered 503 and closed).")
+@click.option("--traffic-idle-timeout", type=click.FloatRange(0, min_open=True), default=5.0, show_default=True,
+              help="Seconds a traffic connection may stay without a complete request head before it is closed.")
+@click.option("--backend-connections", type=click.IntRange(1), default=20, show_default=True,
+              help="Connections open at once to one back end (scheme, host, port); a call finding none free "
+                   "within the endpoint's connect timeout is a 502.")
+@click.option("--backend-max-answer", type=click.IntRange(1), default=64 * 1024 * 1024, show_default=True,
+              help="Longest back-end answer body forwarded, in bytes (a longer one is a 502).")
 def command(host: str, port: int, db: str, tokens: tuple[str, ...], clients: tuple[str, ...],
             users: tuple[str, ...], auto_approve_domains: bool, object_responses: bool,
             operator_token: str | None, qps: float | None, daily_quota: int | None,
             fault_rate: float, fault_seed: int | None, events_config: str | None, dialect: str,
-            nested_wildcards: bool | None, traffic_port: int | None, traffic_host: str) -> None:
+            nested_wildcards: bool | None, traffic_port: int | None, traffic_host: str,
+            traffic_max_connections: int, traffic_idle_timeout: float, backend_connections: int,
+            backend_max_answer: int) -> None:
     """Run the reference server (management API under /v3/rest)."""
     _check_db(db)
     config, dev = build_config(
@@ -138,17 +150,23 @@ def command(host: str, port: int, db: str, tokens: tuple[str, ...], clients: tup
     shown = "" if dialect == "spec" else f", dialect {dialect}"
     click.echo(f"apimctl reference server on http://{host}:{port}/v3/rest (database {db}{shown})", err=True)
     listeners = [(app, host, port, sock)]
+    bounds = None
     if traffic_sock is not None:
         from apimctl.server.traffic import create_traffic_app
+        from apimctl.server.traffic.connections import KeepAliveTransport
+        from apimctl.server.traffic.listener import Bounds
 
+        bounds = Bounds(idle_timeout=traffic_idle_timeout, max_connections=traffic_max_connections)
         traffic_port = traffic_sock.getsockname()[1]
-        listeners.append((create_traffic_app(app), traffic_host, traffic_port, traffic_sock))
+        traffic_app = create_traffic_app(app, transport=KeepAliveTransport(per_backend=backend_connections),
+                                         max_answer_bytes=backend_max_answer)
+        listeners.append((traffic_app, traffic_host, traffic_port, traffic_sock))
         click.echo(f"traffic manager on http://{traffic_host}:{traffic_port} (calls routed by Host and path; "
                    "recent calls: GET /operator/traffic with the operator token)", err=True)
     if dev:
         click.echo(f"No --token or --user given: accepting the development token "
                    f"'Authorization: Bearer {DEV_TOKEN}' for area '{DEV_AREA}'.", err=True)
-    _run(listeners)
+    _run(listeners, bounds)
 
 
 def _app(config: ServerConfig) -> Any:
@@ -160,18 +178,28 @@ def _app(config: ServerConfig) -> Any:
         raise ApimctlError(f"cannot open the database {config.db_path}: {exc}") from None
 
 
-def _run(listeners: list[tuple[Any, str, int, socket.socket]]) -> None:
+def _run(listeners: list[tuple[Any, str, int, socket.socket]], bounds: Any = None) -> None:
     """Serve until interrupted (the management API, and the traffic manager when asked for,
     in one event loop); a server that cannot start is an error (exit 1), not uvicorn's exit 3.
     The management API keeps uvicorn's h11 parser (:data:`UVICORN_OPTIONS`); the traffic
-    listener takes uvicorn's fastest one installed (httptools, else h11), and the loop is
-    uvloop's where it is installed."""
+    listener takes uvicorn's fastest one installed (httptools, else h11) with the bounds of
+    :mod:`~apimctl.server.traffic.listener` (``bounds``), and the loop is uvloop's where it is
+    installed. After SIGTERM (or Ctrl-C) calls in flight get :data:`SHUTDOWN_GRACE` seconds,
+    then are cancelled (a forward waiting on a slow back end with them)."""
     import uvicorn
 
     from apimctl.server import UVICORN_OPTIONS
 
+    def options(index: int) -> dict[str, Any]:
+        if not index:
+            return dict(UVICORN_OPTIONS)
+        from apimctl.server.traffic.listener import Bounds, protocol_class
+
+        own = bounds if bounds is not None else Bounds()
+        return {"http": protocol_class(own), "timeout_keep_alive": own.idle_timeout}
+
     servers = [uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                             **{**UVICORN_OPTIONS, **({"http": _traffic_http()} if index else {})}))
+                                             timeout_graceful_shutdown=SHUTDOWN_GRACE, **options(index)))
                for index, (app, host, port, _) in enumerate(listeners)]
     with contextlib.suppress(SystemExit):  # uvicorn exits with 3 when it cannot start
         if len(servers) == 1:
@@ -184,13 +212,6 @@ def _run(listeners: list[tuple[Any, str, int, socket.socket]]) -> None:
             raise ApimctlError(f"cannot listen on {host}:{port} (see the message above)")
 
 
-def _traffic_http() -> type[asyncio.Protocol]:
-    """uvicorn's fastest HTTP/1.1 protocol installed, sending the traffic manager's reason phrases."""
-    from apimctl.server.traffic.listener import http_protocol
-
-    return http_protocol()
-
-
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     """uvloop's event loop where it is installed (as uvicorn picks for one server), else asyncio's."""
     try:
@@ -201,10 +222,12 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 
 async def _serve_all(servers: list[Any], sockets: list[socket.socket]) -> None:
-    """Run several uvicorn servers together; when one stops (a signal), all stop."""
+    """Run several uvicorn servers together; when one is told to stop (a signal reaches the
+    one whose handler is installed last) or stops, all stop at once (each with its grace)."""
     tasks = [asyncio.create_task(server.serve(sockets=[sock])) for server, sock in zip(servers, sockets, strict=True)]
     try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        while not any(server.should_exit for server in servers) and not any(t.done() for t in tasks):
+            await asyncio.sleep(0.1)
     finally:
         for server in servers:
             server.should_exit = True

@@ -179,3 +179,18 @@ def test_https_back_end() -> None:
     heads = asyncio.run(_serve(backend, calls, server_context))
     assert all(h.startswith(b"GET /tls HTTP/1.1") for h in heads)
     assert backend.connections == 1
+
+
+def test_one_back_end_gets_at_most_its_connections_and_another_is_not_kept_waiting() -> None:
+    async def calls(base: str) -> None:
+        transport = KeepAliveTransport(per_backend=1)
+        held = await transport.handle_async_request(httpx.Request("GET", base, extensions={"timeout": TIMEOUT}))
+        with pytest.raises(httpx.PoolTimeout):  # the origin's one connection is taken
+            await _get(transport, base, {**TIMEOUT, "pool": 0.05})
+        other = base.replace("127.0.0.1", "localhost")  # another origin, the same server
+        assert (await _get(transport, other, {**TIMEOUT, "pool": 0.05})).startswith(b"GET / HTTP/1.1")
+        await held.aclose()
+        assert (await _get(transport, base)).startswith(b"GET / HTTP/1.1")
+        await transport.aclose()
+
+    asyncio.run(_serve(Backend(), calls))

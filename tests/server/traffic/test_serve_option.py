@@ -1,10 +1,12 @@
 """``apimctl serve --traffic-port``: the traffic listener beside the management API, in one
-process; both stop together."""
+process; both stop together; a request head beyond the listener's bound is a 431 with
+either HTTP parser."""
 
 from __future__ import annotations
 
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -36,6 +38,12 @@ def test_serve_opens_the_traffic_listener(tmp_path: Path, start: list[str]) -> N
         assert (answer.status_code, answer.reason_phrase) == (596, "Service Not Found")  # the platform's phrase
         calls = httpx.get(f"{api.group(1)}/operator/traffic", headers={"Authorization": "Bearer op"}).json()
         assert [(c["path"], c["decidedBy"]) for c in calls] == [("/v1/x", "route")]
+        url = httpx.URL(traffic.group(1))
+        with socket.create_connection((str(url.host), int(url.port or 80)), timeout=5) as caller:
+            caller.sendall(b"GET /v1/x HTTP/1.1\r\nHost: api.example.com\r\n")
+            for _ in range(64):  # 1 MiB of header fields, with either parser
+                caller.sendall(b"X-Big: " + b"b" * 16384 + b"\r\n")
+            assert caller.recv(64).startswith(b"HTTP/1.1 431 ")
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=15)

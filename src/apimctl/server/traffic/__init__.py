@@ -9,8 +9,9 @@ origin, on asyncio streams); ``errors`` renders refusals through the endpoint's 
 ``manager`` runs the steps in order; ``area`` reads the live configuration from the server's
 store; ``log`` keeps the recent calls
 (``GET /operator/traffic``); ``app`` is the ASGI application of the traffic listener
-(:func:`create_traffic_app`), ``listener`` its HTTP/1.1 protocol under uvicorn (error
-answers with their message's status as the reason phrase). Nothing here is emulated beyond what §11 names: response
+(:func:`create_traffic_app`); ``listener`` its HTTP/1.1 protocol under uvicorn: bounded
+connections (request head size, idle time, how many), a call cancelled when its caller hangs
+up, and error answers with their message's status as the reason phrase. Nothing here is emulated beyond what §11 names: response
 caching, custom adapters and processors are not emulated, OAuth is kept to token presence.
 """
 

@@ -18,7 +18,7 @@ import httpx
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from apimctl.server.traffic.listener import reason_setter
+from apimctl.server.traffic.listener import reason_setter, until_disconnected
 from apimctl.server.traffic.manager import Clock, TrafficManager
 from apimctl.server.traffic.model import Call
 
@@ -64,7 +64,11 @@ class TrafficApp:
             headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in raw],
             body=body, time=self.manager.clock(),
         )
-        answer, _ = await self.manager.handle(call)
+        handled = await until_disconnected(receive, self.manager.handle(call))
+        if handled is None:  # the caller hung up, or the server stops: the call was cancelled
+            await Response(b"the server is stopping", 503, media_type="text/plain")(scope, receive, send)
+            return
+        answer, _ = handled
         head = call.method == "HEAD"
         headers = [(n.lower().encode("latin-1"), v.encode("latin-1", "replace")) for n, v in answer.headers
                    if n.lower() != "content-length" or head]
@@ -87,14 +91,18 @@ def _raw_path(scope: Scope) -> str:
 
 
 def create_traffic_app(management: Any, *, clock: Clock | None = None,
-                       transport: httpx.AsyncBaseTransport | None = None) -> TrafficApp:
+                       transport: httpx.AsyncBaseTransport | None = None,
+                       max_answer_bytes: int | None = None) -> TrafficApp:
     """The traffic listener's app beside ``management`` (an app of
     :func:`apimctl.server.create_app`); ``clock``: seconds since the epoch (default: real
-    time); ``transport``: of the back-end client (default: the network)."""
+    time); ``transport``: of the back-end client (default: the network);
+    ``max_answer_bytes``: the longest answer body forwarded."""
     server = management.state.server
     server.config.exclusive_public_domains = True  # a host routes to one area: the first to declare it
     options: dict[str, Any] = {"transport": transport}
     if clock is not None:
         options["clock"] = clock
+    if max_answer_bytes is not None:
+        options["max_answer_bytes"] = max_answer_bytes
     manager = TrafficManager(server.store, server.dialect, server.traffic_log, **options)
     return TrafficApp(manager, server.config.max_body_bytes)

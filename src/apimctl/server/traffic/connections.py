@@ -9,7 +9,9 @@ connection it holds, twice per call, and asks each socket whether the peer hung 
 cost grows with the number of keep-alive connections. Here an idle connection waits in a
 last-in-first-out list of its origin and only the one taken is checked (keep-alive expiry,
 or a peer that closed it). At most :data:`MAX_CONNECTIONS` are open at once (httpx's
-default): a call that finds none free within its ``pool`` timeout is a
+default) and at most ``per_backend`` (:data:`PER_BACKEND`) to one origin, so one slow back
+end cannot take the connections every other endpoint needs (httpx's pool has no bound per
+host): a call that finds none free within its ``pool`` timeout is a
 :class:`httpx.PoolTimeout`. The connections read and write asyncio's streams
 (:mod:`~apimctl.server.traffic.sockets`); httpcore's errors become httpx's, as httpx maps
 them.
@@ -28,6 +30,7 @@ import httpx
 from apimctl.server.traffic.sockets import AsyncioBackend
 
 MAX_CONNECTIONS = 100  # httpx's default limits
+PER_BACKEND = 20  # connections open at once to one origin (scheme, host, port)
 MAX_IDLE = 100  # per origin; more idle connections than that are closed
 KEEPALIVE_EXPIRY = 5.0  # seconds an idle connection is kept
 
@@ -83,11 +86,13 @@ class _Body(httpx.AsyncByteStream):
 class KeepAliveTransport(httpx.AsyncBaseTransport):
     """HTTP/1.1 to the back ends over connections kept alive per origin."""
 
-    def __init__(self, ssl_context: ssl.SSLContext | None = None) -> None:
+    def __init__(self, ssl_context: ssl.SSLContext | None = None, *, per_backend: int = PER_BACKEND) -> None:
         self._ssl = ssl_context
         self._backend = AsyncioBackend()
         self._idle: dict[tuple[bytes, bytes, int], list[httpcore.AsyncHTTPConnection]] = {}
         self._slots: asyncio.Semaphore | None = None
+        self._per_backend = per_backend
+        self._origin_slots: dict[tuple[bytes, bytes, int], asyncio.Semaphore] = {}
         self._open: set[httpcore.AsyncHTTPConnection] = set()
 
     def _context(self) -> ssl.SSLContext:
@@ -95,16 +100,33 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
             self._ssl = httpx.create_ssl_context(trust_env=False)
         return self._ssl
 
-    async def _slot(self, timeout: float | None) -> None:
+    async def _slot(self, key: tuple[bytes, bytes, int], timeout: float | None) -> None:
+        """A connection slot of the origin ``key`` and one of all (the origin's first: a slow
+        back end waits for its own connections, not for everyone's)."""
         if self._slots is None:
             self._slots = asyncio.Semaphore(MAX_CONNECTIONS)
-        if not self._slots.locked():
+        mine = self._origin_slots.get(key)
+        if mine is None:
+            mine = self._origin_slots[key] = asyncio.Semaphore(self._per_backend)
+        if not mine.locked() and not self._slots.locked():  # free: no timer to arm
+            await mine.acquire()
             await self._slots.acquire()
             return
         try:
-            await asyncio.wait_for(self._slots.acquire(), timeout)
+            async with asyncio.timeout(timeout):
+                await mine.acquire()
+                try:
+                    await self._slots.acquire()
+                except BaseException:
+                    mine.release()
+                    raise
         except TimeoutError:
             raise httpx.PoolTimeout(f"no connection free within {timeout:g} s") from None
+
+    def _release(self, key: tuple[bytes, bytes, int]) -> None:
+        assert self._slots is not None
+        self._slots.release()
+        self._origin_slots[key].release()
 
     async def _take(self, origin: httpcore.Origin) -> httpcore.AsyncHTTPConnection:
         idle = self._idle.get((origin.scheme, origin.host, origin.port))
@@ -121,8 +143,7 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
         return connection
 
     def _give_back(self, origin: httpcore.Origin, connection: httpcore.AsyncHTTPConnection) -> None:
-        assert self._slots is not None
-        self._slots.release()
+        self._release((origin.scheme, origin.host, origin.port))
         idle = self._idle.setdefault((origin.scheme, origin.host, origin.port), [])
         if connection.is_idle() and len(idle) < MAX_IDLE:
             idle.append(connection)
@@ -140,24 +161,24 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
             url=httpcore.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
             headers=request.headers.raw, content=request.stream, extensions=request.extensions)
         origin = core.url.origin
-        await self._slot((request.extensions.get("timeout") or {}).get("pool"))
+        key = (origin.scheme, origin.host, origin.port)
+        await self._slot(key, (request.extensions.get("timeout") or {}).get("pool"))
         connection: httpcore.AsyncHTTPConnection | None = None
         try:
             connection = await self._take(origin)
             with _mapped():
                 answer = await connection.handle_async_request(core)
         except BaseException:
-            await self._drop(connection)
+            await self._drop(key, connection)
             raise
         assert isinstance(answer.stream, AsyncIterable)
         taken = connection
         return httpx.Response(answer.status, headers=answer.headers, extensions=answer.extensions,
                               stream=_Body(answer.stream, lambda: self._give_back(origin, taken)))
 
-    async def _drop(self, connection: httpcore.AsyncHTTPConnection | None) -> None:
-        """A call that failed: its slot freed, its connection closed."""
-        assert self._slots is not None
-        self._slots.release()
+    async def _drop(self, key: tuple[bytes, bytes, int], connection: httpcore.AsyncHTTPConnection | None) -> None:
+        """A call that failed: its slots freed, its connection closed."""
+        self._release(key)
         if connection is not None:
             self._open.discard(connection)
             with suppress(Exception):

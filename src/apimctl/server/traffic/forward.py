@@ -10,19 +10,27 @@ when ``dropApiKeyFromIncomingCall``, else replaced by ``systemDomainCredentialKe
 its user and password. ``headersToExcludeFromIncomingCall`` are removed and
 ``forwardedHeaders`` added (enum value ``svc-message-id`` -> header ``X-Svc-Message-ID``,
 ``mashery-host`` -> ``X-Mashery-Host``); ``hostPassthroughIncludedInBackendCallHeader``
-sends the original host in the dialect's host header. Redirects are followed up to
+sends the original host in the dialect's host header; the caller's own headers of those
+names are dropped, so the back end reads only the emulator's. Redirects are followed up to
 ``numberOfHttpRedirectsToFollow`` (cookies carried only with
-``cookiesDuringHttpRedirectsEnabled``). Gzip: ``forceGzipOfBackendCall`` asks the back end
+``cookiesDuringHttpRedirectsEnabled``), only to the endpoint's system domains (see
+:func:`_follows`). Gzip: ``forceGzipOfBackendCall`` asks the back end
 for gzip; with ``gzipPassthroughSupportEnabled`` the caller's ``Accept-Encoding`` goes to
 the back end and a gzip answer comes back as it is, otherwise the answer is decoded. No
 connection within ``connectionTimeoutForSystemDomainRequest`` seconds (or a refused one, or
-one the transport may not make, :class:`Unreachable`, with its reason):
-``ERR_502_BAD_GATEWAY``; no answer within ``connectionTimeoutForSystemDomainResponse``:
-``ERR_504_GATEWAY_TIMEOUT``. The answer gets ``returnedHeaders``.
+one the transport may not make, :class:`Unreachable`, with its reason, or
+none free among the back end's connections): ``ERR_502_BAD_GATEWAY``; no complete answer
+(every redirect and every byte of the body) within ``connectionTimeoutForSystemDomainResponse``
+seconds of the call's start: ``ERR_504_GATEWAY_TIMEOUT`` (a deadline, not a bound per read: a
+back end dripping a byte a second does not hold the caller longer). An answer body longer
+than the emulator's cap (:data:`MAX_ANSWER_BYTES` unless the server sets another) is
+``ERR_502_BAD_GATEWAY`` as well. The answer gets ``returnedHeaders``; the back end's
+``Date`` and ``Server`` give way to the listener's own, so the caller reads one of each.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import time
@@ -39,7 +47,13 @@ from apimctl.server.traffic.transport import scheme_of
 
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                         "trailer", "transfer-encoding", "upgrade", "host", "content-length"})
+# the listener writes its own (uvicorn's Date and Server): the back end's would come twice
+LISTENER_OWN = frozenset({"date", "server"})
+# what the emulator forwards, in either dialect: a caller's header of such a name is not passed on
+FORWARDED_NAMES = frozenset(f"x-{prefix}-{name}" for prefix in ("svc", "mashery")
+                            for name in ("host", "message-id", "service-id"))
 RESPONDER = "apimctl-traffic-emulator"
+MAX_ANSWER_BYTES = 64 * 1024 * 1024  # longest answer body forwarded (ERR_502_BAD_GATEWAY beyond)
 # what an httpx client adds to every request unless the request sends its own (read once)
 CLIENT_HEADERS: list[tuple[str, str]] = [
     (name.decode("latin-1"), value.decode("latin-1"))
@@ -121,7 +135,7 @@ def _headers(call: Call, route: Route, found: KeyFound, action: str | None, valu
     out: list[tuple[str, str]] = []
     for name, val in call.headers:
         low = name.lower()
-        if low in HOP_BY_HOP or low in excluded:
+        if low in HOP_BY_HOP or low in excluded or low in FORWARDED_NAMES:
             continue
         if low == "accept-encoding" and endpoint.get("gzipPassthroughSupportEnabled") is not True:
             continue
@@ -139,7 +153,8 @@ def _headers(call: Call, route: Route, found: KeyFound, action: str | None, valu
         suffix = str(item).split("-", 1)[1] if "-" in str(item) else str(item)
         if suffix in values:
             out.append((header_name(str(item)), values[suffix]))
-    if endpoint.get("hostPassthroughIncludedInBackendCallHeader") is True:
+    if endpoint.get("hostPassthroughIncludedInBackendCallHeader") is True and not any(
+            n.lower() == host_header.lower() for n, _ in out):  # once, when forwardedHeaders has it too
         out.append((host_header, call.host))
     auth = endpoint.get("systemDomainAuthentication")
     if isinstance(auth, dict) and auth.get("type") == "httpBasic" and auth.get("username"):
@@ -181,17 +196,27 @@ def _timeouts(endpoint: dict[str, Any]) -> dict[str, float | None]:
     return {"connect": connect, "read": read, "write": read, "pool": connect}
 
 
+class TooLarge(Exception):
+    """An answer body longer than the cap."""
+
+
 async def _send(transport: httpx.AsyncBaseTransport, request: httpx.Request,
-                passthrough: bool) -> tuple[httpx.Response, bytes]:
+                passthrough: bool, cap: int) -> tuple[httpx.Response, bytes]:
     response = await transport.handle_async_request(request)
     response.request = request
     try:
         raw = passthrough and response.headers.get("content-encoding", "").lower() == "gzip"
+        parts: list[bytes] = []
+        size = 0
+        # the bytes as they came (gzip passed through), else decoded: the cap counts what is kept
         stream = response.stream
-        if raw and isinstance(stream, httpx.AsyncByteStream):  # the bytes as they came
-            body = b"".join([chunk async for chunk in stream])
-        else:
-            body = await response.aread()
+        parts_of = stream if raw and isinstance(stream, httpx.AsyncByteStream) else response.aiter_bytes()
+        async for part in parts_of:
+            size += len(part)
+            if size > cap:
+                raise TooLarge(f"longer than {cap} bytes")
+            parts.append(part)
+        body = b"".join(parts)
     finally:
         await response.aclose()
     return response, body
@@ -206,12 +231,46 @@ def _request(method: str, url: str | httpx.URL, headers: list[tuple[str, str]], 
     return httpx.Request(method, url, headers=merged, content=body, extensions={"timeout": timeout})
 
 
+def _origin(url: httpx.URL) -> tuple[str, str, int]:
+    scheme = url.scheme.lower()
+    return scheme, url.host.lower(), url.port or (443 if scheme == "https" else 80)
+
+
+def _follows(target: httpx.URL, endpoint: dict[str, Any]) -> bool:
+    """Whether a redirect to ``target`` is followed: only to one of the endpoint's system
+    domains (its host, and its port: the scheme's default where the address names none),
+    over http or https.
+
+    The platform's documentation says only that the traffic manager follows up to
+    ``numberOfHttpRedirectsToFollow`` redirects "from the host server" before it passes one
+    to the caller; nothing says it follows one elsewhere. A redirect elsewhere would carry
+    the endpoint's ``systemDomainAuthentication`` and the body of a 307 to an address the
+    area never declared and the domain check never saw, so such a redirect is passed to the
+    caller as it came (as with no redirects to follow), and the call log says why."""
+    if target.scheme.lower() not in ("http", "https"):
+        return False
+    scheme, host, port = _origin(target)
+    default = 443 if scheme == "https" else 80
+    for domain in endpoint.get("systemDomains") or []:
+        address = str(domain.get("address") or "").strip().lower() if isinstance(domain, dict) else ""
+        name, _, number = address.rpartition(":") if ":" in address else (address, "", "")
+        if number and not number.isdigit():
+            continue
+        if name == host and (int(number) if number else default) == port:
+            return True
+    return False
+
+
 def _next_hop(request: httpx.Request, response: httpx.Response, headers: list[tuple[str, str]], body: bytes,
               endpoint: dict[str, Any], timeout: dict[str, float | None]) -> httpx.Request:
     """The request that follows a redirect: the same method and body on 307/308, else a GET;
-    the back end's cookies only with ``cookiesDuringHttpRedirectsEnabled``."""
+    the back end's cookies only with ``cookiesDuringHttpRedirectsEnabled``. On another
+    origin (another system domain, or another scheme or port) ``Authorization`` is not sent,
+    as browsers and HTTP clients do."""
     target = request.url.join(response.headers["location"])
     follow = [(n, v) for n, v in headers if n.lower() != "cookie"]
+    if _origin(target) != _origin(request.url):
+        follow = [(n, v) for n, v in follow if n.lower() != "authorization"]
     if endpoint.get("cookiesDuringHttpRedirectsEnabled") is True:
         cookies = "; ".join(c.split(";", 1)[0] for c in response.headers.get_list("set-cookie"))
         if cookies:
@@ -221,39 +280,52 @@ def _next_hop(request: httpx.Request, response: httpx.Response, headers: list[tu
 
 
 async def _exchange(transport: httpx.AsyncBaseTransport, method: str, url: str, headers: list[tuple[str, str]],
-                    body: bytes, endpoint: dict[str, Any], shown: str) -> tuple[httpx.Response, bytes, int]:
-    """The back end's answer after the redirects the endpoint follows, its body, the hops;
-    a refused or slow back end is :class:`Refused` (502, 504)."""
+                    body: bytes, endpoint: dict[str, Any], shown: str,
+                    cap: int) -> tuple[httpx.Response, bytes, int, str]:
+    """The back end's answer after the redirects the endpoint follows, its body, the hops and
+    a redirect not followed (or ""); a refused or slow back end is :class:`Refused` (502, 504)."""
     redirects = endpoint.get("numberOfHttpRedirectsToFollow") or 0
     passthrough = endpoint.get("gzipPassthroughSupportEnabled") is True
     timeout = _timeouts(endpoint)
+    deadline = timeout["read"]
     hops = 0
+    unfollowed = ""
     try:
-        request = _request(method, url, headers, body, timeout)
-        response, content = await _send(transport, request, passthrough)
-        while response.is_redirect and response.headers.get("location") and hops < redirects:
-            hops += 1
-            request = _next_hop(request, response, headers, body, endpoint, timeout)
-            response, content = await _send(transport, request, passthrough)
+        async with asyncio.timeout(deadline):  # the whole exchange: every hop, every byte
+            request = _request(method, url, headers, body, timeout)
+            response, content = await _send(transport, request, passthrough, cap)
+            while response.is_redirect and response.headers.get("location") and hops < redirects:
+                target = request.url.join(response.headers["location"])
+                if not _follows(target, endpoint):
+                    unfollowed = f"{target.scheme}://{target.netloc.decode('ascii', 'replace')}"
+                    break
+                hops += 1
+                request = _next_hop(request, response, headers, body, endpoint, timeout)
+                response, content = await _send(transport, request, passthrough, cap)
     except Unreachable as exc:
         raise Refused("forward", "ERR_502_BAD_GATEWAY", str(exc)) from None
     except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
         raise Refused("forward", "ERR_502_BAD_GATEWAY", f"no connection to {shown}: {type(exc).__name__}") from None
-    except httpx.TimeoutException:
+    except (httpx.TimeoutException, TimeoutError):
         raise Refused("forward", "ERR_504_GATEWAY_TIMEOUT",
-                      f"no answer from {shown} within {timeout['read']:g} s") from None
+                      f"no answer from {shown} within {deadline:g} s (the whole of it, redirects included)") from None
+    except TooLarge as exc:
+        raise Refused("forward", "ERR_502_BAD_GATEWAY", f"the answer of {shown} is {exc} "
+                      "(the emulator's cap on forwarded answers)") from None
     except httpx.HTTPError as exc:
         raise Refused("forward", "ERR_502_BAD_GATEWAY", f"{shown}: {type(exc).__name__}") from None
-    return response, content, hops
+    return response, content, hops, unfollowed
 
 
 def returned_headers(response: httpx.Response, endpoint: dict[str, Any], method: str,
                      message_id: str) -> list[tuple[str, str]]:
-    """The back end's headers the caller gets (hop-by-hop ones and a decoded encoding left
-    out; a HEAD answer keeps its length), and the endpoint's ``returnedHeaders``."""
+    """The back end's headers the caller gets (hop-by-hop ones, ``Date`` and ``Server`` and a
+    decoded encoding left out; a HEAD answer keeps its length), and the endpoint's
+    ``returnedHeaders``."""
     passthrough = endpoint.get("gzipPassthroughSupportEnabled") is True
     out = [(n, v) for n, v in response.headers.multi_items()
            if (n.lower() not in HOP_BY_HOP or (method == "HEAD" and n.lower() == "content-length"))
+           and n.lower() not in LISTENER_OWN
            and not (n.lower() == "content-encoding" and not (passthrough and v.lower() == "gzip"))]
     for item in endpoint.get("returnedHeaders") or []:
         suffix = str(item).split("-", 1)[1] if "-" in str(item) else str(item)
@@ -264,14 +336,17 @@ def returned_headers(response: httpx.Response, endpoint: dict[str, Any], method:
 
 
 async def forward(transport: httpx.AsyncBaseTransport, call: Call, route: Route, found: KeyFound, message_id: str,
-                  host_header: str, trace: Trace) -> Answer:
+                  host_header: str, trace: Trace, max_answer_bytes: int = MAX_ANSWER_BYTES) -> Answer:
     endpoint = route.endpoint
     method, url, headers, body = backend_request(call, route, found, message_id, host_header)
     shown = masked(url, found, endpoint)
     started = time.perf_counter()
-    response, content, hops = await _exchange(transport, method, url, headers, body, endpoint, shown)
+    response, content, hops, unfollowed = await _exchange(transport, method, url, headers, body, endpoint, shown,
+                                                          max_answer_bytes)
     elapsed = (time.perf_counter() - started) * 1000
     via = f" after {hops} redirect{'s' * (hops != 1)}" if hops else ""
+    if unfollowed:
+        via += f"; the redirect to {unfollowed} not followed (not a system domain of the endpoint)"
     trace.add("forward", f"forwarded to {method} {shown}{via}")
     trace.add("return", f"{response.status_code} in {elapsed:.0f} ms")
     return Answer(response.status_code, returned_headers(response, endpoint, method, message_id), content)

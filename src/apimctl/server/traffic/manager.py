@@ -7,11 +7,13 @@ message of the error catalog rendered through the endpoint's error set
 is answered by the CORS step. Every call is recorded with its decisions in the call log.
 The clock is injected (``apimctl test`` runs on a virtual one), and so is the transport of
 the calls to the back end (stub back ends; by default
-:class:`~apimctl.server.traffic.connections.KeepAliveTransport`).
+:class:`~apimctl.server.traffic.connections.KeepAliveTransport`), and the longest answer
+body forwarded. A call cancelled on its way (its caller left) is recorded as such.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
@@ -27,7 +29,7 @@ from apimctl.server.traffic.area import Area, AreaReader
 from apimctl.server.traffic.connections import KeepAliveTransport
 from apimctl.server.traffic.entitlement import check_entitlement
 from apimctl.server.traffic.errors import render
-from apimctl.server.traffic.forward import forward
+from apimctl.server.traffic.forward import MAX_ANSWER_BYTES, forward
 from apimctl.server.traffic.key import NO_KEY, find_key, path_secrets
 from apimctl.server.traffic.limits import Limits
 from apimctl.server.traffic.log import CallLog
@@ -45,8 +47,10 @@ class TrafficManager:
     """Handles calls against the live configuration of the store's areas."""
 
     def __init__(self, store: Store, dialect: Dialect, log: CallLog, *, clock: Clock = time.time,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None,
+                 max_answer_bytes: int = MAX_ANSWER_BYTES) -> None:
         self.dialect = dialect
+        self.max_answer_bytes = max_answer_bytes
         self.reader = AreaReader(store)
         self.limits = Limits()
         self.log = log
@@ -65,6 +69,11 @@ class TrafficManager:
                 call = replace(call, path=normal)
             answer = await self._steps(call, trace, origin_headers)
             trace.deciding = "return"
+        except asyncio.CancelledError:  # the caller left (or the server stops): nothing to answer
+            trace.add("forward", "cancelled: the caller left (or the server stopped) before the answer")
+            trace.deciding = "forward"
+            self.log.record(call, trace, Answer(499, [], b""))
+            raise
         except Final as final:
             if not trace.decisions or trace.decisions[-1].step != final.step:
                 trace.add(final.step, final.reason)
@@ -111,6 +120,6 @@ class TrafficManager:
         usage = self.limits.check(found_route.area.name, service, endpoint, found, call.time, trace)
         origin_headers += cors.actual_headers(call, endpoint, trace)
         answer = await forward(self.transport, call, found_route, found, trace.message_id,
-                               self.dialect.host_header, trace)
+                               self.dialect.host_header, trace, self.max_answer_bytes)
         answer.headers += usage.headers + origin_headers
         return answer
