@@ -552,7 +552,7 @@ def test_serve_takes_the_dialect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     from apimctl.cli import serve
 
     started: list[Any] = []
-    monkeypatch.setattr(serve, "_run", lambda listeners: (started.append(listeners[0][0]), listeners[0][3].close()))
+    monkeypatch.setattr(serve, "_run", lambda listeners, *_: (started.append(listeners[0][0]), listeners[0][3].close()))
     runner = CliRunner()
     base = ["--port", "0", "--db", str(tmp_path / "x.db"), "--token", "t=a"]
     result = runner.invoke(serve.command, [*base, "--dialect", "mashery"])

@@ -96,7 +96,7 @@ def test_serve_builds_its_config_and_announces_the_dev_token(monkeypatch: pytest
     from apimctl.cli import serve
 
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(serve, "_run", lambda listeners: seen.update(host=listeners[0][1], port=listeners[0][2],
+    monkeypatch.setattr(serve, "_run", lambda listeners, *_: seen.update(host=listeners[0][1], port=listeners[0][2],
                                                                       app=listeners[0][0]))
     runner = CliRunner()
     result = runner.invoke(serve.command, ["--db", str(tmp_path / "x.db"), "--port", "0", "--auto-approve-domains"])

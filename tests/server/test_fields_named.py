@@ -203,7 +203,7 @@ def test_serve_takes_the_switch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     from apimctl.cli import serve
 
     started: list[Any] = []
-    monkeypatch.setattr(serve, "_run", lambda listeners: (started.append(listeners[0][0]), listeners[0][3].close()))
+    monkeypatch.setattr(serve, "_run", lambda listeners, *_: (started.append(listeners[0][0]), listeners[0][3].close()))
     base = ["--port", "0", "--db", str(tmp_path / "x.db"), "--token", "t=a"]
     for options, expected in (([], None), (["--no-nested-wildcards"], False), (["--nested-wildcards"], True)):
         result = CliRunner().invoke(serve.command, [*base, *options])
