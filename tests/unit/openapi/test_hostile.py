@@ -132,6 +132,8 @@ def test_an_http_ref_is_not_fetched_unless_its_host_is_allowed(
     code, out, err = run("import", "openapi", str(doc), "--allow-ref-host", "127.0.0.1")
     assert code == 0, err
     assert requests and "listPets" in out
+    code, out, err = run("lint", "--openapi-spec", str(doc), "--allow-ref-host", "127.0.0.1", str(MANIFEST))
+    assert "refused" not in err and "openapi.yaml" in out + err, err
 
 
 def test_a_ref_to_another_scheme_is_refused(run: Run, tmp_path: Path) -> None:
