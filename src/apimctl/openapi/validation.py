@@ -23,6 +23,8 @@ from typing import Any
 from apimctl.openapi.reading import Pointer
 
 _STAMP = "_apimctl_at"
+# the field of an operation an error yielded at the operation is about
+_FIELDS = {"UnresolvableParameterError": ("parameters",), "DuplicateOperationIDError": ("operationId",)}
 _BRIEF = 60  # characters of a value quoted in a message
 _LONG = 300  # characters of a message
 
@@ -71,7 +73,8 @@ def _stamping(kind: type[Any]) -> type[Any]:
             at = (*at, "default")
         for error in kind.__call__(self, *args, **kwargs):
             if not hasattr(error, _STAMP):
-                setattr(error, _STAMP, (*at, *error.absolute_path))
+                field = _FIELDS.get(type(error).__name__, ())
+                setattr(error, _STAMP, (*at, *field, *error.absolute_path))
             yield error
 
     return type(kind.__name__, (kind,), {"__init__": __init__, "__call__": __call__})

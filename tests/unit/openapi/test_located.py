@@ -157,3 +157,17 @@ def test_a_path_with_a_fragment_is_refused_or_left_out_with_lenient(run: Run, tm
     assert code == 0, err
     assert "listPets" in out and "buy" not in out and "X-Amz-Target" not in out
     assert "aws.yaml:7:3:" in err and "left out (POST)" in err
+
+
+def test_an_operations_problem_is_located_at_the_field_it_is_about(run: Run, tmp_path: Path) -> None:
+    doc = tmp_path / "ops.yaml"
+    doc.write_text("openapi: 3.0.3\ninfo: {title: Shop, version: '1'}\n"
+                   "servers: [{url: 'https://api.example.com'}]\npaths:\n"
+                   "  /pets/{id}:\n    get:\n      operationId: getPet\n      responses: {'200': {description: ok}}\n"
+                   "  /dogs:\n    get:\n      operationId: getPet\n      responses: {'200': {description: ok}}\n",
+                   encoding="utf-8")
+    located = problems(refused(run("import", "openapi", str(doc))))
+    assert [(m["line"], m["path"]) for m in located] == [
+        ("6", "paths./pets/{id}.get.parameters"), ("11", "paths./dogs.get.operationId")]
+    located = problems(refused(run("import", "openapi", str(doc), "--lenient")))
+    assert [(m["line"], m["path"]) for m in located] == [("11", "paths./dogs.get.operationId")]
