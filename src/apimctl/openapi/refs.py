@@ -8,7 +8,7 @@ made here (:func:`ref_handlers`) allow only:
   folder is refused), read as the document is (:mod:`apimctl.openapi.reading`: a regular
   file, bounded size, bounded YAML);
 - an ``http``/``https`` URL whose host the caller allows (``--allow-ref-host``), read with a
-  timeout and the same size bound.
+  timeout and the same size bound (a redirect only to an allowed host).
 
 Anything else raises :class:`RefRefused`; the document module reports it at the ``$ref``
 that asked for it, naming the reference and never what it points to. A reference inside the
@@ -78,6 +78,21 @@ class _EveryScheme(Mapping[str, Callable[[str], Any]]):
         return 3
 
 
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only to an allowed host."""
+
+    def __init__(self, hosts: frozenset[str]) -> None:
+        self.hosts = hosts
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any,
+                         newurl: str) -> Any:
+        parts = urlsplit(newurl)
+        if parts.scheme not in ("http", "https") or (parts.hostname or "").lower() not in self.hosts:
+            raise RefRefused(f"{req.full_url}: redirected to {newurl}, not on a host given with "
+                             "--allow-ref-host")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
 @dataclass(frozen=True)
 class _Guard:
     policy: RefPolicy
@@ -109,8 +124,9 @@ class _Guard:
         if host not in self.policy.hosts:
             raise RefRefused(f"{uri}: not fetched; the network is used only for hosts given with "
                              "--allow-ref-host")
+        opener = urllib.request.build_opener(_Redirects(self.policy.hosts))
         try:
-            with urllib.request.urlopen(uri, timeout=FETCH_TIMEOUT) as response:
+            with opener.open(uri, timeout=FETCH_TIMEOUT) as response:
                 data = response.read(MAX_DOCUMENT_BYTES + 1)
         except OSError as exc:
             raise RefRefused(f"{uri}: cannot fetch it: {getattr(exc, 'reason', None) or exc}") from None

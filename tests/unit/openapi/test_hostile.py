@@ -98,6 +98,11 @@ class _Counting(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         type(self).requests.append(self.path)
+        if self.path.startswith("/moved"):  # to a host that is not allowed
+            self.send_response(302)
+            self.send_header("Location", f"http://localhost:{self.server.server_address[1]}/pet.yaml")
+            self.end_headers()
+            return
         body = b"Pet: {type: object}\n"
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
@@ -134,6 +139,15 @@ def test_an_http_ref_is_not_fetched_unless_its_host_is_allowed(
     assert requests and "listPets" in out
     code, out, err = run("lint", "--openapi-spec", str(doc), "--allow-ref-host", "127.0.0.1", str(MANIFEST))
     assert "refused" not in err and "openapi.yaml" in out + err, err
+
+
+def test_a_redirect_to_a_host_that_is_not_allowed_is_not_followed(
+        run: Run, tmp_path: Path, server: tuple[str, list[str]]) -> None:
+    url, requests = server
+    doc = write_doc(tmp_path / "api", f"{url}/moved.yaml#/Pet")
+    refused(run("import", "openapi", str(doc), "--allow-ref-host", "127.0.0.1"), "redirected to",
+            "not on a host given with --allow-ref-host")
+    assert requests == ["/moved.yaml"]
 
 
 def test_a_ref_to_another_scheme_is_refused(run: Run, tmp_path: Path) -> None:
