@@ -122,9 +122,9 @@ def _problems(doc: OpenApiDocument) -> tuple[list[Problem], list[Problem]]:
     fatal: list[Problem] = []
     ignorable: list[Problem] = []
     try:
-        for path, message in located_problems(doc.data, doc.version, doc.base_uri, doc.handlers):
-            problem = doc.problem(path, f"invalid {label} document: {message}")
-            (fatal if reads(path) else ignorable).append(problem)
+        for found in located_problems(doc.data, doc.version, doc.base_uri, doc.handlers):
+            problem = doc.problem(found.path, f"invalid {label} document: {found.message}")
+            (fatal if reads(found.about) else ignorable).append(problem)
     except PointerToNowhere as exc:
         fatal.append(_dangling(doc, exc.ref))
     except Unresolvable as exc:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from apimctl.openapi.reading import Pointer
@@ -30,9 +31,9 @@ _LONG = 300  # characters of a message
 
 
 def located_problems(data: dict[str, Any], version: str, base_uri: str,
-                     handlers: Mapping[str, Callable[[str], Any]]) -> Iterator[tuple[Pointer, str]]:
-    """Each problem the validator finds in ``data``: where (a path in the document) and what.
-    Raises ``referencing``'s ``Unresolvable`` for a ``$ref`` it cannot follow."""
+                     handlers: Mapping[str, Callable[[str], Any]]) -> Iterator[Finding]:
+    """Each problem the validator finds in ``data``. Raises ``referencing``'s
+    ``Unresolvable`` for a ``$ref`` it cannot follow."""
     from jsonschema_path import SchemaPath
     from openapi_spec_validator.shortcuts import get_validator_cls
 
@@ -42,6 +43,16 @@ def located_problems(data: dict[str, Any], version: str, base_uri: str,
         yield _described(data, error, tuple(error.absolute_path))
     for error in validator.root_validator(validator.schema_path):
         yield _described(data, error, getattr(error, _STAMP, ()))
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: the ``path`` of the node it is reported at, the ``message``, and the path
+    of what it is ``about`` (for a missing property: the property's place, not the parent's)."""
+
+    path: Pointer
+    message: str
+    about: Pointer
 
 
 _CLASSES: dict[type[Any], type[Any]] = {}
@@ -120,13 +131,23 @@ def _relevance(error: Any) -> tuple[int, bool]:
     return len(error.absolute_path), error.validator not in _VAGUE
 
 
-def _described(data: Any, error: Any, at: Pointer) -> tuple[Pointer, str]:
+def _described(data: Any, error: Any, at: Pointer) -> Finding:
     """Where the error is (``at``, deeper when its most relevant sub-error is, and followed
     through local ``$ref`` to the node where it was written) and a one-line message that
     quotes no mapping or list."""
     best = _best(error)
     deeper = tuple(best.absolute_path)[len(error.absolute_path):]
-    return written_at(data, (*at, *deeper)), _message(best)
+    path = written_at(data, (*at, *deeper))
+    missing = _missing(best)
+    return Finding(path, _message(best), (*path, missing) if missing is not None else path)
+
+
+def _missing(error: Any) -> str | None:
+    """The one property a ``required`` error says is missing."""
+    if error.validator != "required" or not isinstance(error.instance, Mapping):
+        return None
+    absent = [name for name in error.validator_value or () if name not in error.instance]
+    return str(absent[0]) if len(absent) == 1 else None
 
 
 def written_at(data: Any, path: Pointer) -> Pointer:

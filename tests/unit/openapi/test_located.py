@@ -171,3 +171,19 @@ def test_an_operations_problem_is_located_at_the_field_it_is_about(run: Run, tmp
         ("6", "paths./pets/{id}.get.parameters"), ("11", "paths./dogs.get.operationId")]
     located = problems(refused(run("import", "openapi", str(doc), "--lenient")))
     assert [(m["line"], m["path"]) for m in located] == [("11", "paths./dogs.get.operationId")]
+
+
+def test_a_missing_field_the_import_does_not_read_is_ignored_with_lenient(run: Run, tmp_path: Path) -> None:
+    doc = tmp_path / "bare.yaml"
+    doc.write_text("openapi: 3.0.3\ninfo: {title: Shop, version: '1'}\n"
+                   "servers: [{url: 'https://api.example.com'}]\npaths:\n"
+                   "  /pets:\n    get: {operationId: listPets}\n", encoding="utf-8")
+    located = problems(refused(run("import", "openapi", str(doc))))
+    assert [(m["line"], m["path"], m["message"]) for m in located] == [
+        ("6", "paths./pets.get", "invalid OpenAPI 3.0 document: 'responses' is a required property")]
+    code, out, err = run("import", "openapi", str(doc), "--lenient")
+    assert code == 0 and "listPets" in out and "ignored with --lenient" in err
+    doc.write_text("openapi: 3.0.3\nservers: [{url: 'https://api.example.com'}]\npaths:\n"
+                   "  /pets:\n    get: {operationId: listPets, responses: {'200': {description: ok}}}\n",
+                   encoding="utf-8")
+    refused(run("import", "openapi", str(doc), "--lenient"))
