@@ -7,6 +7,10 @@ prints the manifest (``--out -``, the default), writes it to a file (``--out FIL
 updates the manifests of a directory in place (``--into DIR``, keeping hand edits). What the
 import left out and what the re-import did go to stderr.
 
+A ``$ref`` is followed only inside the document and to files under its folder; a URL only on
+a host given with ``--allow-ref-host``. ``--lenient`` imports a document whose problems lie
+only in parts the import does not read, and says what it ignored.
+
 Exit codes: 0 imported, 1 error (an unreadable, invalid or unsupported document).
 """
 
@@ -24,15 +28,19 @@ from apimctl.openapi import (
     GROUPINGS,
     ImportOptions,
     Merge,
+    OpenApiError,
     import_openapi,
     merge_into,
     new_file_text,
 )
+from apimctl.openapi.document import ReadOptions
 from apimctl.openapi.mapping import Grouping
 
 _LOCATIONS = ("request-parameters", "request-path", "request-body", "request-header", "custom")
 _REQUEST_TIMEOUTS = ("2", "5", "10", "20", "30", "45", "60")
 _RESPONSE_TIMEOUTS = (*_REQUEST_TIMEOUTS, "120", "300", "600", "900", "1200")
+_LENIENT_HINT = ("These problems lie only in parts the import does not read (schemas, responses, "
+                 "parameters): --lenient imports the paths and operations anyway.")
 _GROUP_HELP = ("One endpoint per path (default: a path's operations share it), per static path "
                "prefix (/pets and /pets/{id} together), or per first tag.")
 
@@ -43,7 +51,7 @@ def command() -> None:
 
 
 @command.command("openapi")
-@click.argument("spec", type=click.Path(dir_okay=False))
+@click.argument("spec", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--service", help="Name of the service (default: x-apimctl-service.name, else info.title).")
 @click.option("--group", type=click.Choice(GROUPINGS), default="path", show_default=True,
               help=_GROUP_HELP)
@@ -72,24 +80,42 @@ def command() -> None:
               help="Seconds to connect to the back end (connectionTimeoutForSystemDomainRequest).")
 @click.option("--response-timeout", type=click.Choice(_RESPONSE_TIMEOUTS),
               help="Seconds for the back end to answer (connectionTimeoutForSystemDomainResponse).")
+@click.option("--allow-ref-host", "allow_ref_hosts", multiple=True, metavar="HOST",
+              help="Fetch a $ref to an http(s) URL on HOST (repeatable; default: no $ref is fetched "
+                   "over the network).")
+@click.option("--lenient", is_flag=True,
+              help="Import the paths and operations even when the document has problems, if they "
+                   "lie only in parts the import does not read (schemas, responses, parameters); "
+                   "each is reported as a warning. Operations on a path with a #fragment are left "
+                   "out.")
 def openapi(spec: str, service: str | None, group: str, out: str, into: str | None, prune: bool,
-            public_domains: tuple[str, ...], path_prefix: str | None, **fields: Any) -> int:
-    """Turn the OpenAPI 3.0/3.1 or Swagger 2.0 document SPEC (YAML or JSON) into a service.
+            public_domains: tuple[str, ...], path_prefix: str | None,
+            allow_ref_hosts: tuple[str, ...], lenient: bool, **fields: Any) -> int:
+    """Turn the OpenAPI 3.0/3.1 or Swagger 2.0 document SPEC (YAML or JSON; - reads stdin)
+    into a service.
 
-    The document is validated first; $refs are followed. Endpoints come from the paths,
-    supportedHttpMethods from the operations, methods from the operationIds, public
-    domains and path prefix from the servers, other fields from x-apimctl-endpoint and
-    x-apimctl-service extensions and these options.
+    The document is validated first. A $ref is followed inside the document and to files
+    under the document's folder (not through a symbolic link that leaves it); a $ref to a
+    URL only when its host is given with --allow-ref-host; any other is refused. Endpoints
+    come from the paths, supportedHttpMethods from the operations, methods from the
+    operationIds, public domains and path prefix from the servers, other fields from
+    x-apimctl-endpoint and x-apimctl-service extensions and these options.
     """
     if prune and not into:
         raise click.UsageError("--prune removes endpoints from the manifests of --into DIR: give --into")
     chosen: Grouping = "tag" if group == "tag" else "prefix" if group == "prefix" else "path"
     options = ImportOptions(service=service, group=chosen, public_domains=public_domains,
-                            path_prefix=path_prefix, endpoint=_endpoint_fields(**fields))
-    imported = import_openapi(spec, options)
+                            path_prefix=path_prefix, endpoint=_endpoint_fields(**fields),
+                            read=ReadOptions(allow_ref_hosts, lenient))
+    try:
+        imported = import_openapi(spec, options)
+    except OpenApiError as exc:
+        if exc.lenient_would_help:
+            raise ApimctlError(f"{exc}\n{_LENIENT_HINT}") from None
+        raise
     for warning in imported.warnings:
         _say(f"Warning: {warning}")
-    source = Path(spec).name
+    source = "stdin" if spec == "-" else Path(spec).name
     if into:
         _report(merge_into(into, imported.service, source, prune=prune))
     elif out == "-":

@@ -44,15 +44,19 @@ _SEVERITY_HELP = "Fail (exit 1) on findings of this severity or more severe."
 @click.option("--openapi-spec", "openapi", multiple=True, metavar="[SERVICE=]SPEC",
               help="An OpenAPI document the manifests were imported from: its operations without "
                    "operationId and its paths no endpoint of SERVICE (default: its title) routes "
-                   "are findings. Repeatable.")
+                   "are findings. Repeatable. A $ref is followed inside the document and to files "
+                   "under its folder only.")
+@click.option("--allow-ref-host", "ref_hosts", multiple=True, metavar="HOST",
+              help="With --openapi-spec: fetch a $ref to an http(s) URL on HOST (repeatable; "
+                   "default: no $ref is fetched over the network).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text: file:line:col: severity rule: message; json: for tools; github: "
                    "Actions annotations; sarif: SARIF 2.1.0 for code scanning.")
 @connection_options
 @click.pass_context
 def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, ...], live: bool,
-            rulesets: tuple[str, ...], fail_severity: str, openapi: tuple[str, ...], fmt: str,
-            **_connection: Any) -> int:
+            rulesets: tuple[str, ...], fail_severity: str, openapi: tuple[str, ...],
+            ref_hosts: tuple[str, ...], fmt: str, **_connection: Any) -> int:
     """Check manifests in PATH... (or the live area, --live) against policy rules.
 
     Rules come from Spectral-style rulesets (--ruleset), by default apimctl:recommended.
@@ -69,7 +73,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
         settings = connection_settings(ctx)
         report = run_command(lambda: _lint_live(rulesets, settings), deadline_of(ctx), _say)
     else:
-        report = lint.lint_paths(paths, overlays, rulesets=rulesets, openapi=openapi)
+        report = lint.lint_paths(paths, overlays, rulesets=rulesets, openapi=openapi,
+                                 ref_hosts=ref_hosts)
     for warning in report.warnings:
         _say(f"Warning: {warning}")
     output = render(report, fmt, threshold)

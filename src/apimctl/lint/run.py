@@ -45,10 +45,12 @@ _REFERENCE = re.compile(r"\$\{[^}]*\}")
 
 def lint_paths(paths: Sequence[str], overlays: Sequence[str] = (), *,
                rulesets: Sequence[str] = (), now: datetime | None = None,
-               env: Mapping[str, str] | None = None, openapi: Sequence[str] = ()) -> LintReport:
+               env: Mapping[str, str] | None = None, openapi: Sequence[str] = (),
+               ref_hosts: Sequence[str] = ()) -> LintReport:
     """Lint the manifests at ``paths`` with ``rulesets`` (default: ``settings.lint.rulesets``,
-    else ``apimctl:recommended``), and the OpenAPI documents ``openapi`` (``[SERVICE=]SPEC``)
-    against them. Raises ``RulesetError``, ``ManifestError`` or ``OpenApiError``."""
+    else ``apimctl:recommended``), and the OpenAPI documents ``openapi`` (``[SERVICE=]SPEC``,
+    whose ``$ref`` may fetch from ``ref_hosts``) against them. Raises ``RulesetError``,
+    ``ManifestError`` or ``OpenApiError``."""
     chosen = load_rulesets(rulesets) if rulesets else None  # a bad ruleset fails first
     result = validate(paths, overlays, LenientEnv(os.environ if env is None else env))
     if result.manifest is None:
@@ -59,15 +61,16 @@ def lint_paths(paths: Sequence[str], overlays: Sequence[str] = (), *,
         refs, base = _settings_rulesets(manifest, settings)
         chosen = load_rulesets(refs, base)
     return lint_manifest(manifest, chosen, now=now, disabled=settings.get("disable") or (),
-                         openapi=openapi)
+                         openapi=openapi, ref_hosts=ref_hosts)
 
 
 def lint_manifest(manifest: Manifest, ruleset: Ruleset, *, now: datetime | None = None,
-                  disabled: Sequence[str] = (), openapi: Sequence[str] = ()) -> LintReport:
+                  disabled: Sequence[str] = (), openapi: Sequence[str] = (),
+                  ref_hosts: Sequence[str] = ()) -> LintReport:
     """Lint a loaded manifest; findings located in its files, inline disables honoured.
     With ``openapi`` documents, their facts are linted too (located in the documents)."""
     doc = masked(manifest.doc, manifest.secret_refs)
-    cover = coverage_facts(openapi, manifest.doc) if openapi else Coverage()
+    cover = coverage_facts(openapi, manifest.doc, ref_hosts) if openapi else Coverage()
     if openapi:
         doc = {**doc, FACTS_KEY: cover.facts}
     findings = run_rules(ruleset, doc, now=now or datetime.now(UTC),

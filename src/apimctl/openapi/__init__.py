@@ -3,6 +3,9 @@
 
 - :mod:`~apimctl.openapi.document` reads and validates a document (Swagger 2.0, OpenAPI 3.0
   and 3.1; YAML or JSON) with ``openapi-spec-validator``, and locates its nodes for errors;
+  :mod:`~apimctl.openapi.reading` reads the text (regular files only, bounded; YAML with the
+  manifests' bounded reader), :mod:`~apimctl.openapi.refs` decides which ``$ref`` may be
+  followed, and :mod:`~apimctl.openapi.validation` places each of the validator's findings;
 - :mod:`~apimctl.openapi.mapping` turns it into a service (endpoints, methods, domains), with
   :mod:`~apimctl.openapi.sources` (servers, security) and :mod:`~apimctl.openapi.extensions`
   (the ``x-apimctl-*`` vocabulary and its JSON Schema);

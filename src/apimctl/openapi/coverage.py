@@ -16,7 +16,7 @@ from typing import Any
 
 from apimctl import kinds
 from apimctl.manifests.model import JsonPath, Position
-from apimctl.openapi.document import HTTP_VERBS, load_document
+from apimctl.openapi.document import HTTP_VERBS, ReadOptions, load_document
 from apimctl.openapi.extensions import SERVICE_EXTENSION
 from apimctl.openapi.sources import joined, servers
 
@@ -32,14 +32,16 @@ class Coverage:
     warnings: list[str] = field(default_factory=list)
 
 
-def coverage_facts(specs: Sequence[str], manifest: Mapping[str, Any]) -> Coverage:
-    """The facts of each ``[SERVICE=]SPEC`` against the services of ``manifest``."""
+def coverage_facts(specs: Sequence[str], manifest: Mapping[str, Any],
+                   ref_hosts: Sequence[str] = ()) -> Coverage:
+    """The facts of each ``[SERVICE=]SPEC`` against the services of ``manifest``; a ``$ref``
+    of a document may fetch only from ``ref_hosts``."""
     out = Coverage()
     services = {str(s.get("name")): s for s in manifest.get(kinds.SERVICE.manifest_key) or []
                 if isinstance(s, Mapping)}
     for index, given in enumerate(specs):
         named, _, file = given.rpartition("=") if "=" in given else ("", "", given)
-        doc = load_document(file)
+        doc = load_document(file, ReadOptions(allow_ref_hosts=tuple(ref_hosts)))
         info = doc.data.get("info") or {}
         name = named or (doc.data.get(SERVICE_EXTENSION) or {}).get("name") or str(info.get("title"))
         service = services.get(name)

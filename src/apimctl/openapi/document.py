@@ -1,57 +1,67 @@
 """Reading an OpenAPI document: the file (YAML or JSON), its version, its validation by
 ``openapi-spec-validator``, and the positions of its nodes for error messages.
 
-:func:`load_document` is the only way in: it refuses an unreadable file, an unsupported
-version (Swagger 2.0 and OpenAPI 3.0/3.1 are read), an invalid document and a ``$ref`` that
-leads nowhere, each as an :class:`OpenApiError` naming ``file:line:col`` and the JSON path of
-the offending node. Path items are read through ``jsonschema-path`` so that a ``$ref`` to a
-path item (local or in another file) is followed the way the validator follows it.
+:func:`load_document` is the only way in: it refuses an unreadable file (or one that is not a
+regular file: :mod:`apimctl.openapi.reading`), an unsupported version (Swagger 2.0 and OpenAPI
+3.0/3.1 are read), an invalid document, a ``$ref`` that leads nowhere and one the reference
+policy refuses (:mod:`apimctl.openapi.refs`), each as an :class:`OpenApiError` naming
+``file:line:col`` and the JSON path of the offending node, one line per problem. The
+validator's errors are located through the keyword validator that found them (a problem in
+``components``, ``definitions`` or an ``allOf`` is reported where it was written), and their
+messages never quote a whole mapping. With ``lenient``, problems that lie only in parts the
+import does not read (schemas, responses, parameters) are kept as :attr:`OpenApiDocument.ignored`
+instead. Path items are read through ``jsonschema-path`` so that a ``$ref`` to a path item is
+followed the way the validator follows it, under the same policy.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import IO, Any
 
-import yaml
+from apimctl.errors import Problem
+from apimctl.openapi.reading import STDIN, OpenApiError, Pointer, decode, parse, read_bytes
+from apimctl.openapi.refs import RefPolicy, RefRefused, ref_handlers
+from apimctl.openapi.validation import located_problems
 
-from apimctl.errors import ApimctlError, Problem
+__all__ = ["HTTP_VERBS", "OpenApiDocument", "OpenApiError", "Pointer", "ReadOptions", "load_document"]
 
 HTTP_VERBS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _VERSIONS = {"2.0": "2.0", "3.0": "3.0", "3.1": "3.1"}
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")
 
-Pointer = tuple[str | int, ...]
 
+@dataclass(frozen=True)
+class ReadOptions:
+    """How a document is read: the hosts its ``$ref`` may fetch from, and whether problems in
+    parts the import does not read are ignored (``lenient``)."""
 
-class OpenApiError(ApimctlError):
-    """An OpenAPI document that cannot be read; ``problems`` are located in the document."""
-
-    def __init__(self, problems: list[Problem]) -> None:
-        self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
+    allow_ref_hosts: tuple[str, ...] = ()
+    lenient: bool = False
 
 
 @dataclass
 class OpenApiDocument:
     """A validated document: its ``data``, ``version`` (``2.0``, ``3.0`` or ``3.1``), the
-    ``file`` it came from and where each node was written (:meth:`where`)."""
+    ``file`` it came from, where each node was written (:meth:`where`), and the problems a
+    lenient read ignored."""
 
     file: str
     data: dict[str, Any]
     version: str
     positions: dict[Pointer, tuple[int, int]] = field(default_factory=dict)
+    policy: RefPolicy = field(default_factory=lambda: RefPolicy(None))
+    ignored: list[Problem] = field(default_factory=list)
 
     def where(self, path: Pointer) -> tuple[int, int]:
         """Line and column of ``path`` or of its nearest ancestor that was written."""
         key = tuple(path)
         while key and key not in self.positions:
             key = key[:-1]
-        return self.positions.get(key, (0, 0))
+        return self.positions.get(key, (1, 1))
 
     def problem(self, path: Pointer, message: str) -> Problem:
         line, col = self.where(path)
@@ -60,98 +70,110 @@ class OpenApiDocument:
     def fail(self, path: Pointer, message: str) -> OpenApiError:
         return OpenApiError([self.problem(path, message)])
 
+    @property
+    def base_uri(self) -> str:
+        return Path(self.file).absolute().as_uri() if self.file != STDIN else "urn:apimctl:stdin"
+
+    @property
+    def handlers(self) -> Mapping[str, Callable[[str], Any]]:
+        return ref_handlers(self.policy)
+
     def path_items(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """Each path and its path item, with a ``$ref`` to the path item followed."""
         from jsonschema_path import SchemaPath  # imported when needed: a second to load
 
         paths = self.data.get("paths") or {}
-        root = SchemaPath.from_dict(self.data, base_uri=Path(self.file).absolute().as_uri())
+        root: Any = None
         for name, item in paths.items():
             if isinstance(item, Mapping) and "$ref" in item:
+                root = root or SchemaPath.from_dict(self.data, base_uri=self.base_uri,
+                                                    handlers=self.handlers)
                 with (root / "paths" / name).open() as resolved:
                     item = dict(resolved)
             yield str(name), dict(item or {})
 
 
-def load_document(file: str) -> OpenApiDocument:
-    """Read, check the version of and validate the OpenAPI document in ``file``; every
-    problem the validator finds is reported, each at its place."""
-    text = _read(file)
-    data, positions = _parse(file, text)
-    doc = OpenApiDocument(file, data, "", positions)
-    doc.version = _version(doc)
-    problems = _problems(doc)
-    if problems:
-        raise OpenApiError(problems)
-    return doc
-
-
-def _problems(doc: OpenApiDocument) -> list[Problem]:
-    """What openapi-spec-validator finds (imported here: a second or two to load); a ``$ref``
-    that leads nowhere ends the search."""
-    from jsonschema_path import SchemaPath
-    from openapi_spec_validator.shortcuts import get_validator_cls
-    from referencing.exceptions import PointerToNowhere, Unresolvable
-
-    root = SchemaPath.from_dict(doc.data, base_uri=Path(doc.file).absolute().as_uri())
-    validator = get_validator_cls(doc.data)(root)
-    found: list[Problem] = []
-    try:
-        for error in validator.iter_errors():
-            found.append(doc.problem(tuple(error.absolute_path),
-                                     f"invalid {_label(doc)} document: {error.message}"))
-    except PointerToNowhere as exc:
-        found.extend(_dangling(doc, exc.ref).problems)
-    except Unresolvable as exc:
-        found.extend(_dangling(doc, str(getattr(exc, "ref", exc))).problems)
-    return list(dict.fromkeys(found))
-
-
-def _read(file: str) -> str:
-    try:
-        return Path(file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise OpenApiError([Problem(file, 0, 0, "", f"cannot read the document: {exc}")]) from None
-
-
-def _parse(file: str, text: str) -> tuple[dict[str, Any], dict[Pointer, tuple[int, int]]]:
-    """The document as the validator reads it (its YAML loader: dates stay text; then through
-    JSON: a response code written ``200`` is the key ``"200"``), and where each node is."""
-    from jsonschema_path.loaders import JsonschemaSafeLoader  # the validator's loader (libyaml)
-
-    loader: Any = cast(Any, JsonschemaSafeLoader)(text)  # typed as a bare class upstream
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
-        reason = getattr(exc, "problem", None) or str(exc)
-        raise OpenApiError([Problem(file, line, col, "", f"not YAML or JSON: {reason}")]) from None
-    finally:
-        loader.dispose()
+def load_document(file: str, options: ReadOptions | None = None,
+                  stdin: IO[bytes] | None = None) -> OpenApiDocument:
+    """Read (``-``: from ``stdin``), check the version of and validate the OpenAPI document in
+    ``file``; every problem the validator finds is reported, each at its place."""
+    options = options or ReadOptions()
+    data, positions = parse(file, decode(file, read_bytes(file, stdin)))
     if not isinstance(data, dict):
         raise OpenApiError([Problem(file, 1, 1, "", "not an OpenAPI document: expected a mapping "
                                                     "with an 'openapi' or 'swagger' field")])
+    doc = OpenApiDocument(file, data, "", positions, RefPolicy.of(file, options.allow_ref_hosts))
+    doc.version = _version(doc)
+    fatal, ignorable = _problems(doc)
+    if fatal or (ignorable and not options.lenient):
+        shown = fatal if options.lenient else sorted(fatal + ignorable, key=_order)
+        raise OpenApiError(shown, lenient_would_help=not fatal)
+    doc.ignored = ignorable
+    return doc
+
+
+def _problems(doc: OpenApiDocument) -> tuple[list[Problem], list[Problem]]:
+    """What openapi-spec-validator finds, as problems the import cannot do without and
+    problems in parts it does not read; a ``$ref`` that leads nowhere or is refused ends the
+    search."""
+    from referencing.exceptions import PointerToNowhere, Unresolvable
+
+    label = _label(doc)
+    fatal: list[Problem] = []
+    ignorable: list[Problem] = []
     try:
-        data = json.loads(json.dumps(data))
-    except (TypeError, ValueError) as exc:  # a YAML value JSON has no word for (binary, a set)
-        raise OpenApiError([Problem(file, 1, 1, "", f"not an OpenAPI document: {exc}")]) from None
-    positions: dict[Pointer, tuple[int, int]] = {}
-    _positions(node, (), positions)
-    return data, positions
+        for found in located_problems(doc.data, doc.version, doc.base_uri, doc.handlers):
+            problem = doc.problem(found.path, f"invalid {label} document: {found.message}")
+            (fatal if reads(found.about) else ignorable).append(problem)
+    except PointerToNowhere as exc:
+        fatal.append(_dangling(doc, exc.ref))
+    except Unresolvable as exc:
+        ref = str(getattr(exc, "ref", exc))
+        refused = _refused(exc)
+        fatal.append(_ref_problem(doc, ref, f"$ref {ref!r} refused: {refused}") if refused is not None
+                     else _dangling(doc, ref))
+    return list(dict.fromkeys(fatal)), list(dict.fromkeys(ignorable))
 
 
-def _positions(node: Any, path: Pointer, out: dict[Pointer, tuple[int, int]]) -> None:
-    out[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            out[(*path, key.value)] = (key.start_mark.line + 1, key.start_mark.column + 1)
-            _positions(value, (*path, key.value), out)
-            out[(*path, key.value)] = (key.start_mark.line + 1, key.start_mark.column + 1)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _positions(item, (*path, index), out)
+def _refused(exc: BaseException) -> str | None:
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, RefRefused):
+            return str(cause)
+        cause = cause.__cause__
+    return None
+
+
+def _order(problem: Problem) -> tuple[int, int]:
+    return problem.line, problem.col
+
+
+_READ_TOP = frozenset({"openapi", "swagger", "info", "servers", "host", "basePath", "schemes",
+                       "security", "securityDefinitions", "paths"})
+_READ_OPERATION = frozenset({"operationId", "tags", "security"})
+
+
+def reads(path: Pointer) -> bool:
+    """Whether the import reads the node at ``path`` (a problem there cannot be ignored): the
+    version, info, servers, security, the paths and their operations' ids, tags, security and
+    extensions, not their parameters, request bodies, responses or the document's schemas."""
+    if not path:
+        return True
+    top = str(path[0])
+    if top.startswith("x-"):
+        return True
+    if top == "components":
+        return len(path) < 2 or path[1] == "securitySchemes"
+    if top != "paths":
+        return top in _READ_TOP
+    if len(path) < 3:
+        return True
+    if path[2] == "parameters":
+        return False
+    if len(path) < 4 or path[2] not in HTTP_VERBS:
+        return True
+    key = str(path[3])
+    return key in _READ_OPERATION or key.startswith("x-")
 
 
 def _version(doc: OpenApiDocument) -> str:
@@ -170,11 +192,22 @@ def _label(doc: OpenApiDocument) -> str:
     return "Swagger 2.0" if doc.version == "2.0" else f"OpenAPI {doc.version}"
 
 
-def _dangling(doc: OpenApiDocument, ref: str) -> OpenApiError:
+def _dangling(doc: OpenApiDocument, ref: str) -> Problem:
+    where, written = _ref_at(doc, ref)
+    return doc.problem(where, f"$ref {written!r} leads nowhere: no such node in the document")
+
+
+def _ref_problem(doc: OpenApiDocument, ref: str, message: str) -> Problem:
+    """``message`` at the ``$ref`` that wrote ``ref``."""
+    return doc.problem(_ref_at(doc, ref)[0], message)
+
+
+def _ref_at(doc: OpenApiDocument, ref: str) -> tuple[Pointer, str]:
+    """Where ``ref`` (or the ``$ref`` that leads to the same node) was written, and as what."""
     target = ref if ref.startswith("#") or "#" not in ref else "#" + ref.split("#", 1)[1]
-    found = [(p, v) for p, v in _refs(doc.data, ()) if v == ref or v.endswith(target)]
-    where, written = found[0] if found else ((), ref)
-    return doc.fail(where, f"$ref {written!r} leads nowhere: no such node in the document")
+    refs = list(_refs(doc.data, ()))
+    found = [(p, v) for p, v in refs if v == ref] or [(p, v) for p, v in refs if v.endswith(target)]
+    return found[0] if found else ((), ref)
 
 
 def _refs(node: Any, path: Pointer) -> Iterator[tuple[Pointer, str]]:

@@ -7,12 +7,20 @@ loader, so comments, key order and quoting survive, sets the fields the import g
 field alone, appends new endpoints and methods, and reports those the document no longer
 has (removing them only with ``prune``). The file is written only when its text changes, so
 a second import of the same document changes nothing.
+
+Only regular files that lie in the directory are read or written: an entry that is a symbolic
+link leaving it, a FIFO or a device is refused (never followed, read or written through), a
+file is read up to a bound, and a file is replaced whole (written beside it, then renamed), so
+an import that fails leaves nothing half-written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
 import re
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +33,7 @@ from ruamel.yaml.error import YAMLError
 from apimctl import kinds
 from apimctl.errors import ApimctlError
 from apimctl.export import schema_url
+from apimctl.openapi.reading import OpenApiError, read_bytes
 
 IMPORT_MARKER = "# Made by apimctl import openapi"
 _IDENTITIES = ("name", "id")
@@ -98,11 +107,11 @@ def _merge_into(directory: str, service: dict[str, Any], source: str, prune: boo
     found = _find(folder, name)
     if found is None:
         target = folder / f"{_slug(name)}.yaml"
-        if target.exists():
+        if os.path.lexists(target):
             raise ApimctlError(f"{target} exists and does not hold service {name!r}; "
                                "import into another directory")
         folder.mkdir(parents=True, exist_ok=True)
-        target.write_text(new_file_text(service, source), encoding="utf-8")
+        _write(target, new_file_text(service, source))
         endpoints = [e["name"] for e in service[kinds.ENDPOINT.manifest_key]]
         return Merge(str(target), written=True, created=True, added=endpoints)
     path, text, data, live = found
@@ -110,16 +119,53 @@ def _merge_into(directory: str, service: dict[str, Any], source: str, prune: boo
     _merge_service(live, service, merge, prune)
     new_text = _dump(data)
     if new_text != text:
-        path.write_text(new_text, encoding="utf-8")
+        _write(path, new_text)
         merge.written = True
     return merge
+
+
+def _write(target: Path, text: str) -> None:
+    """Replace ``target`` with ``text``: a file written beside it, then renamed over it (a
+    symbolic link is replaced, never written through)."""
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "x", encoding="utf-8") as fh:  # x: never through a link
+            fh.write(text)
+        if target.is_file():
+            shutil.copymode(target, temporary)
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _manifests(folder: Path) -> list[Path]:
+    """The ``*.yaml``/``*.yml`` entries of ``folder``, refused when one is a symbolic link that
+    leaves it or not a regular file."""
+    real = os.path.realpath(folder)
+    paths = sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")])
+    for path in paths:
+        if os.path.commonpath([os.path.realpath(path), real]) != real:
+            raise ApimctlError(f"{path}: a symbolic link that leaves {folder}: refused; "
+                               "--into reads and writes only files in the directory")
+        if not path.is_file():
+            raise ApimctlError(f"{path}: not a regular file: refused; --into reads and writes "
+                               "only regular files")
+    return paths
+
+
+def _read_manifest(path: Path) -> str:
+    try:
+        return read_bytes(str(path), what="the manifest").decode("utf-8")
+    except OpenApiError as exc:
+        raise ApimctlError(str(exc)) from None
 
 
 def _find(folder: Path, name: str) -> tuple[Path, str, Any, CommentedMap] | None:
     if not folder.is_dir():
         return None
-    for path in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]):
-        text = path.read_text(encoding="utf-8")
+    for path in _manifests(folder):
+        text = _read_manifest(path)
         try:
             data = _yaml().load(text)
         except YAMLError as exc:
@@ -144,8 +190,9 @@ def _merge_service(live: CommentedMap, service: dict[str, Any], merge: Merge, pr
     if not isinstance(endpoints, CommentedSeq):
         endpoints = live[key] = CommentedSeq()
     wanted = {e["name"]: e for e in service[key]}
+    by_name = _index(endpoints, "name")
     for endpoint in service[key]:
-        existing = _item(endpoints, "name", endpoint["name"])
+        existing = by_name.get(endpoint["name"])
         if existing is not None:
             merge.gone_methods += [f"{endpoint['name']}: {m}" for m in _gone_methods(existing, endpoint)]
         if existing is None:
@@ -193,8 +240,9 @@ def _update(target: CommentedMap, new: dict[str, Any], *, prune: bool = False) -
 def _update_items(target: CommentedSeq, new: list[dict[str, Any]], prune: bool) -> bool:
     changed = False
     ident = next(k for k in _IDENTITIES if k in new[0])
+    by_ident = _index(target, ident)
     for value in new:
-        existing = _item(target, ident, value[ident])
+        existing = by_ident.get(value[ident])
         if existing is None:
             target.append(_styled(value))
             changed = True
@@ -213,8 +261,15 @@ def _named_list(value: Any) -> bool:
             and all(isinstance(v, dict) and any(k in v for k in _IDENTITIES) for v in value))
 
 
-def _item(items: CommentedSeq, ident: str, name: Any) -> CommentedMap | None:
-    return next((i for i in items if isinstance(i, CommentedMap) and i.get(ident) == name), None)
+def _index(items: CommentedSeq, ident: str) -> dict[Any, CommentedMap]:
+    """The mappings of ``items`` by their ``ident`` (the first of each), looked up once each
+    rather than searched for every item of the import."""
+    index: dict[Any, CommentedMap] = {}
+    for item in items:
+        if isinstance(item, CommentedMap):
+            with contextlib.suppress(TypeError):  # an unhashable identity matches nothing imported
+                index.setdefault(item.get(ident), item)
+    return index
 
 
 def _slug(name: str) -> str:

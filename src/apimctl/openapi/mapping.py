@@ -19,7 +19,7 @@ import copy
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 import jsonschema
 
@@ -34,9 +34,11 @@ from apimctl.openapi.document import (
     OpenApiDocument,
     OpenApiError,
     Pointer,
+    ReadOptions,
     load_document,
 )
 from apimctl.openapi.extensions import ENDPOINT_EXTENSION, SERVICE_EXTENSION, extension
+from apimctl.openapi.reading import SHOWN
 from apimctl.openapi.sources import joined, key_location, servers, static_prefix
 
 Grouping = Literal["path", "prefix", "tag"]
@@ -49,14 +51,16 @@ UNTAGGED = "default"
 @dataclass(frozen=True)
 class ImportOptions:
     """What the command line adds to the document: the service's name, the grouping, the
-    public host names and base path (instead of the servers'), and endpoint fields given as
-    options (applied to every endpoint, over the document's own ``x-apimctl-endpoint``)."""
+    public host names and base path (instead of the servers'), endpoint fields given as
+    options (applied to every endpoint, over the document's own ``x-apimctl-endpoint``), and
+    how the document is read (the hosts its ``$ref`` may fetch from; ``lenient``)."""
 
     service: str | None = None
     group: Grouping = "path"
     public_domains: tuple[str, ...] = ()
     path_prefix: str | None = None
     endpoint: Mapping[str, Any] = field(default_factory=dict)
+    read: ReadOptions = field(default_factory=ReadOptions)
 
 
 @dataclass
@@ -79,14 +83,17 @@ class _Operation:
     key: dict[str, Any]
 
 
-def import_openapi(file: str, options: ImportOptions | None = None) -> Imported:
-    """Read the document in ``file`` and make its service (see the module docstring)."""
-    return import_service(load_document(file), options or ImportOptions())
+def import_openapi(file: str, options: ImportOptions | None = None,
+                   stdin: IO[bytes] | None = None) -> Imported:
+    """Read the document in ``file`` (``-``: ``stdin``) and make its service (see the module
+    docstring)."""
+    options = options or ImportOptions()
+    return import_service(load_document(file, options.read, stdin), options)
 
 
 def import_service(doc: OpenApiDocument, options: ImportOptions) -> Imported:
     """The service of ``doc`` as ``options`` ask."""
-    warnings: list[str] = []
+    warnings = _ignored(doc)
     operations = _operations(doc, options, warnings)
     if not operations:
         raise doc.fail(("paths",), "the document has no operations to make endpoints of")
@@ -103,11 +110,22 @@ def import_service(doc: OpenApiDocument, options: ImportOptions) -> Imported:
     return Imported(exported_form(service), doc, warnings)
 
 
+def _ignored(doc: OpenApiDocument) -> list[str]:
+    """What a lenient read left unchecked, one line each (the first ``SHOWN``)."""
+    lines = [f"{p} (ignored with --lenient: the import does not read it)" for p in doc.ignored[:SHOWN]]
+    if len(doc.ignored) > SHOWN:
+        lines.append(f"… and {len(doc.ignored) - SHOWN} more problems ignored with --lenient")
+    return lines
+
+
 def _operations(doc: OpenApiDocument, options: ImportOptions, warnings: list[str]) -> list[_Operation]:
     top = {**extension(doc, doc.data, (), ENDPOINT_EXTENSION), **options.endpoint}
     out: list[_Operation] = []
     for path, item in doc.path_items():
         where: Pointer = ("paths", path)
+        if "#" in path:
+            _unreachable(doc, path, item, options, warnings)
+            continue
         shared = {**top, **extension(doc, item, where, ENDPOINT_EXTENSION)}
         for verb in HTTP_VERBS:
             operation = item.get(verb)
@@ -121,6 +139,19 @@ def _operations(doc: OpenApiDocument, options: ImportOptions, warnings: list[str
                                   [str(t) for t in operation.get("tags") or []],
                                   {**shared, **own}, key_location(doc, operation)))
     return out
+
+
+def _unreachable(doc: OpenApiDocument, path: str, item: Mapping[str, Any], options: ImportOptions,
+                 warnings: list[str]) -> None:
+    """A path with a fragment (``/#X-Amz-Target=...``): a client never sends the fragment, so
+    no call reaches such an alias; refused, or its operations left out with ``lenient``."""
+    reason = (f"path {path!r} carries a fragment ({path[path.index('#'):]!r}): a client never "
+              "sends it, so no call could reach this endpoint")
+    if not options.read.lenient:
+        raise doc.fail(("paths", path), f"{reason}; --lenient leaves its operations out")
+    verbs = [verb.upper() for verb in HTTP_VERBS if isinstance(item.get(verb), Mapping)]
+    line, col = doc.where(("paths", path))
+    warnings.append(f"{doc.file}:{line}:{col}: {reason}; left out ({', '.join(verbs) or 'no operations'})")
 
 
 def _group_key(op: _Operation, group: Grouping) -> str:
