@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import re
-import shlex
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -74,8 +73,8 @@ class Area:
                    for root in map(_normal, (*self.paths, *self.overlays)))
 
     def matrix_entry(self) -> dict[str, Any]:
-        return {"area": self.name, "profile": self.profile, "args": shlex.join(self.args()),
-                "gates": shlex.join(self.gates())}
+        return {"area": self.name, "profile": self.profile, "args": self.args(),
+                "gates": self.gates()}
 
 
 @dataclass(frozen=True)

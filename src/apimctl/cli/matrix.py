@@ -4,7 +4,8 @@
 Reads the ``[areas.NAME]`` of the repository's ``apimctl.toml`` (:mod:`apimctl.cli.fleet`)
 and prints one line of JSON, ``{"include": [{"area", "profile", "args", "gates"}, ...]}``, in
 apply's order: ``args`` are ``plan``'s manifest arguments (PATH... ``--overlay DIR``),
-``gates`` apply's refusals (``--max-deletes N``), each one shell-quoted string. Offline.
+``gates`` apply's refusals (``--max-deletes N``), each a list of arguments (no shell quoting
+to undo: ``jq -r '.args[]'``). Offline.
 """
 
 from __future__ import annotations

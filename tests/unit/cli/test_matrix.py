@@ -7,6 +7,7 @@ import json
 import tempfile
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -48,14 +49,14 @@ def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     return entry_point(monkeypatch, capsys)
 
 
-def matrix(config: Path, changed: str | None) -> dict[str, list[dict[str, str]]]:
+def matrix(config: Path, changed: str | None) -> dict[str, list[dict[str, Any]]]:
     args = ["matrix", "--config", str(config)]
     if changed is not None:
         args += ["--changed-files", "-"]
     done = CliRunner().invoke(cli, args, input=changed, catch_exceptions=False)
     assert done.exit_code == 0, done.output
     assert done.output.count("\n") == 1  # one line: $GITHUB_OUTPUT takes it as it is
-    result: dict[str, list[dict[str, str]]] = json.loads(done.output)
+    result: dict[str, list[dict[str, Any]]] = json.loads(done.output)
     return result
 
 
@@ -63,11 +64,12 @@ def test_the_matrix_names_profile_arguments_and_gates(tmp_path: Path) -> None:
     config = tmp_path / "apimctl.toml"
     config.write_text(AREAS)
     assert matrix(config, "apimctl/overlays/prod/rates.yaml\nREADME.md\n") == {"include": [
-        {"area": "prod", "profile": "prod", "args": "apimctl/base --overlay apimctl/overlays/prod",
-         "gates": "--max-deletes 0 --max-affected-keys 50"}]}
+        {"area": "prod", "profile": "prod", "args": ["apimctl/base", "--overlay", "apimctl/overlays/prod"],
+         "gates": ["--max-deletes", "0", "--max-affected-keys", "50"]}]}
     everything = matrix(config, None)
     assert [e["area"] for e in everything["include"]] == ["dev", "prod"]  # by order, not by file
-    assert everything["include"][0]["args"] == "apimctl/base 'apimctl/dev only.yaml'"
+    assert everything["include"][0]["args"] == ["apimctl/base", "apimctl/dev only.yaml"]
+    assert everything["include"][0]["gates"] == []
     assert matrix(config, "apimctl/dev only.yaml\n")["include"][0]["area"] == "dev"
     assert matrix(config, "./apimctl/base/x/y.yaml\n")["include"] == everything["include"]
     assert matrix(config, "apimctl.toml\n") == everything
