@@ -29,6 +29,8 @@ from typing import Any
 
 from apimctl.cli.profiles import REPO_FILE, ProfileError, config_paths
 
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+"""An area's name: it names its plan file, its CI job and its artifact."""
 KEYS = ("profile", "paths", "overlays", "order", "max_deletes", "max_affected_keys")
 _HEADER = re.compile(r"""^\s*\[\s*([^\[\]]+?)\s*\]\s*(?:#.*)?$""")
 _AREA_HEADER = re.compile(r"""^areas\s*\.\s*(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+))$""")
@@ -157,6 +159,9 @@ def read_fleet(path: Path) -> Fleet:
 def _area(name: str, table: Any, profiles: set[str], lines: _Lines,
           problems: list[str]) -> Area | None:
     where = lines.area(name)
+    if not NAME.fullmatch(name):
+        problems.append(f"{where}: area name {name!r}: letters, digits, '-', '_' and '.' only "
+                        "(it names files and CI jobs)")
     if not isinstance(table, dict):
         problems.append(f"{where}: [areas.{name}] must be a table (profile, paths, ...)")
         return None
@@ -176,6 +181,8 @@ def _area(name: str, table: Any, profiles: set[str], lines: _Lines,
     for key in ("profile", "paths"):
         if key not in table:
             problems.append(f"{where}: [areas.{name}]: missing {key}")
+    if values.get("paths") == ():
+        problems.append(f"{lines.area(name, 'paths')}: [areas.{name}]: paths must name at least one path")
     profile = values.get("profile")
     if isinstance(profile, str) and profile not in profiles:
         defined = f" (defined: {', '.join(sorted(profiles))})" if profiles else " (it defines none)"

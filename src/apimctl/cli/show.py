@@ -25,7 +25,7 @@ from click.core import ParameterSource
 
 from apimctl.applying.command import check_deletes
 from apimctl.cli.common import EXIT_CHANGES, EXIT_OK, color_wanted
-from apimctl.cli.fleet import Fleet, declared_fleet, find_fleet
+from apimctl.cli.fleet import NAME, Fleet, declared_fleet, find_fleet
 from apimctl.cli.plan import render
 from apimctl.errors import PlanError
 from apimctl.planning.impact import check_affected_keys
@@ -35,7 +35,7 @@ from apimctl.render.markdown import DEFAULT_LIMIT, MIN_LIMIT
 from apimctl.render.merged import AreaReview, keys_cut, render_merged
 
 FORMATS = ("text", "markdown", "json")
-_NAMED = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]*)=(.+)", re.DOTALL)
+_NAMED = re.compile(rf"({NAME.pattern})=(.+)", re.DOTALL)
 
 
 @click.command("show")
@@ -131,7 +131,7 @@ def _reviews(plan_files: tuple[str, ...], fleet: Fleet | None, allow_missing: bo
 def _split(item: str) -> tuple[str, str]:
     """``NAME=FILE``, or ``FILE`` named by its stem (``.plan`` dropped: ``dev.plan.json``)."""
     match = _NAMED.fullmatch(item)
-    if match and "/" not in match.group(1):
+    if match:
         return match.group(1), match.group(2)
     return Path(item).name.removesuffix(".json").removesuffix(".plan") or item, item
 

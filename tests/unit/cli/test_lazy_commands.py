@@ -45,7 +45,7 @@ def _modules_after(args: list[str], cwd: Path) -> tuple[int, set[str]]:
     return done.returncode, set(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-@pytest.mark.parametrize("args", [["validate", "m.yaml"], ["schema"], ["--version"]])
+@pytest.mark.parametrize("args", [["validate", "m.yaml"], ["schema"], ["--version"], ["matrix"]])
 def test_light_commands_import_nothing_heavy(tmp_path: Path, args: list[str]) -> None:
     (tmp_path / "m.yaml").write_text("roles: [Reader]\n")
     _, modules = _modules_after(args, tmp_path)

@@ -102,6 +102,9 @@ def test_the_repository_file_is_found_from_a_subfolder(tmp_path: Path, run: Call
     (PROFILES + '[areas.qa]\nprofile = "dev"\npaths = ["../elsewhere"]\nmax_deletes = -1\n',
      ["apimctl.toml:11: [areas.qa]: paths must be paths inside the repository, not '../elsewhere'",
       "apimctl.toml:12: [areas.qa]: max_deletes must be a whole number, 0 or more"]),
+    (PROFILES + '[areas."eu west"]\nprofile = "dev"\npaths = []\n',
+     ["apimctl.toml:9: area name 'eu west': letters, digits, '-', '_' and '.' only",
+      "apimctl.toml:11: [areas.eu west]: paths must name at least one path"]),
     (PROFILES, ["apimctl.toml: declares no area"]),
     ("[areas.qa\n", ["apimctl.toml: not valid TOML"]),
 ])
