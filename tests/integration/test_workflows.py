@@ -2,8 +2,12 @@
 
 - ``examples.yml``'s script runs as GitHub runs it (``CI=true``) for one example, against the
   embedded server it names;
-- every apimctl command in a workflow that reaches an area says which (``--url`` or
-  ``APIMCTL_URL``), so none falls back to the embedded server in CI by accident;
+- every apimctl command in a workflow that reaches an area says which (``--url``,
+  ``--profile`` or their variables), so none falls back to the embedded server in CI by
+  accident;
+- the multi-area example's shell steps run as GitHub runs them against two reference servers
+  (``spec`` and ``mashery``), one area each: the matrix of a change, each area's plan, the
+  merged comment, and apply area by area in order, stopping at the first failure;
 - the action's comment (action/comment.js, through node): one heading, apimctl's error when it
   failed, a report too large for a comment cut with a link to the whole of it;
 - the apply example finds the plan by its artifact's name, not the plan workflow's file name.
@@ -17,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +55,9 @@ def test_commands_that_reach_an_area_name_it(path: Path) -> None:
         env = {**doc.get("env", {}), **job.get("env", {}), **step.get("env", {})}
         for line in run.splitlines():
             if CONNECTING.search(line) and not line.lstrip().startswith("#"):
-                assert "--url" in line or "APIMCTL_URL" in env, f"{path.name}: {line.strip()}"
+                named = ("--url" in line or "--profile" in line or "APIMCTL_URL" in env
+                         or "APIMCTL_PROFILE" in env)
+                assert named, f"{path.name}: {line.strip()}"
 
 
 def test_examples_workflow_passes_where_ci_is_set(tmp_path: Path) -> None:
@@ -119,3 +126,128 @@ def test_a_report_too_large_is_cut_with_a_link() -> None:
     assert "https://gh/artifact/9" in body and "cut here" in body
     assert body.count("```") % 2 == 0 and body.count("<details>") == body.count("</details>")
     assert body.rstrip().endswith("</sub>")
+
+
+AREAS_WORKFLOW = ROOT / "examples" / "gitops" / ".github" / "workflows" / "apimctl-areas.yml"
+_EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+FLEET_TOKEN = "fleet-workflow-t0ken"
+FLEET_SECRET = "fleet-workflow-backend-s3cret"
+
+
+def _step(doc: dict[str, Any], job: str, name: str) -> dict[str, Any]:
+    step: dict[str, Any] = next(s for s in doc["jobs"][job]["steps"]
+                                if s.get("id") == name or s.get("name", "").startswith(name))
+    return step
+
+
+class _Runner:
+    """Runs a workflow step's shell script in the repository ``root`` as GitHub would: its
+    ``env:`` with every ``${{ ... }}`` taken from ``values`` (an unknown one fails the test)."""
+
+    def __init__(self, root: Path, values: dict[str, str]) -> None:
+        self.root = root
+        self.values = values
+        self.output = root.parent / "github_output"
+        bin_dir = Path(sys.executable).parent
+        self.base = {k: v for k, v in os.environ.items() if not k.startswith("APIMCTL_")}
+        self.base.update({"CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(self.output),
+                          "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+
+    def __call__(self, step: dict[str, Any], **more: str) -> subprocess.CompletedProcess[str]:
+        values = {**self.values, **more}
+        env = {k: _EXPRESSION.sub(lambda m: values[m.group(1)], str(v)) for k, v in step.get("env", {}).items()}
+        return subprocess.run(["bash", "-c", step["run"]], env={**self.base, **env}, cwd=self.root,
+                              capture_output=True, text=True, timeout=120, check=False)
+
+    def outputs(self) -> dict[str, str]:
+        lines = self.output.read_text().splitlines() if self.output.exists() else []
+        return dict(line.split("=", 1) for line in lines)
+
+
+def _git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.test", *args],
+                          cwd=root, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def fleet_repo(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A repository of two areas (examples/environments: staging on a ``spec`` server,
+    production on a ``mashery`` one) and a pull request changing the base manifests."""
+    from apimctl.server import ServerConfig, create_app
+
+    from .inprocess import uvicorn_in_thread
+
+    apps = [create_app(ServerConfig(db_path=str(tmp_path / f"{d}.db"), tokens={FLEET_TOKEN: "area-1"},
+                                    dialect=d, auto_approve_domains=True)) for d in ("spec", "mashery")]
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT / "examples" / "environments", root / "apimctl")
+    with uvicorn_in_thread(apps[0]) as staging, uvicorn_in_thread(apps[1]) as production:
+        (root / "apimctl.toml").write_text(
+            f'[profiles.staging]\nurl = "http://127.0.0.1:{staging}/v3/rest"\n'
+            'token = "${APIMCTL_TOKEN_STAGING}"\n\n'
+            f'[profiles.production]\nurl = "http://127.0.0.1:{production}/v3/rest"\n'
+            'token = "${APIMCTL_TOKEN_PRODUCTION}"\n\n'
+            '[areas.production]\nprofile = "production"\npaths = ["apimctl/base"]\n'
+            'overlays = ["apimctl/overlays/production"]\norder = 2\nmax_deletes = 0\n\n'
+            '[areas.staging]\nprofile = "staging"\npaths = ["apimctl/base"]\n'
+            'overlays = ["apimctl/overlays/staging"]\norder = 1\n')
+        (root / "README.md").write_text("areas\n")
+        _git(root, "init", "-q", "-b", "main")
+        _git(root, "add", "-A")
+        _git(root, "commit", "-qm", "base")
+        base = _git(root, "rev-parse", "HEAD")
+        with (root / "apimctl" / "base" / "forecast.yaml").open("a") as manifest:
+            manifest.write("# reviewed in one comment\n")
+        (root / "README.md").write_text("areas, changed\n")
+        _git(root, "commit", "-qam", "change the base")
+        yield root, {"github.event.pull_request.base.sha": base,
+                     "github.event.pull_request.head.sha": _git(root, "rev-parse", "HEAD"),
+                     "secrets.APIMCTL_TOKEN_STAGING": FLEET_TOKEN,
+                     "secrets.APIMCTL_TOKEN_PRODUCTION": FLEET_TOKEN,
+                     "secrets.FORECAST_BACKEND_SECRET": FLEET_SECRET,
+                     "github.server_url": "https://github.com", "github.repository": "o/r",
+                     "github.run_id": "7"}
+
+
+@pytest.mark.skipif(shutil.which("jq") is None or shutil.which("git") is None,
+                    reason="the workflow's steps use jq and git, as GitHub's runners have them")
+def test_areas_workflow_plans_comments_and_applies_in_order(fleet_repo: tuple[Path, dict[str, str]]) -> None:
+    root, values = fleet_repo
+    doc = yaml.safe_load(AREAS_WORKFLOW.read_text())
+    run = _Runner(root, values)
+    done = run(_step(doc, "areas", "matrix"))
+    assert done.returncode == 0, done.stderr
+    outputs = run.outputs()
+    matrix = json.loads(outputs["matrix"])
+    assert outputs["count"] == "2"
+    assert [e["area"] for e in matrix["include"]] == ["staging", "production"]  # declared order
+    assert doc["jobs"]["plan"]["strategy"]["matrix"] == "${{ fromJSON(needs.areas.outputs.matrix) }}"
+    assert "needs.areas.outputs.count != '0'" in doc["jobs"]["plan"]["if"]
+
+    for entry in matrix["include"]:
+        done = run(_step(doc, "plan", "Plan"), **{"matrix.area": entry["area"], "matrix.profile": entry["profile"],
+                                                   "toJSON(matrix.args)": json.dumps(entry["args"])})
+        assert done.returncode == 0, done.stderr
+        assert (root / "plans" / f"{entry['area']}.json").is_file()
+
+    done = run(_step(doc, "comment", "One comment"), **{"needs.areas.outputs.matrix": outputs["matrix"]})
+    assert done.returncode == 0, done.stderr
+    comment = (root / "comment.md").read_text()
+    assert comment.startswith("## apimctl plan: 2 areas\n")
+    assert comment.index("| **staging** |") < comment.index("| **production** |")
+    assert "✅ --max-deletes 0 (0 to delete)" in comment
+    assert "(https://github.com/o/r/actions/runs/7)" not in comment  # nothing was cut
+    assert json.loads((root / "plans" / "matrix.json").read_text()) == matrix
+    assert FLEET_SECRET not in comment + done.stdout + done.stderr
+
+    apply = _step(doc, "apply", "Apply area by area")
+    refused = run(apply, **{"secrets.APIMCTL_TOKEN_STAGING": "a-wrong-token"})
+    assert refused.returncode == 1, refused.stdout[-3000:] + refused.stderr[-3000:]
+    assert "a-wrong-token" not in refused.stdout + refused.stderr
+    assert "::group::apply staging" in refused.stdout
+    assert "::group::apply production" not in refused.stdout  # stopped at the first failure
+    done = run(apply)  # production's plan is not stale: nothing reached it before
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stdout.index("::group::apply staging") < done.stdout.index("::group::apply production")
+    assert FLEET_SECRET not in done.stdout + done.stderr

@@ -23,7 +23,7 @@ def test_every_listed_command_is_the_command_of_its_name() -> None:
     names = list(cli.commands)
     assert names == ["validate", "lint", "render", "plan", "apply", "drift", "export", "serve",
                      "schema", "unlock", "completion", "call", "test", "show", "doctor", "init", "consumer",
-                     "import"]
+                     "matrix", "import"]
     for name in names:
         command = cli.commands[name]
         assert isinstance(command, click.Command) and command.name == name
@@ -45,7 +45,7 @@ def _modules_after(args: list[str], cwd: Path) -> tuple[int, set[str]]:
     return done.returncode, set(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-@pytest.mark.parametrize("args", [["validate", "m.yaml"], ["schema"], ["--version"]])
+@pytest.mark.parametrize("args", [["validate", "m.yaml"], ["schema"], ["--version"], ["matrix"]])
 def test_light_commands_import_nothing_heavy(tmp_path: Path, args: list[str]) -> None:
     (tmp_path / "m.yaml").write_text("roles: [Reader]\n")
     _, modules = _modules_after(args, tmp_path)
