@@ -43,7 +43,8 @@ DENIED: tuple[str, ...] = ("*TOKEN*", "*SECRET*", "*PASSWORD*", "*KEY*", "GITHUB
 """Variables a manifest may read only into a secret field, whatever is declared public."""
 
 CREDENTIAL_VARIABLES = frozenset({"APIMCTL_TOKEN", "APIMCTL_API_KEY", "APIMCTL_API_SECRET", "APIMCTL_PASSWORD",
-                                  "APIMCTL_TEST_TOKEN", "APIMCTL_CALL_TOKEN", "APIMCTL_CALL_OPERATOR_TOKEN"})
+                                  "APIMCTL_TEST_TOKEN", "APIMCTL_CALL_TOKEN", "APIMCTL_CALL_OPERATOR_TOKEN",
+                                  "APIMCTL_TEST_OPERATOR_TOKEN"})
 """The connection's own credentials (and those of ``test --url`` and ``call``): never read by a
 manifest, not even into a secret field."""
 

@@ -59,7 +59,8 @@ def test_the_connection_credentials_are_never_substituted(manifests: Callable[..
         assert len(found) == 1 and "${AUTH_PW} holds the connection's own credentials" in found[0], found
 
 
-@pytest.mark.parametrize("name", ["APIMCTL_TEST_TOKEN", "APIMCTL_CALL_TOKEN", "APIMCTL_CALL_OPERATOR_TOKEN"])
+@pytest.mark.parametrize("name", ["APIMCTL_TEST_TOKEN", "APIMCTL_CALL_TOKEN", "APIMCTL_CALL_OPERATOR_TOKEN",
+                                  "APIMCTL_TEST_OPERATOR_TOKEN"])
 def test_the_tokens_of_test_and_call_are_never_substituted(manifests: Callable[..., str], name: str) -> None:
     """Not even into a secret field: a test run applies the manifests of the pull request."""
     found = errors(manifest(manifests, secret=f"${{{name}}}"), {**ENV, name: "tok-of-the-pipeline"})
