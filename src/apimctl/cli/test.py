@@ -129,7 +129,7 @@ async def _embedded(files: Sequence[Any], manifests: Sequence[str], dialect: str
                     overlays: Sequence[str] = ()) -> list[CallResult]:
     from apimctl.calltests.backends import BackendTransport
     from apimctl.calltests.timing import VirtualClock
-    from apimctl.cli.emulator import key_placer, open_emulator
+    from apimctl.cli.emulator import emulated_services, key_placer, open_emulator
 
     clock = VirtualClock(default_start())
     backends = BackendTransport([], wait=clock.advance)
@@ -144,7 +144,7 @@ async def _embedded(files: Sequence[Any], manifests: Sequence[str], dialect: str
                                          headers=auth) as api, \
                     httpx.AsyncClient(transport=emulator.traffic, base_url="http://traffic") as traffic:
                 target = Target(api, traffic, clock=clock, backends=backends,
-                                place_key=key_placer(emulator.manager.reader.areas),
+                                place_key=key_placer(emulated_services(emulator)),
                                 last_call=emulator.last_call, reset=emulator.manager.limits.reset,
                                 send=emulator.send)
                 return await _run(target, files)
@@ -154,18 +154,18 @@ async def _embedded(files: Sequence[Any], manifests: Sequence[str], dialect: str
 
 
 async def _remote(files: Sequence[Any], url: str, token: str, traffic_url: str) -> list[CallResult]:
-    from apimctl.cli.emulator import key_placer, remote_areas
+    from apimctl.calltests.placing import CallerError, read_services
+    from apimctl.cli.emulator import key_placer
     from apimctl.cli.target import api_base
 
     base = api_base(url)
     async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30) as api, \
             httpx.AsyncClient(base_url=traffic_url.rstrip("/"), timeout=60) as traffic:
         try:
-            listed = await api.get("/services", params={"fields": "id,name,endpoints.*", "limit": "1000"})
+            services = await read_services(api)
         except httpx.HTTPError as exc:
             raise ApimctlError(f"cannot reach the management API {base}: {type(exc).__name__}") from None
-        if listed.status_code >= 300:
-            raise ApimctlError(f"reading the services of {base}: {listed.status_code} {listed.text[:200]}")
-        services = listed.json()
-        target = Target(api, traffic, place_key=key_placer(lambda: remote_areas(services)), cleanup=True)
+        except CallerError as exc:
+            raise ApimctlError(f"{base}: {exc}") from None
+        target = Target(api, traffic, place_key=key_placer(lambda: services), cleanup=True)
         return await _run(target, files)
