@@ -193,6 +193,9 @@ def test_every_command_that_reads_an_area_names_its_fields(served: Served, tmp_p
 
     assert {"/v3/rest/services", "/v3/rest/packages", "/v3/rest/members"} <= served.recorded.paths()
     assert served.recorded.wildcards() == []
+    # and every read of the management API names its fields
+    assert [f"{p}?{q}" for m, p, q in served.recorded.requests
+            if m == "GET" and p.startswith("/v3/rest/") and "fields" not in dict(q)] == []
 
 
 def test_call_with_a_key_needs_the_management_api(served: Served) -> None:

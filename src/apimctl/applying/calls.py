@@ -104,5 +104,6 @@ def as_items(data: Any) -> list[dict[str, Any]]:
 
 
 async def find_in(client: Client, path: str, name: str, key: str = "name") -> dict[str, Any] | None:
-    """An item of a small (unpaged) collection by its key field (its name)."""
-    return next((i for i in as_items(await client.get(path)) if i.get(key) == name), None)
+    """An item of a small (unpaged) collection by its key field (its name): its id and key
+    (every read names its fields, SUPPLEMENT §10.10.8)."""
+    return next((i for i in as_items(await client.get(path, {"fields": f"id,{key}"})) if i.get(key) == name), None)
