@@ -52,7 +52,7 @@ LookupFn = Callable[[], Awaitable[dict[str, Any] | None]]
 async def find_by_name(client: Client, path: str, name: str, *, key: str = "name",
                        params: Mapping[str, str] | None = None, page_index: bool = False) -> dict[str, Any] | None:
     """The object under ``path`` whose natural key ``key`` is exactly ``name``, if any."""
-    query: dict[str, str] = {"filter": f"{key}:{name}", **(params or {})}
+    query: dict[str, str] = {"filter": f"{key}:{name}", "fields": f"id,{key}", **(params or {})}
     for obj in await client.list_all(path, query, page_index=page_index):
         if obj.get(key) == name:
             return obj
