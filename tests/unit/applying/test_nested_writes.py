@@ -338,3 +338,15 @@ def test_every_read_of_a_nested_collection_names_its_fields() -> None:
     assert named[f"{METHODS}/m1/responseFilters"] == ["id", "name", *kinds.RESPONSE_FILTER_DEFAULTS]
     assert named[MESSAGES] == ["id", "status", "detailHeader", "responseBody"]
     assert all("*" not in f for fields in named.values() for f in fields)
+
+
+def test_the_lookups_after_an_unknown_outcome_name_their_fields() -> None:
+    from apimctl.applying.calls import find_by_name, find_in
+
+    client = FakeClient({("LIST", "/domains"): [[{"id": "d1", "domain": "example.com"}]],
+                         ("GET", METHODS): [[{"id": "m1", "name": "get"}]]})
+    assert asyncio.run(find_by_name(client, "/domains", "example.com", key="domain")) == {
+        "id": "d1", "domain": "example.com"}
+    assert asyncio.run(find_in(client, METHODS, "get")) == {"id": "m1", "name": "get"}
+    assert client.calls == [("LIST", "/domains", {"filter": "domain:example.com", "fields": "id,domain"}),
+                            ("GET", METHODS, {"fields": "id,name"})]
