@@ -43,7 +43,7 @@ from apimctl.planning.command import Keep, Notice, keep_nothing, quiet, read_man
 from apimctl.planning.desired import Desires
 from apimctl.planning.impact import attach_impact
 from apimctl.plans.model import Duplicate, Plan, Step, Unmanaged
-from apimctl.state.live import Lister, LiveObject, LiveState, read_live
+from apimctl.state.live import Lister, LiveObject, LiveState, read_live, unnamed_sources
 from apimctl.state.normalise import canonical_datetime
 
 EDITOR_FIELDS = "id,name,editorHandle,updated,revisionNumber"
@@ -264,7 +264,7 @@ async def detect_drift(client: Lister, manifest: ManifestLike, *, ignores: Seque
     for text in targets:
         parse_target(text)
     ahead = DesiredAhead(manifest)
-    live = await read_live(client, meanwhile=ahead)
+    live = await read_live(client, meanwhile=ahead, skip=unnamed_sources(manifest.doc))
     first = report(manifest, live, {}, ignores=ignores, targets=targets, target=target,
                    prune=prune, dialect=await target_dialect(client, manifest, live),
                    desired=ahead.desired)

@@ -27,7 +27,7 @@ from apimctl.render.json import render_plan as render_json
 from apimctl.render.text import render_plan as render_text
 from apimctl.server.app import create_app
 from apimctl.server.config import ServerConfig
-from apimctl.state.live import LiveState, read_call_bound, read_live
+from apimctl.state.live import LiveState, read_call_bound, read_live, unnamed_sources
 
 TOKEN = "scenario-token"
 BASE = "http://scenario/v3/rest"
@@ -180,6 +180,8 @@ async def run(folder: Path, dialect: str = SEED_DIALECT) -> Outcome:
         async with _client(transport) as client:
             try:
                 manifest = load_manifests([str(folder / "manifests")], env=options.get("env") or {})
+                # a plan lists no data source its manifests do not name: nor does the bound
+                live.skipped = unnamed_sources(manifest.doc)
                 plan = await make_plan(client, manifest, PlanOptions(
                     prune=bool(options.get("prune")), targets=tuple(options.get("targets") or ()),
                     ignores=tuple(options.get("ignores") or ()),

@@ -128,7 +128,7 @@ async def detect(client: Probed, setting: str | None = None, live_endpoints: Any
     if not choice.probed:
         choice.probed = True
         with contextlib.suppress(ApiError):  # a 404 is expected; other failures show on the reads
-            await client.get(PROBE_PATH)
+            await client.get(PROBE_PATH, {"fields": "id"})  # every read names its fields (§10.10.8)
         found = choice.decided(setting)
         if found is not None:
             return found

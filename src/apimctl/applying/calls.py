@@ -52,7 +52,7 @@ LookupFn = Callable[[], Awaitable[dict[str, Any] | None]]
 async def find_by_name(client: Client, path: str, name: str, *, key: str = "name",
                        params: Mapping[str, str] | None = None, page_index: bool = False) -> dict[str, Any] | None:
     """The object under ``path`` whose natural key ``key`` is exactly ``name``, if any."""
-    query: dict[str, str] = {"filter": f"{key}:{name}", **(params or {})}
+    query: dict[str, str] = {"filter": f"{key}:{name}", "fields": f"id,{key}", **(params or {})}
     for obj in await client.list_all(path, query, page_index=page_index):
         if obj.get(key) == name:
             return obj
@@ -104,5 +104,6 @@ def as_items(data: Any) -> list[dict[str, Any]]:
 
 
 async def find_in(client: Client, path: str, name: str, key: str = "name") -> dict[str, Any] | None:
-    """An item of a small (unpaged) collection by its key field (its name)."""
-    return next((i for i in as_items(await client.get(path)) if i.get(key) == name), None)
+    """An item of a small (unpaged) collection by its key field (its name): its id and key
+    (every read names its fields, SUPPLEMENT §10.10.8)."""
+    return next((i for i in as_items(await client.get(path, {"fields": f"id,{key}"})) if i.get(key) == name), None)

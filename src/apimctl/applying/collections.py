@@ -26,6 +26,11 @@ from apimctl.kinds.dialects import SPEC, Dialect
 from apimctl.kinds.nested_writes import Catalog, Entitlements, KeyedItems, Links, Singleton
 from apimctl.plans.model import DUPLICATES, Step, address
 
+# what a list of links is read for: each link's id and the linked object's name (every read
+# names its fields: real areas honour no nested wildcard and leave some fields out unless
+# named, SUPPLEMENT §10.10.8)
+LINK_FIELDS = "id,name"
+
 
 class CollectionWrites:
     """Writes of nested parts; the writer supplies the client, the ids and the paths."""
@@ -99,7 +104,7 @@ class CollectionWrites:
         if wanted is not None and links.whole(self.dialect):
             await self.replace_links(path, name, self.listed(step, name, wanted), links.action)
             return
-        listed = as_items(await self.client.get(path))
+        listed = as_items(await self.client.get(path, {"fields": LINK_FIELDS}))
         items = None if wanted is None else self.listed(step, name, wanted)
         if links.named:
             await self.link_by_name(path, listed, items or [], links.action)
@@ -144,7 +149,7 @@ class CollectionWrites:
         """POST of a link (keyed by the linked object's id): look it up before a retry."""
 
         async def lookup() -> dict[str, Any] | None:
-            items = as_items(await self.client.get(path))
+            items = as_items(await self.client.get(path, {"fields": LINK_FIELDS}))
             return next((i for i in items if i.get("id") == body["id"]), None)
 
         await create_once(self.client, path, body, lookup, backoff=self.backoff)
@@ -164,7 +169,7 @@ class CollectionWrites:
         """The items under ``base`` made ``desired_items`` (``live_items``: as read, or
         ``None`` to read them); the nested items of each after it."""
         if live_items is None:
-            live_items = as_items(await self.client.get(base))
+            live_items = as_items(await self.client.get(base, {"fields": ",".join(keyed.fields())}))
         live = {i[keyed.key]: i for i in live_items}
         desired = {i[keyed.key]: i for i in desired_items}
         for key, item in desired.items():
@@ -211,7 +216,8 @@ class CollectionWrites:
     async def write_catalog(self, step: Step, name: str, catalog: Catalog) -> None:
         base = f"{self.item(step)}/{name}"
         overrides = {m[catalog.key]: m for m in (step.desired or {}).get(name) or []}
-        live = {m[catalog.key]: m for m in as_items(await self.client.get(base))}
+        fields = dict.fromkeys(("id", catalog.key, *(f for i in catalog.ids for f in catalog.default(i, self.dialect))))
+        live = {m[catalog.key]: m for m in as_items(await self.client.get(base, {"fields": ",".join(fields)}))}
         doubled = doubled_keys(step, name)  # one id listed twice: written again, whole
         for item_id in catalog.ids:
             want = dict(catalog.default(item_id, self.dialect))

@@ -80,7 +80,7 @@ from apimctl.planning.impact import attach_impact, check_affected_keys
 from apimctl.plans.file import load_plan
 from apimctl.plans.model import Plan
 from apimctl.plans.result import ApplyResult
-from apimctl.state.live import LiveObject, LiveState
+from apimctl.state.live import LiveObject, LiveState, unnamed_sources
 from apimctl.state.normalise import canonical_datetime
 
 Connect = Callable[[], AbstractAsyncContextManager[Client]]
@@ -323,7 +323,7 @@ async def _plan_of(source: Plan | Manifest, client: Client,
             raise PlanError(f"the saved plan was made for {source.target}; this run targets {request.target}")
         return source, None
     ahead = DesiredAhead(source)
-    state, kept = await reading.read(client, meanwhile=ahead)
+    state, kept = await reading.read(client, meanwhile=ahead, skip=unnamed_sources(source.doc))
     options = PlanOptions(prune=request.prune, targets=request.targets, ignores=request.ignores,
                           repair_duplicates=request.repair_duplicates, rotate=request.rotate)
     made = build_plan(source, state, options, dialect=await target_dialect(client, source, state),

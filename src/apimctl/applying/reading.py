@@ -14,7 +14,7 @@ than ``plan`` does; once the plan is made only the kept ids and digests remain.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ from apimctl.applying.bodies import LiveIndex
 from apimctl.applying.snapshot import Snapshot
 from apimctl.kinds import Kind
 from apimctl.state import live
-from apimctl.state.live import Lister, LiveState
+from apimctl.state.live import DATA_SOURCES, Lister, LiveState
 
 
 @dataclass
@@ -71,9 +71,11 @@ class Watched:
             yield item
 
 
-async def read(client: Lister, meanwhile: Callable[[], object] | None = None) -> tuple[LiveState, Keeper]:
-    """The live state of the client's area (as ``plan`` reads it, ``meanwhile`` too), and what
-    apply keeps of it."""
+async def read(client: Lister, meanwhile: Callable[[], object] | None = None,
+               skip: Collection[str] = DATA_SOURCES) -> tuple[LiveState, Keeper]:
+    """The live state of the client's area (as ``plan`` reads it, ``meanwhile`` and ``skip``
+    too: by default no data source, which apply lists only when a step names one of its
+    objects, :func:`apimctl.applying.run.add_read_only`), and what apply keeps of it."""
     keeper = Keeper()
-    state = await live.read_live(Watched(client, keeper), meanwhile=meanwhile)
+    state = await live.read_live(Watched(client, keeper), meanwhile=meanwhile, skip=skip)
     return state, keeper

@@ -91,16 +91,23 @@ class KindDigest:
     __hash__ = None  # type: ignore[assignment]
 
 
+# what a snapshot covers: the kinds apply writes (a data source is written by no apply, and
+# a plan reads it only when the manifests name it)
+_WRITTEN = tuple(k for k in kinds.TOP_LEVEL if not k.read_only)
+
+
 @dataclass
 class Snapshot:
-    """The fingerprint of a whole area, per top-level kind name; built object by object
-    (:meth:`add`) while the area is read."""
+    """The fingerprint of a whole area, per top-level kind name (of the kinds apply writes);
+    built object by object (:meth:`add`) while the area is read."""
 
     kinds: dict[str, KindDigest] = field(
-        default_factory=lambda: {k.name: KindDigest(k) for k in kinds.TOP_LEVEL})
+        default_factory=lambda: {k.name: KindDigest(k) for k in _WRITTEN})
 
     def add(self, kind: Kind, item: Mapping[str, Any]) -> None:
-        self.kinds[kind.name].add(item)
+        digest = self.kinds.get(kind.name)
+        if digest is not None:
+            digest.add(item)
 
     @classmethod
     def of(cls, raw: Mapping[str, Iterable[Mapping[str, Any]]]) -> Snapshot:
@@ -113,11 +120,12 @@ class Snapshot:
 
     @classmethod
     async def read(cls, client: Lister) -> Snapshot:
-        """The area's snapshot now: every top-level kind listed with :func:`snapshot_fields`."""
+        """The area's snapshot now: every top-level kind apply writes listed with
+        :func:`snapshot_fields`."""
         async def one(kind: Kind) -> list[dict[str, Any]]:
             params = [("fields", ",".join(snapshot_fields(kind)))]
             return await client.list_all(kind.collection_path(), params, page_size=PAGE_SIZE,
                                          page_index=kind.page_index)
 
-        lists = await asyncio.gather(*(one(k) for k in kinds.TOP_LEVEL))
-        return cls.of({k.name: items for k, items in zip(kinds.TOP_LEVEL, lists, strict=True)})
+        lists = await asyncio.gather(*(one(k) for k in _WRITTEN))
+        return cls.of({k.name: items for k, items in zip(_WRITTEN, lists, strict=True)})

@@ -121,7 +121,8 @@ PACKAGE_FIELD, PLAN_FIELD, PLANS = _PACKAGE.name, _PLAN.name, _PLAN.manifest_key
 
 
 async def _plans(target: Target) -> dict[tuple[str, str], tuple[str, str]]:
-    packages = await target.management.get(_PACKAGE.path, params={"fields": f"id,name,{PLANS}", "limit": "1000"})
+    fields = f"id,{_PACKAGE.identity},{PLANS}.id,{PLANS}.{_PLAN.identity}"  # named at every level (§10.10.8)
+    packages = await target.management.get(_PACKAGE.path, params={"fields": fields, "limit": "1000"})
     if packages.status_code >= 300:
         raise ConsumerError(f"reading the packages: {packages.status_code} {sensitive.cut(packages.text, 300)}")
     return {(p["name"], plan["name"]): (p["id"], plan["id"]) for p in packages.json() for plan in p.get(PLANS) or []}

@@ -5,7 +5,9 @@ The call is handled by the reference server's traffic manager on ``.apimctl/loca
 area ``plan``/``apply`` without ``--url`` work on), exactly as ``apimctl serve
 --traffic-port`` would handle it: route, transport, maintenance, key, entitlement, limits,
 CORS, forward, return (SUPPLEMENT §11). ``--key`` puts a key (or the first active key of the
-member of that username) where the routed endpoint reads keys. Back ends are called over the
+member of that username, looked up through the management API) where the routed endpoint reads
+keys (:mod:`apimctl.calltests.placing`), on the embedded area as on a running server
+(``--traffic-url`` with ``--url``). Back ends are called over the
 network; ``--backend ADDRESS=URL`` sends the calls to a system domain to a local back end
 instead. ``--at`` runs the call at another time (maintenance windows). Exit 0 whatever the
 call's status; 1 on bad input.
@@ -80,7 +82,8 @@ def parse_time(value: str | None) -> float | None:
 @click.option("--traffic-url", default=None,
               help="The traffic listener of a running apimctl serve --traffic-port, instead of the embedded area.")
 @click.option("--url", "api_url", default=None,
-              help="With --traffic-url: that server's management API (to place --key where the endpoint reads it).")
+              help="With --traffic-url: that server's management API (to place --key where the endpoint reads it, "
+                   "and to find a member's first active key).")
 @click.option("--token", default=None, help="Bearer token of --url.")
 @click.option("--operator-token", default=None,
               help="With --traffic-url and --url: read the call's decisions from /operator/traffic.")
@@ -99,6 +102,9 @@ def command(method: str, url: str, headers: tuple[str, ...], data: str | None, k
         if at or backends:
             raise click.UsageError("--at and --backend need the embedded area (a running server keeps its own clock "
                                    "and back ends)")
+        if key is not None and not api_url:
+            raise click.UsageError("--key with --traffic-url needs --url: where the endpoint reads keys, and the "
+                                   "keys of a member, are read from that management API")
         result = asyncio.run(_remote(traffic_url, api_url, token, operator_token, method.upper(), parsed,
                                      parse_headers(headers) + ([("Origin", origin)] if origin else []),
                                      (data or "").encode(), key))
@@ -119,22 +125,25 @@ async def _call(db: str, method: str, url: httpx.URL, headers: list[tuple[str, s
     import time
 
     from apimctl.calltests.backends import BackendTransport
-    from apimctl.cli.emulator import open_emulator
-    from apimctl.server.traffic.caller import key_value, with_key
+    from apimctl.calltests.placing import place_key
+    from apimctl.cli.emulator import emulated_services, open_emulator
     from apimctl.server.traffic.model import Call
 
     transport = BackendTransport(stubs)
     emulator = open_emulator(db, EMBEDDED_AREA, transport=transport)
     try:
+        if key is not None:
+            async with httpx.AsyncClient(transport=emulator.management, base_url="http://embedded/v3/rest",
+                                         headers={"Authorization": f"Bearer {emulator.token}"}) as api:
+                value = await key_named(api, key)
+            full, headers, body = place_key(emulated_services(emulator)(), method, str(url), headers, body, value)
+            url = httpx.URL(full)
         host = url.netloc.decode("ascii")
         if not any(n.lower() == "host" for n, _ in headers):
             headers = [("Host", host), *headers]
         path = url.raw_path.split(b"?", 1)[0].decode("ascii") or "/"  # as sent: the manager normalises it
         call = Call(method, url.scheme, host, path, list(httpx.QueryParams(url.query).multi_items()),
                     headers, body, when if when is not None else time.time())
-        if key is not None:
-            areas = emulator.manager.reader.areas()
-            call = with_key(areas, call, key_value(areas, key))
         answer, trace = await emulator.manager.handle(call)
         await emulator.manager.aclose()
     finally:
@@ -148,23 +157,23 @@ async def _remote(traffic_url: str, api_url: str | None, token: str | None, oper
                   key: str | None) -> dict[str, Any]:
     """The call sent to a running traffic listener; its decisions from ``/operator/traffic``
     (the latest call of that method, host and path) when the operator token is given."""
-    from apimctl.cli.emulator import ROUTE_FIELDS, key_placer, remote_areas
+    from apimctl.calltests.placing import CallerError, place_key, read_services
     from apimctl.cli.target import api_base
 
     base = api_base(api_url) if api_url else None
     full = str(url)
     auth = {"Authorization": f"Bearer {token}"} if token else {}
     async with httpx.AsyncClient(timeout=60) as client:
-        if key is not None:
-            services: list[dict[str, Any]] = []
-            if base:
-                listed = await client.get(f"{base}/services", params={"fields": ROUTE_FIELDS, "limit": "1000"},
-                                          headers=auth)
-                if listed.status_code >= 300:
-                    raise ApimctlError(f"reading the services of {base}: {listed.status_code} "
-                                       f"{sensitive.cut(listed.text, 200)}")
-                services = listed.json()
-            full, headers, body = key_placer(lambda: remote_areas(services))(method, full, headers, body, key)
+        if key is not None and base:
+            try:
+                async with httpx.AsyncClient(base_url=base, headers=auth, timeout=60) as api:
+                    value = await key_named(api, key)
+                    services = await read_services(api)
+            except httpx.HTTPError as exc:
+                raise ApimctlError(f"cannot reach the management API {base}: {type(exc).__name__}") from None
+            except CallerError as exc:
+                raise ApimctlError(f"{base}: {exc}") from None
+            full, headers, body = place_key(services, method, full, headers, body, value)
         target = httpx.URL(full)
         sent = [*headers, ("Host", target.netloc.decode("ascii")), ("X-Forwarded-Proto", target.scheme)]
         path = target.raw_path.decode("ascii")
@@ -182,6 +191,14 @@ async def _remote(traffic_url: str, api_url: str | None, token: str | None, oper
     steps = entry.get("steps") or [{"step": "decisions", "decision": "not read (give --url and --operator-token)"}]
     return {"status": answer.status_code, "headers": list(answer.headers.multi_items()), "body": answer.text,
             "decidedBy": entry.get("decidedBy", "unknown"), "steps": steps}
+
+
+async def key_named(api: httpx.AsyncClient, named: str) -> str:
+    """The key ``--key`` names: the first active key of the member of that username (read
+    through the management API ``api``), else ``named`` itself."""
+    from apimctl.calltests.placing import member_key
+
+    return await member_key(api, named) or named
 
 
 def render(result: dict[str, Any], fmt: str, include: bool) -> str:

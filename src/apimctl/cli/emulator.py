@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
@@ -78,35 +78,24 @@ def unreachable(reason: str, request: httpx.Request) -> Exception:
     return Unreachable(reason, request=request)
 
 
-def key_placer(areas: Callable[[], list[Any]]) -> Callable[..., tuple[str, list[tuple[str, str]], bytes]]:
+def key_placer(services: Callable[[], Sequence[Mapping[str, Any]]]
+               ) -> Callable[..., tuple[str, list[tuple[str, str]], bytes]]:
     """``place_key(method, url, headers, body, key)`` for call tests: the key put where the
-    endpoint serving the call reads keys, in the areas ``areas()`` answers."""
-    from apimctl.server.traffic.caller import with_key
-    from apimctl.server.traffic.model import Call
+    endpoint serving the call reads keys, among the services ``services()`` answers (the
+    emulator's, or those read through a management API: :mod:`apimctl.calltests.placing`)."""
+    from apimctl.calltests.placing import place_key
 
     def place(method: str, url: str, headers: list[tuple[str, str]], body: bytes,
               key: str) -> tuple[str, list[tuple[str, str]], bytes]:
-        parts = urlsplit(url)
-        call = Call(method, parts.scheme, parts.netloc, parts.path or "/",
-                    parse_qsl(parts.query, keep_blank_values=True), [("Host", parts.netloc), *headers], body, 0.0)
-        placed = with_key(areas(), call, key)
-        out = parts._replace(path=quote(placed.path, safe="/%!$&'()*+,;=:@"), query=urlencode(placed.query))
-        return urlunsplit(out), placed.headers[1:], placed.body
+        return place_key(services(), method, url, headers, body, key)
 
     return place
 
 
-# the fields of a running server's services that placing a key reads (the routed endpoint and
-# where it reads keys), named one by one: a server of the mashery dialect, as real areas,
-# answers ``endpoints.*`` with empty endpoints (no nested wildcards)
-ROUTE_FIELDS = ",".join(["id", "name", *(f"endpoints.{name}" for name in (
-    "id", "name", "publicDomains.address", "requestPathAlias", "supportedHttpMethods", "apiKeyValueLocations",
-    "apiKeyValueLocationKey"))])
+def emulated_services(emulator: Emulator) -> Callable[[], list[dict[str, Any]]]:
+    """The services of the emulator's areas as its traffic manager sees them, for
+    :func:`key_placer`."""
+    def services() -> list[dict[str, Any]]:
+        return [s for area in emulator.manager.reader.areas() for s in area.services]
 
-
-def remote_areas(services: list[dict[str, Any]]) -> list[Any]:
-    """The services of a running server (read through its management API) as the traffic
-    manager's areas, for :func:`key_placer`."""
-    from apimctl.server.traffic.area import Area
-
-    return [Area("remote", services=services)]
+    return services

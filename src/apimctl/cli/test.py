@@ -147,7 +147,7 @@ async def _embedded(files: Sequence[Any], manifests: Sequence[str], dialect: str
                     overlays: Sequence[str] = ()) -> list[CallResult]:
     from apimctl.calltests.backends import BackendTransport
     from apimctl.calltests.timing import VirtualClock
-    from apimctl.cli.emulator import key_placer, open_emulator, unreachable
+    from apimctl.cli.emulator import emulated_services, key_placer, open_emulator, unreachable
 
     clock = VirtualClock(default_start())
     # only the back ends the test files declare: a test file may come from a pull request, and
@@ -164,7 +164,7 @@ async def _embedded(files: Sequence[Any], manifests: Sequence[str], dialect: str
                                          headers=auth) as api, \
                     httpx.AsyncClient(transport=emulator.traffic, base_url="http://traffic") as traffic:
                 target = Target(api, traffic, clock=clock, backends=backends,
-                                place_key=key_placer(emulator.manager.reader.areas),
+                                place_key=key_placer(emulated_services(emulator)),
                                 last_call=emulator.last_call, reset=emulator.manager.limits.reset,
                                 send=emulator.send)
                 return await _run(target, files)
@@ -175,20 +175,20 @@ async def _embedded(files: Sequence[Any], manifests: Sequence[str], dialect: str
 
 async def _remote(files: Sequence[Any], url: str, token: str, traffic_url: str,
                   operator_token: str | None = None) -> list[CallResult]:
+    from apimctl.calltests.placing import CallerError, read_services
     from apimctl.calltests.runner import TrafficLog, TrafficLogError
-    from apimctl.cli.emulator import ROUTE_FIELDS, key_placer, remote_areas
+    from apimctl.cli.emulator import key_placer
     from apimctl.cli.target import api_base
 
     base = api_base(url)
     async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30) as api, \
             httpx.AsyncClient(base_url=traffic_url.rstrip("/"), timeout=60) as traffic:
         try:
-            listed = await api.get("/services", params={"fields": ROUTE_FIELDS, "limit": "1000"})
+            services = await read_services(api)
         except httpx.HTTPError as exc:
             raise ApimctlError(f"cannot reach the management API {base}: {type(exc).__name__}") from None
-        if listed.status_code >= 300:
-            raise ApimctlError(f"reading the services of {base}: {listed.status_code} {sensitive.cut(listed.text, 200)}")
-        services = listed.json()
+        except CallerError as exc:
+            raise ApimctlError(f"{base}: {exc}") from None
         log = None
         if operator_token:
             log = TrafficLog(api, str(httpx.URL(base).copy_with(path="/operator/traffic", query=None)), operator_token)
@@ -196,6 +196,5 @@ async def _remote(files: Sequence[Any], url: str, token: str, traffic_url: str,
                 await log.entries()
             except TrafficLogError as exc:
                 raise ApimctlError(f"cannot read the decisions of the calls: {exc}") from None
-        target = Target(api, traffic, place_key=key_placer(lambda: remote_areas(services)), cleanup=True,
-                        traffic_log=log)
+        target = Target(api, traffic, place_key=key_placer(lambda: services), cleanup=True, traffic_log=log)
         return await _run(target, files)

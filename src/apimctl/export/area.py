@@ -9,7 +9,7 @@ them out in files (:mod:`~apimctl.export.layout`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from apimctl.errors import ApimctlError
 from apimctl.export.fit import fit_items
@@ -21,15 +21,20 @@ from apimctl.kinds.dialects import SPEC, Dialect, dialect_of
 from apimctl.manifests.schema import manifest_schema
 from apimctl.planning import target_dialect
 from apimctl.speed import collector_paused
-from apimctl.state.live import Lister, LiveState, read_live
+from apimctl.state.live import DATA_SOURCES, Lister, LiveState, read_live, refused_lines
 
 
 async def export_area(client: Lister, *, kinds_: Sequence[str] | None = None,
                       with_ids: bool = False, layout: Layout = "single",
-                      source: str = "") -> Export:
-    """Read the area through ``client`` and export it (see :func:`export_state`)."""
+                      source: str = "", notice: Callable[[str], None] | None = None) -> Export:
+    """Read the area through ``client`` and export it (see :func:`export_state`). A data
+    source the area refuses to list is exported as none, said once to ``notice``."""
     resolve_kinds(kinds_)  # fail on a bad --kinds before any call
-    live = await read_live(client, normal_forms=False)  # export compares nothing
+    # export compares nothing
+    live = await read_live(client, normal_forms=False, optional=DATA_SOURCES)
+    for line in refused_lines(live):
+        if notice is not None:
+            notice(f"Warning: {line}")
     found = await target_dialect(client, None, live)
     return export_state(live, kinds_=kinds_, with_ids=with_ids, layout=layout, source=source,
                         dialect=dialect_of(found.name))

@@ -69,7 +69,7 @@ async def export(request: ExportRequest, connect: Connect, *,
     async with connect() as client:
         exported = await export_area(client, kinds_=list(request.kinds) or None,
                                      with_ids=request.with_ids, layout=request.layout,
-                                     source=request.target)
+                                     source=request.target, notice=notice)
     if request.out is None:
         return ExportResult(exported)
     written, removed = write_export(exported, request.out)

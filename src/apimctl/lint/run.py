@@ -36,7 +36,7 @@ from apimctl.manifests.model import JsonPath, Position
 from apimctl.manifests.variables import LenientEnv
 from apimctl.openapi.coverage import FACTS_KEY, Coverage, coverage_facts
 from apimctl.planning import target_dialect
-from apimctl.state.live import Lister, LiveState, read_live
+from apimctl.state.live import DATA_SOURCES, Lister, LiveState, read_live, refused_lines
 
 DISABLE_NEXT_LINE = "apimctl-lint-disable-next-line"
 _DIRECTIVE = re.compile(r"#\s*" + DISABLE_NEXT_LINE + r"\b(.*)$")
@@ -101,9 +101,12 @@ async def lint_area(client: Lister, ruleset: Ruleset, *, now: datetime | None = 
                     source: str = "") -> LintReport:
     """Read the live area through ``client`` and lint it (see :func:`lint_live`), in the
     area's dialect."""
-    live = await read_live(client, normal_forms=False)  # lint compares nothing
+    # lint compares nothing; a data source the area refuses to list is linted as none
+    live = await read_live(client, normal_forms=False, optional=DATA_SOURCES)
     found = await target_dialect(client, None, live)
-    return lint_live(live, ruleset, now=now, source=source, dialect=dialect_of(found.name))
+    report = lint_live(live, ruleset, now=now, source=source, dialect=dialect_of(found.name))
+    report.warnings.extend(refused_lines(live))
+    return report
 
 
 def lint_live(live: LiveState, ruleset: Ruleset, *, now: datetime | None = None,

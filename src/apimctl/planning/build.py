@@ -80,7 +80,7 @@ from apimctl.planning.rules import (
 from apimctl.planning.steps import Builder
 from apimctl.plans.model import Plan, Step, address
 from apimctl.speed import collector_paused
-from apimctl.state.live import Lister, LiveState, read_live
+from apimctl.state.live import Lister, LiveState, read_live, unnamed_sources
 
 # --- entry points ----------------------------------------------------------------------------
 
@@ -258,7 +258,7 @@ async def make_plan(client: Lister, manifest: ManifestLike,
     for text in opts.targets:  # fail on a bad target before any call is made
         parse_target(text)
     ahead = DesiredAhead(manifest)
-    live = await read_live(client, meanwhile=ahead)
+    live = await read_live(client, meanwhile=ahead, skip=unnamed_sources(manifest.doc))
     found = await target_dialect(client, manifest, live)
     made = build_plan(manifest, live, opts, dialect=found, desired=ahead.desired)
     if opts.impact is not None:

@@ -4,7 +4,10 @@
 :func:`read_live`. Each top-level collection is read with one list call per 1,000 objects,
 with the ``fields`` projection of its entry in :mod:`apimctl.kinds`, so services come back with
 their endpoints (cors, cache, processor, methods, ...) and error sets (with messages), packages
-with their plans (with entitlements and roles): never one GET per object.
+with their plans (with entitlements and roles): never one GET per object. A data source (a
+read-only kind: organizations, email template sets) is read only when asked for: ``plan``,
+``apply`` and ``drift`` skip those their manifests do not name (:func:`unnamed_sources`), and
+``export`` and ``lint --live`` go on without one the area refuses to list.
 
 Pages are translated as they arrive (:meth:`ApiClient.pages`, every collection's first page
 requested at once, a few more ahead of the reader), one API object at a time, and dropped:
@@ -26,12 +29,12 @@ its digests instead of normalising and diffing both sides.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Mapping
 from typing import Any, Protocol
 
 from apimctl import kinds
 from apimctl.api.quirks import as_list
-from apimctl.errors import ServerError
+from apimctl.errors import ApiError, QuotaExhausted, ServerError, Throttled
 from apimctl.kinds import Kind
 from apimctl.kinds.ops import Context, Key, Lookups
 from apimctl.speed import collector_paused
@@ -39,10 +42,14 @@ from apimctl.state.normal_batches import NormalBatches
 from apimctl.state.objects import ABSENT, LiveObject, LiveState, kept_of, repeats
 from apimctl.state.packing import Packer, encoded
 
-__all__ = ["PAGE_SIZE", "Lister", "LiveObject", "LiveState", "from_raw", "lookups_of",
-           "read_call_bound", "read_live", "read_raw", "repeats"]
+__all__ = ["DATA_SOURCES", "PAGE_SIZE", "Lister", "LiveObject", "LiveState", "from_raw", "lookups_of",
+           "read_call_bound", "read_live", "read_raw", "refusal", "refused_lines", "repeats",
+           "unnamed_sources"]
 
 PAGE_SIZE = 1000
+# the read-only top-level kinds (organizations, email template sets): data sources, which
+# apimctl never writes; an area or a key may be refused their lists
+DATA_SOURCES = frozenset(k.name for k in kinds.TOP_LEVEL if k.read_only)
 _YIELD_EVERY = 4  # top-level objects read between two turns of the event loop
 
 
@@ -92,27 +99,39 @@ async def read_raw(client: Lister) -> dict[str, list[dict[str, Any]]]:
 
 
 async def read_live(client: Lister, *, normal_forms: bool = True,
-                    meanwhile: Callable[[], object] | None = None) -> LiveState:
+                    meanwhile: Callable[[], object] | None = None,
+                    skip: Collection[str] = (), optional: Collection[str] = ()) -> LiveState:
     """The live state of the client's area (one list call per 1,000 top-level objects).
     ``normal_forms``: make each object's :attr:`LiveObject.norm` (what planning compares;
     ``export`` and ``lint`` do without). ``meanwhile``: the caller's work that needs no area,
     done once, in the time this process would wait for the area's first pages (a server
     makes a large first page while this process has nothing to read); at the end when it
-    never waits."""
+    never waits. ``skip``: names of top-level kinds not read at all (:func:`unnamed_sources`);
+    ``optional``: names of kinds an area may refuse to list (403, 404): such a kind then reads
+    as empty, and :attr:`LiveState.refused` says why."""
     reader = _Reader(normal_forms)
+    reading = [k for k in kinds.TOP_LEVEL if k.name not in skip]
+    reader.state.skipped = frozenset(k.name for k in kinds.TOP_LEVEL if k.name in skip)
     streams: list[AsyncGenerator[Iterable[dict[str, Any]], None]] = [
         client.pages(k.path, _params(k), page_size=PAGE_SIZE, page_index=k.page_index)
-        for k in kinds.TOP_LEVEL]
+        for k in reading]
     firsts = [asyncio.ensure_future(anext(s)) for s in streams]  # every first page at once
     try:
         with collector_paused(promote=True):
-            for index, (kind, stream, first) in enumerate(zip(kinds.TOP_LEVEL, streams, firsts, strict=True)):
+            for index, (kind, stream, first) in enumerate(zip(reading, streams, firsts, strict=True)):
                 # once a first page has come back, every first request is out: the wait for
                 # one not back yet is the server's work alone
                 if meanwhile is not None and index and not first.done():
                     work, meanwhile = meanwhile, None
                     work()
-                await reader.page(kind, await first)
+                try:
+                    page = await first
+                except ApiError as exc:
+                    if kind.name not in optional or not refusal(exc):
+                        raise
+                    reader.state.refused[kind.name] = str(exc)
+                    continue
+                await reader.page(kind, page)
                 async for page in stream:
                     await reader.page(kind, page)
             if meanwhile is not None:
@@ -128,8 +147,50 @@ async def read_live(client: Lister, *, normal_forms: bool = True,
 
 
 def read_call_bound(state: LiveState) -> int:
-    """The fewest list calls that can read ``state``: Σ ⌈N/1000⌉ over top-level kinds (≥ 1 each)."""
-    return sum(max(1, -(-len(state.of(k.name)) // PAGE_SIZE)) for k in kinds.TOP_LEVEL)
+    """The fewest list calls that can read ``state``: Σ ⌈N/1000⌉ over the top-level kinds
+    read (≥ 1 each)."""
+    return sum(max(1, -(-len(state.of(k.name)) // PAGE_SIZE)) for k in kinds.TOP_LEVEL
+               if k.name not in state.skipped)
+
+
+def refused_lines(state: LiveState) -> list[str]:
+    """One line per optional kind the area refused to list (:attr:`LiveState.refused`)."""
+    return [f"{kinds.get(name).manifest_key} not read: {why} (taken as none)"
+            for name, why in state.refused.items()]
+
+
+def refusal(exc: ApiError) -> bool:
+    """Whether ``exc`` is the area refusing to list a collection (the key or the area may not
+    read it: 403, 404), rather than a failure of the call (throttling, quota, server)."""
+    return exc.status in (403, 404) and not isinstance(exc, Throttled | QuotaExhausted)
+
+
+def unnamed_sources(doc: Mapping[str, Any]) -> frozenset[str]:
+    """The data sources (read-only top-level kinds: organizations, email template sets) that
+    the manifest document ``doc`` neither declares nor names in an object it declares: a plan
+    needs nothing of them, so it does not read them (an area or a key may not be allowed to).
+    Pruning never touches a data source, so ``--prune`` needs none of them either."""
+    named = {k.name for k in kinds.TOP_LEVEL if k.read_only and doc.get(k.manifest_key)}
+    for kind in kinds.KINDS:
+        for ref in kind.references:
+            if ref.kind in named or not kinds.get(ref.kind).read_only:
+                continue
+            names = [n for n in (ref.field.split(".")[0].removesuffix("[]"), ref.id_field) if n]
+            if any(n in obj for obj in _declared(doc, kind) for n in names):  # null names one too
+                named.add(ref.kind)
+    return frozenset(k.name for k in kinds.TOP_LEVEL if k.read_only and k.name not in named)
+
+
+def _declared(doc: Mapping[str, Any], kind: Kind) -> Iterable[Mapping[str, Any]]:
+    """The objects of ``kind`` that ``doc`` declares (at their place under their parents)."""
+    if kind.parent is None:
+        holders: Iterable[Mapping[str, Any]] = [doc]
+    else:
+        holders = _declared(doc, kinds.get(kind.parent))
+    for holder in holders:
+        for obj in as_list(holder.get(kind.manifest_key)):
+            if isinstance(obj, Mapping):
+                yield obj
 
 
 # --- translation into manifest shape ----------------------------------------------------------

@@ -112,10 +112,14 @@ class LiveObject:
 class LiveState:
     """Every live object, per kind, in the order the API listed them; ``spelled``: per kind,
     the first document with values spelled the ``mashery`` way (SUPPLEMENT §10.2), which
-    dialect detection looks at rather than at every document again."""
+    dialect detection looks at rather than at every document again. ``skipped``: the
+    top-level kinds not read (data sources nothing asked for); ``refused``: per kind whose
+    read was optional and refused by the area, why (such a kind reads as empty)."""
 
     objects: dict[str, list[LiveObject]] = field(default_factory=dict)
     spelled: dict[str, dict[str, Any]] = field(default_factory=dict)
+    skipped: frozenset[str] = frozenset()
+    refused: dict[str, str] = field(default_factory=dict)
 
     def of(self, kind: str) -> list[LiveObject]:
         return self.objects.get(kind, [])

@@ -1,6 +1,5 @@
 """Pure parts of the traffic manager: method detection in each location, calendar windows of
-the rate limits, effective ceilings, instants of maintenance windows, placing a key where an
-endpoint reads it."""
+the rate limits, effective ceilings, instants of maintenance windows."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ from datetime import UTC, datetime
 import pytest
 
 from apimctl.server.traffic.area import Area
-from apimctl.server.traffic.caller import key_value, with_key
 from apimctl.server.traffic.entitlement import detect_method
 from apimctl.server.traffic.limits import ceiling, period_window
 from apimctl.server.traffic.maintenance import instant
@@ -66,25 +64,6 @@ def test_effective_ceilings() -> None:
 def test_instants_of_both_renderings() -> None:
     assert instant("2027-01-16T02:00:00Z") == instant("2027-01-16T02:00:00.000+0000") == _at("2027-01-16T02:00:00")
     assert instant("not a time") is None
-
-
-def test_a_key_is_placed_where_the_endpoint_reads_it() -> None:
-    endpoint = {"id": "e", "requestPathAlias": "/v1", "supportedHttpMethods": ["get", "post"],
-                "publicDomains": [{"address": "api.example.com"}]}
-    area = Area("a", services=[{"id": "s", "endpoints": [endpoint]}],
-                keys={"k-123": {"apikey": "k-123", "_applicationId": "app", "status": "active"}},
-                applications={"app": {"id": "app", "_memberId": "m"}}, members={"m": {"id": "m", "username": "ann"}})
-    assert key_value([area], "ann") == "k-123"
-    assert key_value([area], "unknown") == "unknown"
-    call = _call("/v1/x")
-    assert with_key([area], call, "k").query == [("api_key", "k")]
-    endpoint.update(apiKeyValueLocations=["request-header"], apiKeyValueLocationKey="X-Key")
-    assert ("X-Key", "k") in with_key([area], call, "k").headers
-    endpoint.update(apiKeyValueLocations=["request-path"], apiKeyValueLocationKey="2")
-    assert with_key([area], _call("/v1/placeholder/more"), "k").path == "/v1/k/more"
-    endpoint.update(apiKeyValueLocations=["request-body"], apiKeyValueLocationKey="key")
-    placed = with_key([area], _call("/v1", headers=[("Content-Type", "application/json")], body=b'{"a": 1}'), "k")
-    assert placed.body == b'{"a": 1, "key": "k"}'
 
 
 def test_allow_missing_key_needs_the_noapikey_key() -> None:

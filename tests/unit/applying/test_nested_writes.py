@@ -56,7 +56,7 @@ def test_named_links_add_in_manifest_order_and_remove_by_name() -> None:
     client = FakeClient({("GET", "/services/s1/roles"): [[{"id": "r1", "name": "A"}, {"id": "r3", "name": "C"}]]})
     update(client, service((Change("roles", ["A", "C"], ["B", "A"]),), roles=["B", "A"]))
     assert client.calls == [
-        ("GET", "/services/s1/roles", None),
+        ("GET", "/services/s1/roles", {"fields": "id,name"}),  # named: SUPPLEMENT §10.10.8
         ("POST", "/services/s1/roles", {"id": "r2", "name": "B", "action": "read"}),
         ("DELETE", "/services/s1/roles/r3", None),
     ]
@@ -79,7 +79,7 @@ def test_links_by_id_go_in_id_order_and_a_link_held_twice_is_made_again() -> Non
                 desired={"name": "Up", "endpoints": [{"service": "W", "endpoint": "B"},
                                                      {"service": "W", "endpoint": "A"}]})
     update(client, step)
-    assert client.calls == [("GET", path, None), ("DELETE", f"{path}/B1", None),
+    assert client.calls == [("GET", path, {"fields": "id,name"}), ("DELETE", f"{path}/B1", None),
                             ("POST", path, {"id": "A1"}), ("POST", path, {"id": "B1"}),
                             ("DELETE", f"{path}/C1", None)]
 
@@ -317,3 +317,36 @@ def test_apply_writes_name_no_kind() -> None:
                     assert not {a.name for a in node.names} & entries, (path.name, node.module)
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "kinds":
                 assert node.attr not in entries, (path.name, node.attr)
+
+
+
+def test_every_read_of_a_nested_collection_names_its_fields() -> None:
+    """Links, keyed items (and their nested lists), a catalog: each list read names the fields
+    it is read for (real areas honour no nested wildcard and leave fields out unless named,
+    SUPPLEMENT §10.10.8)."""
+    client = FakeClient({("GET", "/services/s1/roles"): [[{"id": "r1", "name": "A"}]],
+                         ("GET", METHODS): [[_method("m1", "get")]],
+                         ("GET", f"{METHODS}/m1/responseFilters"): [[{"id": "f1", "name": "x"}]],
+                         ("GET", MESSAGES): [_catalog_at_spec_defaults()]})
+    update(client, service((Change("roles", ["A"], ["B"]),), roles=["B"]))
+    update(client, endpoint((Change("methods[get]", None, {}),), methods=[{"name": "get"}]))
+    update(client, _error_set((Change(f"errorMessages[{QPS}].status", "x", "Slow"),), [{"id": QPS, "status": "Slow"}]))
+    reads = {path: params for method, path, params in client.calls if method == "GET"}
+    assert set(reads) == {"/services/s1/roles", METHODS, f"{METHODS}/m1/responseFilters", MESSAGES}
+    named = {path: str((params or {}).get("fields", "")).split(",") for path, params in reads.items()}
+    assert named["/services/s1/roles"] == ["id", "name"]
+    assert named[f"{METHODS}/m1/responseFilters"] == ["id", "name", *kinds.RESPONSE_FILTER_DEFAULTS]
+    assert named[MESSAGES] == ["id", "status", "detailHeader", "responseBody"]
+    assert all("*" not in f for fields in named.values() for f in fields)
+
+
+def test_the_lookups_after_an_unknown_outcome_name_their_fields() -> None:
+    from apimctl.applying.calls import find_by_name, find_in
+
+    client = FakeClient({("LIST", "/domains"): [[{"id": "d1", "domain": "example.com"}]],
+                         ("GET", METHODS): [[{"id": "m1", "name": "get"}]]})
+    assert asyncio.run(find_by_name(client, "/domains", "example.com", key="domain")) == {
+        "id": "d1", "domain": "example.com"}
+    assert asyncio.run(find_in(client, METHODS, "get")) == {"id": "m1", "name": "get"}
+    assert client.calls == [("LIST", "/domains", {"filter": "domain:example.com", "fields": "id,domain"}),
+                            ("GET", METHODS, {"fields": "id,name"})]
