@@ -26,7 +26,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsp
 
 import httpx
 
-from apimctl import kinds
+from apimctl import kinds, sensitive
 from apimctl.api.quirks import as_list
 
 # the kind keys call (endpoints) and the kind holding them (services)
@@ -65,7 +65,7 @@ async def read_services(api: httpx.AsyncClient) -> list[dict[str, Any]]:
         listed = await api.get(_HOLDER.path, params={"fields": CALLER_FIELDS, "limit": str(PAGE),
                                                      "offset": str(len(out))})
         if listed.status_code >= 300:
-            raise CallerError(f"reading the {_HOLDER.manifest_key}: {listed.status_code} {listed.text[:200]}")
+            raise CallerError(f"reading the {_HOLDER.manifest_key}: {listed.status_code} {sensitive.cut(listed.text, 200)}")
         page = as_list(listed.json())
         out += [s for s in page if isinstance(s, dict)]
         total = listed.headers.get("X-Total-Count")
@@ -92,7 +92,7 @@ async def member_key(api: httpx.AsyncClient, username: str) -> str | None:
 async def _list(api: httpx.AsyncClient, path: str, params: Mapping[str, str]) -> list[dict[str, Any]]:
     listed = await api.get(path, params={**params, "limit": str(PAGE)})
     if listed.status_code >= 300:
-        raise CallerError(f"reading {path}: {listed.status_code} {listed.text[:200]}")
+        raise CallerError(f"reading {path}: {listed.status_code} {sensitive.cut(listed.text, 200)}")
     return [i for i in as_list(listed.json()) if isinstance(i, dict)]
 
 
