@@ -174,12 +174,14 @@ class _Merger:
         n = len(base_rel)
         for table in (self.base.positions, self.base.refs, self.base.shown, self.base.typed):
             moved: dict[JsonPath, Any] = {}
-            for path in [p for p in table if p[:n] == base_rel and len(p) > n and isinstance(p[n], int)
-                         and p[n] >= i]:
+            for path in [p for p in table if p[:n] == base_rel and len(p) > n]:
+                at = path[n]
+                if not isinstance(at, int) or at < i:
+                    continue
                 value = table[path]
                 del table[path]
-                if path[n] > i:
-                    moved[(*base_rel, path[n] - 1, *path[n + 1:])] = value  # type: ignore[operator]
+                if at > i:
+                    moved[(*base_rel, at - 1, *path[n + 1:])] = value
             for path, value in moved.items():
                 table[path] = value
 
