@@ -79,3 +79,28 @@ def test_deleting_what_the_base_lacks_is_an_error(tmp_path: Path) -> None:
 def test_an_unknown_directive_is_an_error(tmp_path: Path) -> None:
     _, problems = _run(tmp_path, DOMAINS + SERVICE, "services:\n  - {name: Weather, $patch: replace}\n")
     assert problems == ["services[0][\"$patch\"]: $patch: expected add or delete, got 'replace'"]
+
+
+def test_an_overlay_gives_the_base_its_variables(tmp_path: Path) -> None:
+    base = DOMAINS.replace("example.com,", "api-dev.example.com, example.com,") + SERVICE.replace(
+        "trafficManagerDomain: api.example.com", "trafficManagerDomain: ${API_HOST}").replace(
+        "name: Weather", "name: ${PREFIX}Weather")
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "variables.env").write_text('# dev\nAPI_HOST=api-dev.example.com\nPREFIX="DEV "\n')
+    doc, problems = _run(tmp_path, base, "services:\n  - {name: DEV Weather, version: '2'}\n")
+    assert problems == []
+    service = doc["services"][0]
+    assert (service["name"], service["version"]) == ("DEV Weather", "2")
+    assert service["endpoints"][0]["trafficManagerDomain"] == "api-dev.example.com"
+
+
+def test_the_environment_wins_and_secrets_stay_out_of_the_file(tmp_path: Path) -> None:
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "variables.env").write_text("PREFIX=Dev\nBACKEND_SECRET=x\nnot a line\n")
+    (tmp_path / "m.yaml").write_text(DOMAINS + SERVICE.replace("name: Weather", "name: ${PREFIX}Weather"))
+    (tmp_path / "o" / "o.yaml").write_text("services:\n  - {name: ProdWeather, version: '2'}\n")
+    result = validate([str(tmp_path / "m.yaml")], [str(tmp_path / "o")], env={"PREFIX": "Prod"})
+    messages = [p.message for p in result.problems]
+    assert any("BACKEND_SECRET is reserved for secret fields" in m for m in messages), messages
+    assert any("expected NAME=value" in m for m in messages), messages
+    assert not any("ProdWeather" in m for m in messages), messages
