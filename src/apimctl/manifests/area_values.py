@@ -34,20 +34,20 @@ class AreaEnv(Mapping[str, str]):
 
     def __init__(self, env: Mapping[str, str], values: Mapping[str, str]) -> None:
         self.env = env
-        self.values = dict(values)
-        self.repository = frozenset(name for name in self.values if name not in env)
+        self.given = dict(values)
+        self.repository = frozenset(name for name in self.given if name not in env)
 
     def __getitem__(self, name: str) -> str:
         if name in self.env:
             return self.env[name]
-        return self.values[name]
+        return self.given[name]
 
     def __contains__(self, name: object) -> bool:
-        return name in self.env or name in self.values
+        return name in self.env or name in self.given
 
     def __iter__(self) -> Iterator[str]:
         yield from self.env
-        yield from (name for name in self.values if name not in self.env)
+        yield from (name for name in self.given if name not in self.env)
 
     def __len__(self) -> int:
         return len(self.env) + len(self.repository)

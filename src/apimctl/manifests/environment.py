@@ -122,7 +122,7 @@ def check_environment(refs: Mapping[JsonPath, str], secret: set[JsonPath], env: 
     the variables whose values are masked (registered), sorted."""
     rules = policy()
     credentials = sensitive.credentials()
-    written = getattr(env, "repository", frozenset())  # an overlay's variables.env: not secrets
+    written: frozenset[str] = getattr(env, "repository", frozenset())  # an overlay's variables.env: not secrets
     inner = getattr(env, "env", env) if written else env
     mocked = inner.mocked if isinstance(inner, MockEnv) else ()  # render --mock-env: placeholders
     masked: dict[str, str] = {}
