@@ -47,7 +47,7 @@ async def export_areas(request: AreasRequest) -> AreasResult:
     reads = await read_areas(request.areas)
     docs = {read.name: documents(read) for read in reads}
     secrets = [name for read in reads for name in read.variables]
-    rules.rewrite(docs)
+    rules.rewrite(list(docs.items()))
     parts = split(docs)
     planned = repository.files(parts.base, parts.overlays, {n: rules.values_of(n) for n in names},
                                sorted(set(secrets)), {a.name: a.target for a in request.areas})

@@ -62,6 +62,7 @@ class Read:
     live: LiveState
     dialect: Dialect = SPEC
     variables: list[str] = field(default_factory=list)
+    declared: bool = False  # the live model holds manifests' objects
 
 
 async def read_area(source: AreaSource) -> Read:
@@ -99,12 +100,12 @@ def read_manifests(source: ManifestSource, env: Mapping[str, str] | None = None)
     :func:`manifest_state`)."""
     manifest = load_manifests(source.paths, source.overlays, env)
     label = " ".join([*source.paths, *(f"--overlay {o}" for o in source.overlays)])
-    return Read(source.name, label, manifest_state(manifest.doc))
+    return Read(source.name, label, manifest_state(manifest.doc), declared=True)
 
 
 def documents(read: Read, dialect: Dialect | None = None) -> Docs:
     """What an export of ``read`` would write, in ``dialect`` (default: the side's own)."""
-    docs, variables, _ = export_documents(read.live, dialect=dialect or read.dialect)
+    docs, variables, _ = export_documents(read.live, dialect=dialect or read.dialect, declared=read.declared)
     read.variables = variables
     return docs
 

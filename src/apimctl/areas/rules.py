@@ -63,13 +63,14 @@ class Rules:
         """The variables of ``area`` and their values (what its ``variables.env`` holds)."""
         return {r.variable: r.values[area] for r in self.rules}
 
-    def rewrite(self, areas: Mapping[str, dict[str, list[Any]]]) -> None:
-        """Rewrite each area's exported documents in place."""
+    def rewrite(self, areas: Sequence[tuple[str, dict[str, list[Any]]]]) -> None:
+        """Rewrite each area's exported documents in place (``areas``: pairs of an area's
+        name and its documents; two sides may be one area, an area and its manifests)."""
         if not self.rules:
             return
         names = _prefixed_names(areas, [r for r in self.rules if r.prefix])
-        for area, docs in areas.items():
-            self._rewrite(area, docs, names[area])
+        for (area, docs), renamed in zip(areas, names, strict=True):
+            self._rewrite(area, docs, renamed)
 
     def _rewrite(self, area: str, docs: dict[str, list[Any]], names: Mapping[tuple[str, str], str]) -> None:
         plain = sorted(((r.values[area], r.variable) for r in self.rules if not r.prefix),
@@ -158,30 +159,32 @@ def _top_names(docs: Mapping[str, list[Any]]) -> set[tuple[str, str]]:
     return out
 
 
-def _prefixed_names(areas: Mapping[str, Mapping[str, list[Any]]],
-                    rules: Sequence[Rule]) -> dict[str, dict[tuple[str, str], str]]:
+def _prefixed_names(areas: Sequence[tuple[str, Mapping[str, list[Any]]]],
+                    rules: Sequence[Rule]) -> list[dict[tuple[str, str], str]]:
     """Per area, each top-level name a prefix rule rewrites -> its rewritten text. A name
     starting with the area's prefix is rewritten; with an empty prefix, a name is rewritten
     when another area holds it under that area's (non-empty) prefix, so names the areas
     share unprefixed (a role every area calls ``Partners``) stay as they are."""
-    names = {area: _top_names(docs) for area, docs in areas.items()}
-    out: dict[str, dict[tuple[str, str], str]] = {area: {} for area in areas}
+    names = [(area, _top_names(docs)) for area, docs in areas]
+    out: list[dict[tuple[str, str], str]] = [{} for _ in areas]
     for rule in sorted(rules, key=lambda r: -max(len(v) for v in r.values.values())):
-        for area, own in names.items():
+        for index, (area, own) in enumerate(names):
             prefix = rule.values[area]
+            renamed = out[index]
             for kind, name in sorted(own):
-                if (kind, name) in out[area]:
+                if (kind, name) in renamed:
                     continue
                 if prefix and name.startswith(prefix):
-                    out[area][(kind, name)] = "${" + rule.variable + "}" + name[len(prefix):]
-                elif not prefix and any(rule.values[other] and (kind, rule.values[other] + name) in names[other]
-                                        for other in areas if other != area):
-                    out[area][(kind, name)] = "${" + rule.variable + "}" + name
+                    renamed[(kind, name)] = "${" + rule.variable + "}" + name[len(prefix):]
+                elif not prefix and any(rule.values[other] and (kind, rule.values[other] + name) in theirs
+                                        for other, theirs in names if other != area):
+                    renamed[(kind, name)] = "${" + rule.variable + "}" + name
     return out
 
 
-def load_rules(path: str | None, areas: Sequence[str]) -> Rules:
-    """The rules of the file at ``path`` (``None``: no rules), checked against ``areas``."""
+def load_rules(path: str | None, areas: Sequence[str], *, subset: bool = False) -> Rules:
+    """The rules of the file at ``path`` (``None``: no rules), checked against ``areas``;
+    ``subset``: the file may name other areas too (``diff`` compares two of them)."""
     if path is None:
         return Rules()
     try:
@@ -193,12 +196,12 @@ def load_rules(path: str | None, areas: Sequence[str]) -> Rules:
     entries = data.get("rewrites") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise ApimctlError(f"--rewrite {path}: expected a mapping with a list 'rewrites'")
-    rules = Rules([_rule(path, i, entry, areas) for i, entry in enumerate(entries)], path)
+    rules = Rules([_rule(path, i, entry, areas, subset) for i, entry in enumerate(entries)], path)
     _check_collisions(path, rules.rules, areas)
     return rules
 
 
-def _rule(path: str, index: int, entry: Any, areas: Sequence[str]) -> Rule:
+def _rule(path: str, index: int, entry: Any, areas: Sequence[str], subset: bool) -> Rule:
     where = f"--rewrite {path}: rewrites[{index}]"
     if not isinstance(entry, dict):
         raise ApimctlError(f"{where}: expected a mapping with variable and values")
@@ -216,7 +219,7 @@ def _rule(path: str, index: int, entry: Any, areas: Sequence[str]) -> Rule:
     if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
         raise ApimctlError(f"{where}.values: expected a mapping of area names to strings")
     for area in values:
-        if area not in areas:
+        if area not in areas and not subset:
             raise ApimctlError(f"{where}.values: names area {area!r}, which --area does not give "
                                f"(given: {', '.join(areas)})")
     for area in areas:

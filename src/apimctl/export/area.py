@@ -48,12 +48,16 @@ def export_state(live: LiveState, *, kinds_: Sequence[str] | None = None, with_i
 
 
 def export_documents(live: LiveState, *, kinds_: Sequence[str] | None = None, with_ids: bool = False,
-                     dialect: Dialect = SPEC) -> tuple[dict[str, list[Any]], list[str], list[str]]:
+                     dialect: Dialect = SPEC,
+                     declared: bool = False) -> tuple[dict[str, list[Any]], list[str], list[str]]:
     """The exported objects of ``live`` per top-level manifest key, fitted to the schema; the
     variables they reference; the live fields dropped (what the files of :func:`export_state`
-    hold, before they are laid out). Raises :class:`ApimctlError` for an empty area."""
+    hold, before they are laid out; ``declared``: ``live`` holds manifests' objects, see
+    :func:`~apimctl.export.objects.build_documents`). Raises :class:`ApimctlError` for an
+    empty area."""
     keys, _ = resolve_kinds(kinds_)
-    docs, variables = build_documents(live, manifest_keys=keys, with_ids=with_ids, dialect=dialect)
+    docs, variables = build_documents(live, manifest_keys=keys, with_ids=with_ids, dialect=dialect,
+                                      declared=declared)
     if not docs:
         raise ApimctlError("the area has no objects of the kinds asked for; nothing to export")
     schema = manifest_schema()
