@@ -122,3 +122,33 @@ def _list_calls(srv: Server, before: dict[str, Any]) -> int:
         return sum(e["count"] for e in snapshot.get("calls", []) if e["method"] == "GET" and e["path"] in paths)
 
     return count(srv.calls()) - count(before)
+
+
+def test_a_promotion_applied_is_one_difference_fewer(fleet: Fleet, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (tmp_path / "two.yaml").write_text(RULES.replace(", qa: api-qa.example.com", "").replace(', qa: "QA "', ""))
+    rules = str(tmp_path / "two.yaml")
+    assert fleet.run("export", "--area", "dev=dev", "--area", "prod=prod", "--into", str(repo),
+                     "--rewrite", rules).returncode == 0
+    overlay = repo / "overlays" / "prod" / "overlay.yaml"
+    overlay.write_text(overlay.read_text().replace("services:\n", "services:  # reviewed by the API team\n", 1))
+    before = json.loads(fleet.run("diff", "dev", "prod", "--rewrite", rules, "--format", "json").stdout)
+    done = fleet.run("promote", "--from", "dev", "--to", "prod", "--only", "service:${NAME_PREFIX}Reports",
+                     "--repo", str(repo))
+    assert done.returncode == 0, done.stderr
+    text = overlay.read_text()
+    assert "# reviewed by the API team" in text and "${NAME_PREFIX}Reports" in text
+    assert text.index("qpsLimitOverall") < text.index("${NAME_PREFIX}Reports")  # order kept, the new one last
+    prod = fleet.areas[1]
+    folders = (str(repo / "base"), "--overlay", str(repo / "overlays" / "prod"))
+    from .areas_support import secrets_of
+
+    applied = fleet.run("apply", "--auto-approve", *folders, area=prod,
+                        env=secrets_of([repo / "base", repo / "overlays" / "prod"]))
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    after = json.loads(fleet.run("diff", "dev", "prod", "--rewrite", rules, "--format", "json").stdout)
+    assert len(after["objects"]) == len(before["objects"]) - 1
+    assert "service:${NAME_PREFIX}Reports" not in {o["address"] for o in after["objects"]}
+    again = fleet.run("promote", "--from", "dev", "--to", "prod", "--only", "service:${NAME_PREFIX}Reports",
+                      "--repo", str(repo))
+    assert again.returncode == 0 and "Nothing to promote" in again.stderr
