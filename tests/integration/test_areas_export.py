@@ -102,3 +102,38 @@ def test_a_spec_area_and_a_mashery_area(srv: Server, tmp_path: Path, dialect: st
         assert done.returncode == 0, done.stderr
         assert f"overlays/prod/ ({other})" in done.stderr
         _acceptance(fleet, repo)
+
+
+@pytest.mark.parametrize(("case", "message"), [
+    ("twice", "area 'dev' is named twice"),
+    ("unreachable", "area gone (http://127.0.0.1:9/v3/rest): "),
+    ("collide", "rules collide: API_HOST and OTHER_HOST both rewrite 'api-dev.example.com' in area dev"),
+    ("secret", "a rewrite rule would change the secret field services[DEV Payments].endpoints[Forecast]."
+               "systemDomainCredentialSecret of area dev"),
+    ("unknown area", "names area 'qa', which --area does not give"),
+])
+def test_bad_input_writes_nothing(srv: Server, tmp_path: Path, case: str, message: str, dialect: str) -> None:
+    if dialect != "spec" and case != "secret":
+        pytest.skip("the refusals before any read do not depend on the dialect")
+    fleet = Fleet(tmp_path / "home")
+    _two_areas(fleet, tmp_path, srv, srv)
+    areas = ["--area", "dev=dev", "--area", "prod=prod"]
+    rules = RULES
+    if case == "twice":
+        areas = ["--area", "dev=dev", "--area", "dev=prod"]
+    elif case == "unreachable":
+        areas += ["--area", "gone=http://127.0.0.1:9/v3/rest", "--timeout", "1"]
+        rules = ""
+    elif case == "collide":
+        rules += "  - variable: OTHER_HOST\n    values: {dev: api-dev.example.com, prod: other.example.com}\n"
+    elif case == "secret":
+        rules += "  - variable: TEAM\n    values: {dev: DEV_PAYMENTS, prod: PAYMENTS_FORECAST}\n"
+    else:
+        rules = rules.replace("prod: api.example.com}", "prod: api.example.com, qa: api-qa.example.com}")
+    (tmp_path / "rules.yaml").write_text(rules or "rewrites: []\n")
+    repo = tmp_path / "repo"
+    done = fleet.run("export", *areas, "--into", str(repo), "--rewrite", str(tmp_path / "rules.yaml"))
+    assert done.returncode == 1, done.stderr
+    assert message in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert not repo.exists()

@@ -86,7 +86,10 @@ class Rules:
             return pattern.sub(lambda m: "${" + by_value[m.group(0)] + "}" if m.group(0) in by_value
                                else m.group(0), value)
 
-        walker = _Walker(self, area, text)
+        def touches(value: str) -> bool:  # a rule's value anywhere in it, references included
+            return any(v in value for v in by_value)
+
+        walker = _Walker(self, area, text, touches)
         for key, items in docs.items():
             kind = kinds.by_manifest_key(key)
             if kind is not None:
@@ -96,8 +99,8 @@ class Rules:
 class _Walker:
     """Applies ``text`` to every string of the documents, refusing a change to a secret."""
 
-    def __init__(self, rules: Rules, area: str, text: Any) -> None:
-        self.rules, self.area, self.text = rules, area, text
+    def __init__(self, rules: Rules, area: str, text: Any, touches: Any) -> None:
+        self.rules, self.area, self.text, self.touches = rules, area, text, touches
 
     def item(self, kind: Kind, item: Any, where: str = "") -> Any:
         if isinstance(item, str):
@@ -120,7 +123,7 @@ class _Walker:
     def value(self, kind: Kind, path: str, value: Any, here: str) -> Any:
         if isinstance(value, str):
             changed = self.text(value, _referred(kind, path))
-            if changed != value and _is_secret(kind, path):
+            if _is_secret(kind, path) and (changed != value or self.touches(value)):
                 raise ApimctlError(f"{self.rules.source}: a rewrite rule would change the secret field "
                                    f"{here}.{path} of area {self.area}: leave secrets out of the rules")
             return changed
