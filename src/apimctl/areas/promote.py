@@ -336,3 +336,70 @@ def write_promotion(promotion: Promotion) -> list[str]:
             partial.unlink(missing_ok=True)
         raise ApimctlError(f"cannot write the promotion: {exc.strerror or exc}") from None
     return written
+
+
+# --- within one area ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CopyRequest:
+    """Copy a top-level object of the manifests at ``path`` under rewritten names: every
+    string of the copy (its name, its endpoints', their hosts) has each ``OLD`` of
+    ``renames`` replaced by ``NEW``."""
+
+    path: str
+    address: str
+    renames: tuple[tuple[str, str], ...]
+
+
+def plan_copy(request: CopyRequest) -> Promotion:
+    """The edit adding the copy after the original, in the file that declares it."""
+    kind, parent, name = _address(request.address)
+    if parent is not None:
+        raise ApimctlError(f"--copy {request.address!r}: copy a top-level object (a {kind.name} goes with it)")
+    if not request.renames:
+        raise ApimctlError("--copy needs --rename OLD=NEW: the copy must not have the original's name")
+    files = [_read(p) for p in _manifest_files(Path(request.path))]
+    holder = next((f for f in files if _find(_entries(f.data, kind.manifest_key), kind.identity, name)), None)
+    if holder is None:
+        raise ApimctlError(f"{request.path}: no file declares {kind.name} {name!r}")
+    items = _entries(holder.data, kind.manifest_key)
+    found = _find(items, kind.identity, name)
+    assert items is not None and found is not None
+    copied = _renamed(copy.deepcopy(found[1]), request.renames)
+    new_name = copied.get(kind.identity) if isinstance(copied, dict) else copied
+    if new_name == name:
+        raise ApimctlError(f"--rename leaves the name {name!r} as it is: the copy needs a name of its own")
+    for other in files:
+        clash = _find(_entries(other.data, kind.manifest_key), kind.identity, new_name)
+        if clash is not None:
+            raise ApimctlError(f"{other.path} already declares {kind.name} {new_name!r}")
+    items.insert(found[0] + 1, copied)
+    promotion = Promotion(promoted=[f"{kind.name}:{name} -> {kind.name}:{new_name}"])
+    promotion.edits.append(Edit(holder.path, holder.before, holder.text()))
+    return promotion
+
+
+def _manifest_files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise ApimctlError(f"{path}: no such file or directory")
+    return sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml") and not p.name.endswith(
+        (".test.yaml", ".test.yml")) and not p.name.startswith("."))
+
+
+def _renamed(value: Any, renames: Sequence[tuple[str, str]]) -> Any:
+    if isinstance(value, str):
+        for old, new in renames:
+            value = value.replace(old, new)
+        return value
+    if isinstance(value, dict):
+        for key in list(value):
+            value[key] = _renamed(value[key], renames)
+        return value
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            value[index] = _renamed(item, renames)
+        return value
+    return value

@@ -110,3 +110,37 @@ def test_refusals(tmp_path: Path, only: tuple[str, ...], to: str, message: str) 
     with pytest.raises(ApimctlError, match=message.replace("(", r"\(").replace("$", r"\$")):
         _promote(repo, *only, to=to)
     assert (repo / "overlays/prod/overlay.yaml").read_text() == PROD
+
+
+def test_a_service_copied_within_one_area_under_new_names(tmp_path: Path) -> None:
+    from apimctl.areas.promote import CopyRequest, plan_copy
+
+    path = tmp_path / "m.yaml"
+    path.write_text("# one area, two environments by name\nservices:\n  - name: DEV Payments  # dev\n"
+                    "    endpoints:\n      - {name: Forecast, requestPathAlias: /dev/f, trafficManagerDomain: "
+                    "api-dev.example.com}\n  - name: Other\n")
+    write_promotion(plan_copy(CopyRequest(str(path), "service:DEV Payments",
+                                          (("DEV ", "QA "), ("/dev/", "/qa/"), ("api-dev", "api-qa")))))
+    text = path.read_text()
+    assert text.startswith("# one area, two environments by name\n") and "# dev" in text
+    services = yaml.safe_load(text)["services"]
+    assert [s["name"] for s in services] == ["DEV Payments", "QA Payments", "Other"]
+    assert services[1]["endpoints"] == [{"name": "Forecast", "requestPathAlias": "/qa/f",
+                                         "trafficManagerDomain": "api-qa.example.com"}]
+    with pytest.raises(ApimctlError, match="already declares service 'QA Payments'"):
+        plan_copy(CopyRequest(str(path), "service:DEV Payments", (("DEV ", "QA "),)))
+
+
+def test_the_command_copies_and_refuses_a_mix(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from apimctl.cli import cli
+
+    path = tmp_path / "m.yaml"
+    path.write_text("services:\n  - name: DEV Payments\n")
+    runner = CliRunner()
+    done = runner.invoke(cli, ["promote", "--copy", "service:DEV Payments", "--rename", "DEV =QA ", "--in", str(path)])
+    assert done.exit_code == 0, done.output
+    assert [s["name"] for s in yaml.safe_load(path.read_text())["services"]] == ["DEV Payments", "QA Payments"]
+    mixed = runner.invoke(cli, ["promote", "--copy", "service:QA Payments", "--from", "dev", "--in", str(path)])
+    assert mixed.exit_code == 2 and "no --from, --to or --only" in mixed.output
