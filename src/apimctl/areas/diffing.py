@@ -19,8 +19,8 @@ from apimctl.areas.reading import (
     ManifestSource,
     Read,
     Source,
+    all_documents,
     check_names,
-    documents,
     read_area,
     read_manifests,
 )
@@ -58,7 +58,7 @@ async def diff(request: DiffRequest) -> Comparison:
     assert isinstance(ours, Read) and isinstance(theirs, Read)
     dialect = (ours.dialect if isinstance(request.source, AreaSource)
                else theirs.dialect if isinstance(request.target, AreaSource) else SPEC)
-    mine, yours = documents(ours, dialect), documents(theirs, dialect)
+    mine, yours = all_documents([ours, theirs], dialect)
     rules.rewrite([(ours.name, mine), (theirs.name, yours)])
     return compare(mine, yours, _side(ours, request.source, dialect.name),
                    _side(theirs, request.target, dialect.name))

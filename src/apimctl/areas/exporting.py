@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from apimctl.areas import repository
-from apimctl.areas.reading import AreaSource, check_names, documents, read_areas
+from apimctl.areas.reading import AreaSource, all_documents, check_names, read_areas
 from apimctl.areas.rules import load_rules
 from apimctl.areas.split import Split, split
 from apimctl.export.command import check_destination
@@ -45,7 +45,7 @@ async def export_areas(request: AreasRequest) -> AreasResult:
     rules = load_rules(request.rewrite, names)
     check_destination(request.into)
     reads = await read_areas(request.areas)
-    docs = {read.name: documents(read) for read in reads}
+    docs = {read.name: exported for read, exported in zip(reads, all_documents(reads), strict=True)}
     secrets = [name for read in reads for name in read.variables]
     rules.rewrite(list(docs.items()))
     parts = split(docs)

@@ -18,7 +18,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from apimctl import kinds
+from apimctl import kinds, workers
 from apimctl.errors import ApimctlError
 from apimctl.export import export_documents
 from apimctl.kinds import Kind
@@ -108,6 +108,46 @@ def documents(read: Read, dialect: Dialect | None = None) -> Docs:
     docs, variables, _ = export_documents(read.live, dialect=dialect or read.dialect, declared=read.declared)
     read.variables = variables
     return docs
+
+
+# Sides of more objects than this are exported on two cores: the last one by the worker
+# process (:mod:`apimctl.workers`) while this process exports the others.
+PARALLEL_OBJECTS = 5000
+
+
+def all_documents(reads: Sequence[Read], dialect: Dialect | None = None) -> list[Docs]:
+    """:func:`documents` of every side, the last one in the worker when the sides are large
+    (the same function, the same result; done here when the worker cannot help)."""
+    last = reads[-1] if len(reads) > 1 else None
+    future = None
+    if last is not None and sum(r.live.count() for r in reads) > PARALLEL_OBJECTS:
+        future = workers.submit(_exported, _portable(last.live), (dialect or last.dialect).name, last.declared)
+    out = [documents(read, dialect) for read in reads[:-1]] if last is not None else []
+    done = workers.result(future)
+    if last is not None and done is not None:
+        out.append(done[0])
+        last.variables = done[1]
+    else:
+        out.append(documents(reads[-1], dialect))
+    return out
+
+
+Portable = list[tuple[str, str, str, dict[str, Any], str | None, str | None, str]]
+
+
+def _portable(live: LiveState) -> Portable:
+    """The live objects as plain data for the worker (their packed form does not pickle)."""
+    return [(o.kind, o.key, o.id, o.doc, o.parent_key, o.parent_id, o.name)
+            for objects in live.objects.values() for o in objects]
+
+
+def _exported(objects: Portable, dialect: str, declared: bool) -> tuple[Docs, list[str]]:
+    """The worker's part of :func:`all_documents`."""
+    live = LiveState()
+    for kind, key, own, doc, parent_key, parent_id, name in objects:
+        live.add(LiveObject(kind, key, own, doc, parent_key, parent_id, name=name), doc)
+    docs, variables, _ = export_documents(live, dialect=dialect_of(dialect), declared=declared)
+    return docs, variables
 
 
 def manifest_state(doc: Mapping[str, Any]) -> LiveState:
