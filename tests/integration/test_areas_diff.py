@@ -29,7 +29,7 @@ rewrites:
 
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory: pytest.TempPathFactory, dialect_options: tuple[str, ...]) -> Iterator[Server]:
-    with server(tmp_path_factory.mktemp("areas-diff"), *dialect_options, areas=8) as running:
+    with server(tmp_path_factory.mktemp("areas-diff"), *dialect_options, areas=12) as running:
         yield running
 
 
