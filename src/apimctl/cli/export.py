@@ -37,6 +37,12 @@ def _split_kinds(values: tuple[str, ...]) -> list[str]:
 @click.option("--layout", type=click.Choice(LAYOUTS), default="single", show_default=True,
               help="single: one apimctl.yaml; per-service: one file per service plus one per kind.")
 @click.option("--with-ids", is_flag=True, help="Pin every object to its live id (`id:`).")
+@click.option("--into", "into", type=click.Path(file_okay=False),
+              help="With --area NAME=TARGET (repeatable): export several areas into one repository, "
+                   "DIR/base (what they share) and DIR/overlays/NAME (what differs in each).")
+@click.option("--rewrite", "rewrite", type=click.Path(dir_okay=False), metavar="FILE",
+              help="With --into: values that differ between areas by a rule (hosts, name prefixes), "
+                   "written as variables of the base with each area's value.")
 @click.option("--openapi", "openapi", is_flag=True,
               help="Write an OpenAPI 3.1 document per service instead of manifests.")
 @click.option("--service", "services", multiple=True, metavar="NAME",
@@ -44,13 +50,23 @@ def _split_kinds(values: tuple[str, ...]) -> list[str]:
 @connection_options
 @click.pass_context
 def command(ctx: click.Context, /, out_dir: str | None, kinds_: tuple[str, ...], layout: str,
-            with_ids: bool, openapi: bool, services: tuple[str, ...], **_connection: Any) -> int:
+            with_ids: bool, openapi: bool, services: tuple[str, ...], into: str | None = None,
+            rewrite: str | None = None, **_connection: Any) -> int:
     """Write the live configuration of the area as manifests that plan to zero changes.
 
     Defaults are omitted, ids too unless --with-ids, and secrets are written as ${VAR}
     references (never values); the variables to set are listed on stderr and in each file's
-    header. Two exports of the same area are byte-identical.
+    header. Two exports of the same area are byte-identical. With --into DIR and --area
+    NAME=TARGET for each area (a profile or a URL): one base and one overlay per area, each
+    planning to zero changes with: apimctl plan DIR/base --overlay DIR/overlays/NAME.
     """
+    areas: tuple[str, ...] = tuple(ctx.params.get("area") or ())
+    if into is not None or rewrite is not None:
+        return _into(ctx, into, rewrite, areas, bool(out_dir or kinds_ or with_ids or openapi or services
+                                                     or layout != "single"))
+    if len(areas) > 1:
+        raise click.UsageError("several --area values export several areas: give --into DIR")
+    ctx.params["area"] = areas[0] if areas else None  # the token exchange's area
     if openapi or services:
         return _openapi(ctx, out_dir, services, bool(kinds_ or with_ids or layout != "single"))
     if layout == "per-service" and not out_dir:
@@ -100,6 +116,48 @@ def _openapi(ctx: click.Context, out_dir: str | None, services: tuple[str, ...],
         written = write_documents(documents, out_dir)
         _say(f"Wrote {len(written)} OpenAPI document{'s' if len(written) != 1 else ''} to {out_dir}")
     return EXIT_OK
+
+
+def _into(ctx: click.Context, into: str | None, rewrite: str | None, areas: tuple[str, ...],
+          other_options: bool) -> int:
+    from apimctl.areas.exporting import AreasRequest, export_areas
+    from apimctl.cli.areas import area_source, split_area
+
+    if into is None:
+        raise click.UsageError("--rewrite is for several areas: give --into DIR and --area NAME=TARGET")
+    if other_options:
+        raise click.UsageError("--into writes base and overlays: --out, --kinds, --layout, --with-ids "
+                               "and --openapi are for one area")
+    if not areas:
+        raise click.UsageError("--into DIR: give each area as --area NAME=TARGET (a profile or a URL)")
+    sources = tuple(area_source(ctx, *split_area(value), _say) for value in areas)
+    request = AreasRequest(sources, into, rewrite)
+    done = run_command(lambda: export_areas(request), deadline_of(ctx), _say, done="no file was written")
+    base = sum(len(v) for v in done.split.base.values())
+    _say(f"Wrote {len(done.written)} files to {into}: base/ ({base} top-level objects shared)")
+    for name, docs in done.split.overlays.items():
+        count = sum(len(v) for v in docs.values())
+        _say(f"  overlays/{name}/ ({done.dialects.get(name, '')}): {count} top-level objects differ; "
+             f"plan with: apimctl plan {into}/base --overlay {into}/overlays/{name}")
+    if done.secrets:
+        _say("Secrets are written as references; set these environment variables before "
+             "plan/apply: " + ", ".join(done.secrets))
+    return EXIT_OK
+
+
+def with_areas(cmd: click.Command) -> click.Command:
+    """``--area`` of ``export`` is repeatable: several areas with --into, else the token
+    exchange's area (one value)."""
+    for index, param in enumerate(cmd.params):
+        if param.name == "area":
+            cmd.params[index] = click.Option(
+                ["--area"], multiple=True, envvar="APIMCTL_AREA", metavar="NAME=TARGET",
+                help="With --into: an area to export (NAME=PROFILE or NAME=URL; repeatable). "
+                     "Otherwise the area (scope) for the token exchange.")
+    return cmd
+
+
+command = with_areas(command)
 
 
 def _say(line: str) -> None:

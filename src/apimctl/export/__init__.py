@@ -33,7 +33,7 @@ YAML, whose bytes PyYAML's pure-Python emitter defines and ``emit`` writes direc
 ``model`` holds the :class:`Export` value they produce.
 """
 
-from apimctl.export.area import export_area, export_state
+from apimctl.export.area import export_area, export_documents, export_state
 from apimctl.export.dump import FALLBACK_SCHEMA_URL, MARKER, schema_url
 from apimctl.export.fit import fit_schema
 from apimctl.export.layout import (
@@ -49,6 +49,7 @@ from apimctl.export.naming import resolve_kinds, service_file_names, variable_na
 from apimctl.export.objects import build_documents, escape_literal
 
 __all__ = ["FALLBACK_SCHEMA_URL", "LAYOUTS", "MARKER", "SINGLE_FILE", "Export", "ExportFile",
-           "Layout", "build_documents", "escape_literal", "export_area", "export_state",
+           "Layout", "build_documents", "escape_literal", "export_area", "export_documents",
+           "export_state",
            "fit_schema", "foreign_manifests", "layout_files", "resolve_kinds", "schema_url",
            "service_file_names", "variable_names", "write_export"]

@@ -10,6 +10,7 @@ them out in files (:mod:`~apimctl.export.layout`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from apimctl.errors import ApimctlError
 from apimctl.export.fit import fit_items
@@ -51,15 +52,28 @@ def export_state(live: LiveState, *, kinds_: Sequence[str] | None = None, with_i
         return _export(live, kinds_, with_ids, layout, source, dialect)
 
 
-def _export(live: LiveState, kinds_: Sequence[str] | None, with_ids: bool, layout: Layout,
-            source: str, dialect: Dialect) -> Export:
+def export_documents(live: LiveState, *, kinds_: Sequence[str] | None = None, with_ids: bool = False,
+                     dialect: Dialect = SPEC,
+                     declared: bool = False) -> tuple[dict[str, list[Any]], list[str], list[str]]:
+    """The exported objects of ``live`` per top-level manifest key, fitted to the schema; the
+    variables they reference; the live fields dropped (what the files of :func:`export_state`
+    hold, before they are laid out; ``declared``: ``live`` holds manifests' objects, see
+    :func:`~apimctl.export.objects.build_documents`). Raises :class:`ApimctlError` for an
+    empty area."""
     keys, _ = resolve_kinds(kinds_)
-    docs, variables = build_documents(live, manifest_keys=keys, with_ids=with_ids, dialect=dialect)
+    docs, variables = build_documents(live, manifest_keys=keys, with_ids=with_ids, dialect=dialect,
+                                      declared=declared)
     if not docs:
         raise ApimctlError("the area has no objects of the kinds asked for; nothing to export")
     schema = manifest_schema()
     dropped: list[str] = []
     for key, items in docs.items():
         fit_items(items, schema["properties"][key], schema, key, dropped)
+    return docs, variables, dropped
+
+
+def _export(live: LiveState, kinds_: Sequence[str] | None, with_ids: bool, layout: Layout,
+            source: str, dialect: Dialect) -> Export:
+    docs, variables, dropped = export_documents(live, kinds_=kinds_, with_ids=with_ids, dialect=dialect)
     return Export(files=layout_files(docs, layout, source), variables=sorted(set(variables)),
                   kinds=list(docs), counts={k: len(v) for k, v in docs.items()}, dropped=dropped)

@@ -30,12 +30,15 @@ __all__ = ["build_documents", "escape_literal"]
 
 
 def build_documents(live: LiveState, *, manifest_keys: Sequence[str] | None = None,
-                    with_ids: bool = False, dialect: Dialect = SPEC) -> tuple[dict[str, list[Any]], list[str]]:
+                    with_ids: bool = False, dialect: Dialect = SPEC,
+                    declared: bool = False) -> tuple[dict[str, list[Any]], list[str]]:
     """Per top-level manifest key, the exported objects; and the variables they reference.
 
     A read-only kind (a data source: organizations) not asked for by name is exported with
-    the objects the exported ones refer to, so that the manifests' references check."""
-    area = _Area(live, dialect=dialect)  # values compared with the target dialect's defaults
+    the objects the exported ones refer to, so that the manifests' references check.
+    ``declared``: ``live`` holds what manifests declare (``apimctl diff`` of manifests), whose
+    fields not written hold the dialect's defaults, as ``plan`` compares them."""
+    area = _Area(live, dialect=dialect, declared=declared)  # compared with the dialect's defaults
     exporter = _Exporter(area, with_ids)
     keys = list(manifest_keys) if manifest_keys is not None else list(DEFAULT_ORDER)
     docs: dict[str, list[Any]] = {}
@@ -71,6 +74,7 @@ class _Area:
     live: LiveState
     children: dict[tuple[str, str], list[LiveObject]] = field(default_factory=dict)
     dialect: Dialect = SPEC
+    declared: bool = False
 
     def __post_init__(self) -> None:
         grouped: dict[tuple[str, str], list[LiveObject]] = defaultdict(list)
@@ -183,7 +187,10 @@ class _Exporter:
         """The fields of ``live`` (an object's doc) whose normal form differs from the defaults'
         (written in ``written_ctx``)."""
         norm = normalise(kind, live, ctx)
-        comparable(kind.name, norm, {}, {}, self.area.dialect)  # in the target's vocabulary
+        if self.area.declared:  # a manifest's object: what it does not write is the dialect's default
+            comparable(kind.name, None, norm, live, self.area.dialect)
+        else:
+            comparable(kind.name, norm, {}, {}, self.area.dialect)  # in the target's vocabulary
         base = self.defaults(kind, written_ctx or ctx)
         norm.pop(kind.identity, None)
         found = differing(kind, "", norm, base)

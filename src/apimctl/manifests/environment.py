@@ -126,12 +126,14 @@ def check_environment(refs: Mapping[JsonPath, str], secret: set[JsonPath], env: 
     the variables whose values are masked (registered), sorted."""
     rules = policy()
     credentials = sensitive.credentials()
-    mocked = env.mocked if isinstance(env, MockEnv) else ()  # render --mock-env: placeholders
+    written: frozenset[str] = getattr(env, "repository", frozenset())  # an overlay's variables.env: not secrets
+    inner = getattr(env, "env", env) if written else env
+    mocked = inner.mocked if isinstance(inner, MockEnv) else ()  # render --mock-env: placeholders
     masked: dict[str, str] = {}
     for path, raw in refs.items():
         for name, default in references(raw):
             value = env.get(name)
-            if value is None or name in mocked or (value == "" and default is not None):
+            if value is None or name in mocked or name in written or (value == "" and default is not None):
                 continue  # not set: the manifest's own default (it is in the repository)
             if name in CREDENTIAL_VARIABLES or value in credentials:
                 error(path, f"${{{name}}} holds the connection's own credentials: a manifest may "

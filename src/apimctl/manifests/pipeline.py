@@ -14,6 +14,7 @@ from typing import Any
 
 from apimctl import kinds, workers
 from apimctl.errors import ManifestError, Problem
+from apimctl.manifests.area_values import with_area_values
 from apimctl.manifests.canonical import expand
 from apimctl.manifests.checks import Context, run_checks, secret_paths
 from apimctl.manifests.documents import LIST_KINDS, Document, Item, MergedPositions, SourceFile
@@ -83,6 +84,7 @@ def _validate(paths: Sequence[str], overlays: Sequence[str], env: Mapping[str, s
     if not paths:
         problems.error(None, "", "no manifest files or directories given")
     files: list[str] = []
+    env = with_area_values(overlays, env, problems)  # an overlay's variables.env
     # without overlays the objects are final as read: checked against the schema right there
     base, complete = _read(paths, env, problems, files, check_items=not overlays)
     for directory in overlays:

@@ -1,0 +1,154 @@
+"""``apimctl diff SOURCE TARGET`` against ``apimctl serve`` in both dialects: two areas, an
+area and manifests, two overlays of one base; text, JSON (checked against its schema) and
+Markdown; ``--detailed-exitcode``; each area read in one list call per 1,000 top-level objects.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from .apply_support import Server, server
+from .areas_support import SECRET, Fleet, area_manifest
+
+ROOT = Path(__file__).resolve().parents[2]
+RULES = """\
+rewrites:
+  - variable: API_HOST
+    values: {dev: api-dev.example.com, prod: api.example.com, qa: api-qa.example.com}
+  - variable: NAME_PREFIX
+    prefix: true
+    values: {dev: "DEV ", prod: "", qa: "QA "}
+"""
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory, dialect_options: tuple[str, ...]) -> Iterator[Server]:
+    with server(tmp_path_factory.mktemp("areas-diff"), *dialect_options, areas=12) as running:
+        yield running
+
+
+@pytest.fixture
+def fleet(srv: Server, tmp_path: Path) -> Fleet:
+    fleet = Fleet(tmp_path / "home")
+    dev, prod = fleet.add("dev", srv), fleet.add("prod", srv)
+    fleet.seed(dev, area_manifest(tmp_path / "seed-dev", prefix="DEV ", host="api-dev.example.com", qps=50,
+                                  extra_service=True))
+    fleet.seed(prod, area_manifest(tmp_path / "seed-prod", extra_endpoint=True))
+    (tmp_path / "rules.yaml").write_text(RULES)
+    return fleet
+
+
+def test_two_areas_modulo_the_rules(fleet: Fleet, srv: Server, tmp_path: Path) -> None:
+    before = srv.calls()
+    done = fleet.run("diff", "dev", "prod", "--rewrite", str(tmp_path / "rules.yaml"), "--format", "json",
+                     "--detailed-exitcode")
+    assert done.returncode == 2, done.stderr
+    document = json.loads(done.stdout)
+    jsonschema.validate(document, json.loads((ROOT / "schemas" / "diff.schema.json").read_text()))
+    found = {(o["address"], o["status"]): [(f["path"], f.get("source"), f.get("target")) for f in o["fields"]]
+             for o in document["objects"]}
+    assert found == {
+        ("service:${NAME_PREFIX}Payments", "different"): [("qpsLimitOverall", 50, 10)],
+        ("service:${NAME_PREFIX}Reports", "source-only"): [],
+        ("endpoint:${NAME_PREFIX}Payments/Beta", "target-only"): [],
+        # the back-end secret's variable is named after each area's own service name
+        ("endpoint:${NAME_PREFIX}Payments/Forecast", "different"): [
+            ("systemDomainCredentialSecret", "(sensitive)", "(sensitive)")],
+    }
+    assert document["summary"]["different"] == 2
+    # each area in one list call per top-level kind (fewer than 1,000 objects each)
+    reads = _list_calls(srv, before)
+    assert reads == 2 * len(_top_level_paths()), reads
+    assert SECRET not in done.stdout
+
+
+def test_text_and_markdown_and_identical_sides(fleet: Fleet, tmp_path: Path) -> None:
+    text = fleet.run("diff", "dev", "prod")
+    assert text.returncode == 0, text.stderr
+    assert "  ~ service:DEV Payments" not in text.stdout  # without rules, the names differ
+    assert "  - service:DEV Payments (only in dev)" in text.stdout
+    assert "  + service:Payments (only in prod)" in text.stdout
+    markdown = fleet.run("diff", "dev", "prod", "--rewrite", str(tmp_path / "rules.yaml"), "--format", "markdown")
+    assert "| `service:${NAME_PREFIX}Payments` | `qpsLimitOverall` | 50 | 10 |" in markdown.stdout
+    same = fleet.run("diff", "dev", "dev2=dev", "--detailed-exitcode")
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "No differences" in same.stdout
+
+
+def test_an_area_against_its_manifests_and_two_overlays(fleet: Fleet, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (tmp_path / "two.yaml").write_text(RULES.replace(", qa: api-qa.example.com", "").replace(', qa: "QA "', ""))
+    done = fleet.run("export", "--area", "dev=dev", "--area", "prod=prod", "--into", str(repo),
+                     "--rewrite", str(tmp_path / "two.yaml"))
+    assert done.returncode == 0, done.stderr
+    env = {"DEV_PAYMENTS_FORECAST_BACKEND_SECRET": SECRET, "PAYMENTS_FORECAST_BACKEND_SECRET": SECRET}
+    same = fleet.run("diff", str(repo / "base"), "dev", "--overlay", str(repo / "overlays" / "dev"),
+                     "--detailed-exitcode", env=env)
+    assert same.returncode == 0, same.stdout + same.stderr
+    both = fleet.run("diff", str(repo / "base"), str(repo / "base"), "--source-overlay", str(repo / "overlays" / "dev"),
+                     "--target-overlay", str(repo / "overlays" / "prod"), "--rewrite", str(tmp_path / "rules.yaml"),
+                     "--format", "json", env=env)
+    assert both.returncode == 0, both.stderr
+    statuses = {o["address"]: o["status"] for o in json.loads(both.stdout)["objects"]}
+    assert statuses["service:${NAME_PREFIX}Reports"] == "source-only"
+    assert statuses["endpoint:${NAME_PREFIX}Payments/Beta"] == "target-only"
+
+
+def test_bad_sides(fleet: Fleet, tmp_path: Path) -> None:
+    twice = fleet.run("diff", "dev", "dev")
+    assert twice.returncode == 1 and "area 'dev' is named twice" in twice.stderr
+    down = fleet.run("diff", "dev", "gone=http://127.0.0.1:9/v3/rest", "--timeout", "1")
+    assert down.returncode == 1 and "area gone (http://127.0.0.1:9/v3/rest)" in down.stderr, down.stderr
+    assert "Traceback" not in down.stderr
+
+
+def _top_level_paths() -> list[str]:
+    from apimctl import kinds
+
+    return [k.path for k in kinds.TOP_LEVEL]
+
+
+def _list_calls(srv: Server, before: dict[str, Any]) -> int:
+    """GET calls of the top-level lists since ``before`` (operator snapshots)."""
+    paths = {f"/v3/rest{p}" for p in _top_level_paths()}
+
+    def count(snapshot: dict[str, Any]) -> int:
+        return sum(e["count"] for e in snapshot.get("calls", []) if e["method"] == "GET" and e["path"] in paths)
+
+    return count(srv.calls()) - count(before)
+
+
+def test_a_promotion_applied_is_one_difference_fewer(fleet: Fleet, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (tmp_path / "two.yaml").write_text(RULES.replace(", qa: api-qa.example.com", "").replace(', qa: "QA "', ""))
+    rules = str(tmp_path / "two.yaml")
+    assert fleet.run("export", "--area", "dev=dev", "--area", "prod=prod", "--into", str(repo),
+                     "--rewrite", rules).returncode == 0
+    overlay = repo / "overlays" / "prod" / "overlay.yaml"
+    overlay.write_text(overlay.read_text().replace("services:\n", "services:  # reviewed by the API team\n", 1))
+    before = json.loads(fleet.run("diff", "dev", "prod", "--rewrite", rules, "--format", "json").stdout)
+    done = fleet.run("promote", "--from", "dev", "--to", "prod", "--only", "service:${NAME_PREFIX}Reports",
+                     "--repo", str(repo))
+    assert done.returncode == 0, done.stderr
+    text = overlay.read_text()
+    assert "# reviewed by the API team" in text and "${NAME_PREFIX}Reports" in text
+    assert text.index("qpsLimitOverall") < text.index("${NAME_PREFIX}Reports")  # order kept, the new one last
+    prod = fleet.areas[1]
+    folders = (str(repo / "base"), "--overlay", str(repo / "overlays" / "prod"))
+    from .areas_support import secrets_of
+
+    applied = fleet.run("apply", "--auto-approve", *folders, area=prod,
+                        env=secrets_of([repo / "base", repo / "overlays" / "prod"]))
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    after = json.loads(fleet.run("diff", "dev", "prod", "--rewrite", rules, "--format", "json").stdout)
+    assert len(after["objects"]) == len(before["objects"]) - 1
+    assert "service:${NAME_PREFIX}Reports" not in {o["address"] for o in after["objects"]}
+    again = fleet.run("promote", "--from", "dev", "--to", "prod", "--only", "service:${NAME_PREFIX}Reports",
+                      "--repo", str(repo))
+    assert again.returncode == 0 and "Nothing to promote" in again.stderr
