@@ -50,7 +50,9 @@ def sample(param: click.Option, tmp_path: Path) -> tuple[str, Any]:
         value = str(folder if kind.dir_okay and not kind.file_okay else file)
         return value, value
     if isinstance(kind, click.IntRange | click.types.IntParamType):
-        return "3", 3
+        least = getattr(kind, "min", None)
+        number = max(3, least if isinstance(least, int) else 3)  # within the option's range
+        return str(number), number
     if isinstance(kind, Number | click.FloatRange | click.types.FloatParamType):
         return "0.5", 0.5
     return "x y", "x y"
