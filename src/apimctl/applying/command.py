@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import (
     AbstractAsyncContextManager,
@@ -52,10 +53,11 @@ from contextlib import (
     contextmanager,
 )
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from apimctl import sensitive
-from apimctl.applying import reading
+from apimctl.applying import journal, reading
 from apimctl.applying.bodies import (
     SECRET_PATHS,
     StepError,
@@ -65,6 +67,7 @@ from apimctl.applying.bodies import (
 )
 from apimctl.applying.calls import Client
 from apimctl.applying.fence import FencedClient, elapsed
+from apimctl.applying.journal import Journal
 from apimctl.applying.lease import DEFAULT_TTL, Lease
 from apimctl.applying.reading import Keeper
 from apimctl.applying.run import ApplyOptions, apply_plan, by_address, read_state
@@ -116,6 +119,11 @@ class ApplyRequest:
     rotate: tuple[str, ...] = ()  # --rotate KIND:KEY:PATH; --rotate-secrets is ROTATE_ALL
     max_affected_keys: int | None = None
     impact: str = "auto"  # --impact: the callers each change affects
+    journal: str | None = None  # --journal PATH; default .apimctl/runs/RUN_ID.jsonl
+    journaled: bool = True  # write the run's journal (tests and benchmarks may turn it off)
+    resumes: str | None = None  # the run id this apply resumes (apply --resume)
+    # the (action, address) steps the resumed run left undone: a new plan must stay within them
+    remaining: frozenset[tuple[str, str]] | None = None
 
 
 async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | None = None,
@@ -145,6 +153,7 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
         plan, planned = await _plan_of(source, client, request)
         if not plan.steps:
             return meter.counted(ApplyResult(plan=plan))
+        check_resumable(plan, request)
         check_deletes(plan, request.max_deletes)
         check_affected_keys(plan, request.max_affected_keys)
         check_duplicates(plan)
@@ -165,7 +174,9 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
                 plan, planned = await _recheck(source, client, request, plan, planned, lease,
                                                asked=confirm is not None)
             writer = client if lease is None else FencedClient(client, lease)
-            result = (await _execute(writer, plan, planned, request, progress, note, interrupt)
+            run_id = lease.holder.run_id if lease is not None else uuid.uuid4().hex[:12]
+            result = (await _execute(writer, plan, planned, request, progress, note, interrupt,
+                                     _journal(request, run_id, plan))
                       if plan.steps else ApplyResult(plan=plan))
         return meter.counted(result)  # the lease released: its calls are counted too
 
@@ -206,16 +217,39 @@ class Meter:
         return result
 
 
+def _journal(request: ApplyRequest, run_id: str, plan: Plan) -> Journal | None:
+    """The run's journal, opened with its header written (``None`` when turned off)."""
+    if not request.journaled:
+        return None
+    path = Path(request.journal) if request.journal else journal.default_path(run_id)
+    try:
+        opened = Journal(path, run_id)
+    except OSError as exc:
+        raise PlanError(f"cannot write the apply journal {path}: {exc}; nothing was written") from None
+    sources = [str(Path(p).resolve()) for p in (*request.paths, *request.overlays)]
+    opened.begin(plan, area=request.target, sources=sources, resumes=request.resumes)
+    return opened
+
+
 async def _execute(client: Client, plan: Plan, planned: Keeper | None, request: ApplyRequest,
                    progress: Display | None, note: Callable[[str], None] | None,
-                   interrupt: asyncio.Event | None) -> ApplyResult:
+                   interrupt: asyncio.Event | None, log: Journal | None = None) -> ApplyResult:
     with _display(progress, plan) as update:
         options = ApplyOptions(
             parallelism=request.parallelism, env=request.env, progress=update, note=note,
             check=(lambda state: check_fresh(plan, state)) if planned is None else None,
-            interrupt=interrupt)
-        return await apply_plan(client, plan, options,
-                                index=planned.index if planned is not None else None)
+            interrupt=interrupt, journal=log)
+        try:
+            result = await apply_plan(client, plan, options,
+                                      index=planned.index if planned is not None else None)
+        except BaseException:
+            if log is not None:
+                log.close()  # a run that raised is left unfinished: rollback and resume know
+            raise
+        if log is not None:
+            log.finish(result)
+            result.run_id, result.journal = log.run_id, str(log.path)
+        return result
 
 
 @asynccontextmanager
@@ -290,6 +324,7 @@ async def _recheck(source: Plan | Manifest, client: Client, request: ApplyReques
         raise PlanError("the area changed while the plan waited for confirmation (another apply?); "
                         "nothing was written; run apply again to see the new plan")
     if fresh.steps:
+        check_resumable(fresh, request)
         check_deletes(fresh, request.max_deletes)
         check_affected_keys(fresh, request.max_affected_keys)
         check_secrets(fresh, request.env)
@@ -378,6 +413,18 @@ def check_secrets(plan: Plan, env: Mapping[str, str] | None) -> None:
     sensitive.register(*plan.secret_values.values())  # never shown, in any line
     if problems:
         raise PlanError("\n".join(problems) + "\nnothing was written")
+
+
+def check_resumable(plan: Plan, request: ApplyRequest) -> None:
+    """Refuse to resume a run when the manifests now plan a step its plan did not leave
+    undone (the manifests or the area changed since)."""
+    if request.remaining is None:
+        return
+    extra = [f"{s.action} {s.address}" for s in plan.steps if (s.action, s.address) not in request.remaining]
+    if extra:
+        raise PlanError(f"the plan no longer matches run {request.resumes}'s: the manifests now also "
+                        "plan\n  " + "\n  ".join(extra[:20]) + ("\n  ..." if len(extra) > 20 else "")
+                        + "\nnothing was written; apply them without --resume")
 
 
 def check_fresh(plan: Plan, state: LiveState) -> None:

@@ -46,7 +46,8 @@ def cli() -> None:
 # command is first asked for
 cli.commands = LazyCommands({name: f"apimctl.cli.{name}" for name in (
     "validate", "lint", "render", "plan", "apply", "drift", "export", "serve", "schema",
-    "unlock", "completion", "call", "test", "show", "doctor", "init", "consumer", "matrix")})
+    "unlock", "completion", "call", "test", "show", "doctor", "init", "consumer", "matrix",
+    "runs", "rollback")})
 cli.commands.modules["import"] = "apimctl.cli.imports"  # `import` is a keyword: another module name
 
 

@@ -1,0 +1,165 @@
+"""The journal of every apply, `apimctl runs`, `apimctl rollback` and `apply --resume`,
+against the real reference server in both dialects.
+
+An apply journals its run (the plan, each unit's start and end, the ids it created) with no
+secret value in it; `rollback` of that run plans the inverse, refuses when something changed
+the area since, and once applied leaves an export byte-identical to the one taken before the
+run; a run stopped by the daily quota is resumed (with a token whose quota is left) to the
+same area as an uninterrupted apply, without a duplicate. Bad input is refused with exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from apimctl import kinds
+from apimctl.applying import journal
+
+from .apply_support import (
+    AREA,
+    SECRET_VALUES,
+    TOKEN_B,
+    Runs,
+    Server,
+    expected_objects,
+    inventory,
+    server,
+    write_manifest,
+)
+
+pytestmark = pytest.mark.slow  # every test runs a server
+
+
+def export(runs: Runs, srv: Server) -> str:
+    done = runs.run(srv, "export")
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def changed_manifest(folder: Path) -> Path:
+    """The manifest of :func:`write_manifest` with a third service (which the plan Silver now
+    uses instead of the second) and another CORS max age: creates and updates."""
+    write_manifest(folder, services=3)
+    main = folder / "main.yaml"
+    main.write_text(main.read_text().replace("maxAge: 60", "maxAge: 90"))
+    return folder
+
+
+def run_id_of(path: Path) -> str:
+    return str(json.loads(path.read_text().splitlines()[0])["run_id"])
+
+
+def test_journal_runs_and_rollback_of_a_complete_run(tmp_path: Path, dialect_options: tuple[str, ...]) -> None:
+    with server(tmp_path, *dialect_options) as srv:
+        runs = Runs()
+        first = runs.run(srv, "apply", "--auto-approve", "--journal", str(tmp_path / "runs" / "one.jsonl"),
+                         str(write_manifest(tmp_path / "m", services=2)))
+        assert first.returncode == 0, first.stderr
+        before = export(runs, srv)
+        path = tmp_path / "runs" / "two.jsonl"
+        second = runs.run(srv, "apply", "--auto-approve", "--journal", str(path),
+                          str(changed_manifest(tmp_path / "m")))
+        assert second.returncode == 0, second.stderr
+        run_id = run_id_of(path)
+        assert f"Run {run_id}: journal {path}" in second.stderr
+
+        # the journal: every step done, the ids of what it created, and no secret value
+        run = journal.load(path, run_id=run_id)
+        assert run.complete and run.area == srv.url
+        assert run.done == {s.address for s in run.plan.steps}
+        assert set(run.created) == {"service:Svc2", "errorSet:Svc2/JSON errors",
+                                    "endpoint:Svc2/Forecast", "endpoint:Svc2/Alerts"}
+        text = path.read_text()
+        for value in SECRET_VALUES.values():
+            assert value not in text
+        listed = runs.run(srv, "runs", "--dir", str(path.parent))
+        assert listed.returncode == 0
+        assert f"{run_id}  {srv.url}  7/7 done, 0 failed, 0 not done  complete" in listed.stdout
+
+        # someone changes an object the run wrote: refused, naming it, nothing written
+        ep = srv.get("/services", {"fields": "id,name,endpoints.id,endpoints.name", "limit": "100"})
+        svc1 = next(s for s in ep if s["name"] == "Svc1")
+        forecast = next(e for e in svc1["endpoints"] if e["name"] == "Forecast")
+        srv.put(f"/services/{svc1['id']}/endpoints/{forecast['id']}", {"requestPathAlias": "/moved"})
+        writes = srv.writes()
+        refused = runs.run(srv, "rollback", run_id, "--journal", str(path), "--out", str(tmp_path / "rb.json"))
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert "endpoint:Svc1/Forecast: changed since the run" in refused.stderr
+        assert "Traceback" not in refused.stderr and not (tmp_path / "rb.json").exists()
+        assert srv.writes() == writes
+        srv.put(f"/services/{svc1['id']}/endpoints/{forecast['id']}", {"requestPathAlias": "/s1/forecast"})
+
+        # nothing else changed the area: the rollback restores the export byte for byte
+        planned = runs.run(srv, "rollback", run_id, "--journal", str(path), "--out", str(tmp_path / "rb.json"))
+        assert planned.returncode == 0, planned.stderr
+        assert 'delete service "Svc2"' in planned.stdout and "cors.maxAge: 90 -> 60" in planned.stdout
+        applied = runs.run(srv, "apply", "--auto-approve", "--plan", str(tmp_path / "rb.json"))
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        assert export(runs, srv) == before
+        runs.assert_no_secrets(*path.parent.glob("*.jsonl"))
+
+
+def test_resume_after_the_daily_quota_stops_a_run(tmp_path: Path, dialect_options: tuple[str, ...]) -> None:
+    """A run stopped by the quota says how to continue; the resume (another token of the
+    area, whose quota is left) plans only what the run left undone and converges with no
+    duplicate: the same area as an uninterrupted apply."""
+    folder = write_manifest(tmp_path / "m", services=10)  # 14 units: 14 writes
+    reads = len(kinds.TOP_LEVEL) + 1  # planning an empty area, and the dialect probe
+    path = tmp_path / "stopped.jsonl"
+    # the run stops after about 10 writes; the resume (its reads, 4 writes and the
+    # convergence check) fits in the other token's quota
+    checker = "apply-token-c"  # a third token of the area, to look at it afterwards
+    with server(tmp_path, *dialect_options, "--daily-quota", str(reads + 10), "--token",
+                f"{checker}={AREA}") as srv:
+        runs = Runs()
+        stopped = runs.run(srv, "apply", "--auto-approve", "--no-lock", "--journal", str(path), str(folder))
+        assert stopped.returncode == 3, stopped.stdout + stopped.stderr
+        run_id = run_id_of(path)
+        assert f"apimctl apply --resume {run_id} --auto-approve --journal {path}" in stopped.stderr
+        run = journal.load(path)
+        assert run.complete and run.done and len(run.done) < len(run.plan.steps)
+        listed = runs.run(srv, "runs", "--dir", str(tmp_path))
+        assert "not done" in listed.stdout and run_id in listed.stdout
+        resumed = runs.run(srv, "apply", "--auto-approve", "--no-lock", "--resume", run_id,
+                           "--journal", str(path), token=TOKEN_B)
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        found = inventory(srv, checker)
+        assert {k: n for k, n in found.items() if n > 1} == {}
+        assert set(found) == expected_objects(10)
+        again = runs.run(srv, "plan", str(folder), token=checker)
+        assert "No changes" in again.stdout, again.stdout
+        runs.assert_no_secrets(path)
+
+
+def test_bad_journals_and_resumes_are_refused(tmp_path: Path) -> None:
+    with server(tmp_path) as srv:
+        runs = Runs()
+        folder = write_manifest(tmp_path / "m", services=1)
+        path = tmp_path / "ok.jsonl"
+        assert runs.run(srv, "apply", "--auto-approve", "--journal", str(path), str(folder)).returncode == 0
+        run_id = run_id_of(path)
+        writes = srv.writes()
+
+        unknown = runs.run(srv, "rollback", "nosuchrun", "--journal", str(tmp_path / "none.jsonl"))
+        assert unknown.returncode == 1 and "unknown run 'nosuchrun'" in unknown.stderr
+        truncated = tmp_path / "cut.jsonl"
+        truncated.write_text(path.read_text()[:-7])
+        cut = runs.run(srv, "rollback", run_id, "--journal", str(truncated))
+        assert cut.returncode == 1 and "truncated" in cut.stderr
+        other = runs.run(srv, "rollback", run_id, "--journal", str(path), env={"APIMCTL_URL": srv.url + "/x"})
+        assert other.returncode == 1 and "of the area" in other.stderr
+        # a run killed before its last unit ended, whose manifests changed since: the resume
+        # is refused
+        crashed = tmp_path / "crashed.jsonl"
+        crashed.write_text("".join(path.read_text().splitlines(keepends=True)[:-2]))
+        assert not journal.load(crashed).complete
+        (folder / "main.yaml").write_text((folder / "main.yaml").read_text().replace("maxAge: 60", "maxAge: 5"))
+        changed = runs.run(srv, "apply", "--auto-approve", "--resume", run_id, "--journal", str(crashed))
+        assert changed.returncode == 1, changed.stdout + changed.stderr
+        assert "plan no longer matches" in changed.stderr and "update endpoint:Svc0/Forecast" in changed.stderr
+        for done in (unknown, cut, other, changed):
+            assert "Traceback" not in done.stderr
+        assert srv.writes() == writes
