@@ -11,6 +11,7 @@ same area as an uninterrupted apply, without a duplicate. Bad input is refused w
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,44 @@ def test_bad_journals_and_resumes_are_refused(tmp_path: Path) -> None:
         for done in (unknown, cut, other, changed):
             assert "Traceback" not in done.stderr
         assert srv.writes() == writes
+
+
+def budget_of(stderr: str) -> tuple[int, int]:
+    """The calls and the writes of the ``Budget:`` line of a plan."""
+    line = next(x for x in stderr.splitlines() if x.startswith("Budget: "))
+    match = re.match(r"Budget: (\d+) calls \(\d+ reads, 4 lease, (\d+) writes, \d+ checks\)", line)
+    assert match, line
+    return int(match.group(1)), int(match.group(2))
+
+
+def test_the_budget_of_a_plan_and_the_daily_quota(tmp_path: Path) -> None:
+    """`plan` states the calls applying it makes, as apply then makes them; an apply that
+    cannot fit in what is left of the daily quota (--daily-quota, or a profile's daily_quota,
+    less what today's journaled runs made) is refused before its first write, saying when it
+    would fit."""
+    folder = write_manifest(tmp_path / "m", services=2)
+    with server(tmp_path) as srv:
+        runs = Runs()
+        planned = runs.run(srv, "plan", "--qps", "4", str(folder))
+        assert planned.returncode == 0, planned.stderr
+        total, writes = budget_of(planned.stderr)
+        assert f"about {total / 4:.0f} s at --qps 4." in planned.stderr
+
+        (tmp_path / "apimctl.toml").write_text('[default]\nprofile = "small"\n\n[profiles.small]\ndaily_quota = 3\n')
+        whole = runs.run(srv, "apply", "--auto-approve", str(folder), subprocess_=True)
+        assert whole.returncode == 1, whole.stdout + whole.stderr
+        assert "more than a whole day's quota of 3 calls" in whole.stderr
+        assert srv.writes() == 0  # nothing was written, not even the lease
+
+        done = runs.run(srv, "apply", "--auto-approve", "--daily-quota", "1000", str(folder), subprocess_=True)
+        assert done.returncode == 0, done.stderr
+        assert srv.writes() == writes + 2  # as planned, and the lease: created, then deleted
+
+        changed = changed_manifest(folder)
+        again = runs.run(srv, "plan", str(changed), subprocess_=True)
+        needed, _ = budget_of(again.stderr)
+        later = runs.run(srv, "apply", "--auto-approve", "--daily-quota", str(needed + 5), str(changed),
+                         subprocess_=True)
+        assert later.returncode == 1, later.stdout + later.stderr
+        assert "today's runs made" in later.stderr and "it would fit after the quota resets at" in later.stderr
+        assert srv.writes() == writes + 2

@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from apimctl import sensitive
-from apimctl.applying import journal, reading
+from apimctl.applying import budget, journal, reading
 from apimctl.applying.bodies import (
     SECRET_PATHS,
     StepError,
@@ -124,6 +124,8 @@ class ApplyRequest:
     resumes: str | None = None  # the run id this apply resumes (apply --resume)
     # the (action, address) steps the resumed run left undone: a new plan must stay within them
     remaining: frozenset[tuple[str, str]] | None = None
+    daily_quota: int | None = None  # --daily-quota N: calls per day; refused up front beyond
+    quota_used: int = 0  # calls already made today by the runs journaled here
 
 
 async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | None = None,
@@ -158,6 +160,9 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
         check_affected_keys(plan, request.max_affected_keys)
         check_duplicates(plan)
         check_secrets(plan, request.env)
+        plan.budget = budget.estimate(plan, meter.spent()[0], qps=_qps(client), lease=request.lock)
+        notice(plan.budget.text())
+        budget.check_quota(plan.budget, request.daily_quota, sum(meter.spent()), request.quota_used)
         if planned is None and (confirm is not None or request.lock):
             # do not ask about a plan that is stale already, nor take the lease for it
             check_fresh(plan, (await read_state(client))[1])
@@ -179,6 +184,12 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
                                      _journal(request, run_id, plan))
                       if plan.steps else ApplyResult(plan=plan))
         return meter.counted(result)  # the lease released: its calls are counted too
+
+
+def _qps(client: Client) -> float | None:
+    limiter = getattr(client, "limiter", None)
+    qps = getattr(limiter, "qps", None)
+    return float(qps) if isinstance(qps, int | float) and qps > 0 else None
 
 
 def _interrupted(interrupt: asyncio.Event | None) -> bool:
@@ -207,6 +218,11 @@ class Meter:
             yield
         finally:
             self.waited += time.monotonic() - began
+
+    def spent(self) -> tuple[int, int]:
+        """The reads and the writes made so far."""
+        reads, writes = self._now()
+        return reads - self.reads, writes - self.writes
 
     def counted(self, result: ApplyResult) -> ApplyResult:
         """``result`` with every call since the start and the seconds taken."""

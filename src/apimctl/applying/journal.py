@@ -90,7 +90,8 @@ class Journal:
 
     def finish(self, result: ApplyResult) -> None:
         self.write({"type": "finish", "at": _now(), "summary": result.summary(),
-                    "stopped": result.stopped, "interrupted": result.interrupted})
+                    "stopped": result.stopped, "interrupted": result.interrupted,
+                    "calls": result.calls})
         self.close()
 
     def close(self) -> None:
@@ -147,6 +148,7 @@ class Run:
     created: dict[str, str] = field(default_factory=dict)  # address -> new id
     finished: str | None = None  # when the run finished (None: stopped before)
     summary: dict[str, int] = field(default_factory=dict)
+    calls: int = 0  # the calls its execution made (0: not recorded)
 
     @property
     def complete(self) -> bool:
@@ -223,6 +225,7 @@ def _replay(run: Run, record: Mapping[str, Any]) -> None:
     elif kind == "finish":
         run.finished = str(record.get("at", ""))
         run.summary = dict(record.get("summary") or {})
+        run.calls = int(record.get("calls") or 0)
 
 
 def listing(folder: Path = RUNS_DIR) -> list[Run | JournalError]:
@@ -235,3 +238,11 @@ def listing(folder: Path = RUNS_DIR) -> list[Run | JournalError]:
         except JournalError as exc:
             out.append(("", exc))
     return [r for _, r in sorted(out, key=lambda item: item[0])]
+
+
+def calls_today(area: str, folder: Path = RUNS_DIR, today: str | None = None) -> int:
+    """The calls the runs journaled in ``folder`` made today (UTC) on ``area``: what they took
+    of the daily quota, as far as this machine knows."""
+    day = today or time.strftime("%Y-%m-%d", time.gmtime())
+    return sum(r.calls for r in listing(folder)
+               if isinstance(r, Run) and r.area == area and r.started.startswith(day))

@@ -48,7 +48,7 @@ from apimctl.cli.common import (
 from apimctl.cli.completers import complete_address, complete_field_address
 from apimctl.cli.lint import lint_gate, lint_options
 from apimctl.cli.running import DeadlinePassed, deadline_message, deadline_of, install
-from apimctl.cli.runs import resumed_run, tell_run
+from apimctl.cli.runs import daily_quota, quota_option, quota_used, resumed_run, tell_run
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.errors import ApimctlError
 from apimctl.plans.result import ApplyResult
@@ -100,6 +100,7 @@ from apimctl.plans.result import ApplyResult
 @click.option("--resume", "resume", default=None, metavar="RUN_ID",
               help="Continue a run that stopped (quota, --deadline, a signal, a crash): the "
                    "manifests are planned again and must match what is left of its plan.")
+@quota_option
 @lint_options
 @connection_options
 @click.pass_context
@@ -155,7 +156,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                            rotate=rotations(rotate_secrets, rotate),
                            max_affected_keys=max_affected_keys, impact=impact,
                            journal=None if resume else journal, resumes=resume,
-                           remaining=remaining)
+                           remaining=remaining, daily_quota=daily_quota(ctx),
+                           quota_used=quota_used(ctx, settings))
     result = run_interruptible(
         lambda interrupt: apply(request, lambda: open_client(**settings, announce=term.note),
                                 confirm=None if auto_approve else term.confirm,

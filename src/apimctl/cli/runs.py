@@ -10,16 +10,23 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
-from apimctl.applying import journal
+from apimctl.applying import budget, journal
 from apimctl.applying.journal import Run
 from apimctl.cli.apply_terminal import Terminal
-from apimctl.cli.common import EXIT_OK
+from apimctl.cli.common import EXIT_OK, envvar
+from apimctl.cli.profiles import load_profile
+from apimctl.cli.target import target_label
+from apimctl.errors import PlanError
+from apimctl.plans.model import Plan
 from apimctl.plans.result import ApplyResult
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @click.command("runs")
@@ -88,3 +95,47 @@ def tell_run(term: Terminal, result: ApplyResult) -> None:
         term.say(f"Continue it with: apimctl apply --resume {shlex.quote(result.run_id)} --auto-approve"
                  + (f" --journal {shlex.quote(result.journal)}"
                     if Path(result.journal) != journal.default_path(result.run_id) else ""))
+
+
+# --------------------------------------------------------------------------- the budget
+
+
+def quota_option(func: F) -> F:
+    """``--daily-quota N``: the calls the token may make per UTC day (else the profile's
+    ``daily_quota``)."""
+    return click.option(
+        "--daily-quota", "daily_quota", type=click.IntRange(min=0), default=None, metavar="N",
+        envvar=envvar("daily_quota"),
+        help="Calls the token may make per UTC day (default: the profile's daily_quota): an apply "
+             "whose calls do not fit in what is left is refused before writing, saying when it "
+             "would fit.")(func)
+
+
+def daily_quota(ctx: click.Context) -> int | None:
+    """``--daily-quota`` (command line or environment), else the profile's ``daily_quota``."""
+    given = ctx.params.get("daily_quota")
+    if given is not None:
+        return int(given)
+    found = load_profile(ctx.params.get("profile")).get("daily_quota")
+    return int(found) if found is not None else None
+
+
+def quota_used(ctx: click.Context, settings: Mapping[str, Any]) -> int:
+    """The calls today's runs journaled here made on the area (only with a daily quota)."""
+    if daily_quota(ctx) is None:
+        return 0
+    return journal.calls_today(target_label(settings.get("url")))
+
+
+def tell_budget(say: Callable[[str], None], plan: Plan, client: Any, quota: int | None) -> None:
+    """The plan's budget on stderr (``plan``), and whether it fits in the daily quota."""
+    if not plan.steps:
+        return
+    stats = getattr(client, "stats", None)
+    reads = int(stats.reads()) if stats is not None else 0
+    plan.budget = budget.estimate(plan, reads, qps=getattr(getattr(client, "limiter", None), "qps", None))
+    say(plan.budget.text())
+    try:
+        budget.check_quota(plan.budget, quota, 0)
+    except PlanError as exc:
+        say(f"Warning: {str(exc).removesuffix('; nothing was written')}")
