@@ -126,6 +126,7 @@ class ApplyRequest:
     remaining: frozenset[tuple[str, str]] | None = None
     daily_quota: int | None = None  # --daily-quota N: calls per day; refused up front beyond
     quota_used: int = 0  # calls already made today by the runs journaled here
+    show_budget: bool = True  # say the plan's budget (not against the embedded server)
 
 
 async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | None = None,
@@ -161,7 +162,8 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
         check_duplicates(plan)
         check_secrets(plan, request.env)
         plan.budget = budget.estimate(plan, meter.spent()[0], qps=_qps(client), lease=request.lock)
-        notice(plan.budget.text())
+        if request.show_budget:
+            notice(plan.budget.text())
         budget.check_quota(plan.budget, request.daily_quota, sum(meter.spent()), request.quota_used)
         if planned is None and (confirm is not None or request.lock):
             # do not ask about a plan that is stale already, nor take the lease for it

@@ -157,7 +157,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                            max_affected_keys=max_affected_keys, impact=impact,
                            journal=None if resume else journal, resumes=resume,
                            remaining=remaining, daily_quota=daily_quota(ctx),
-                           quota_used=quota_used(ctx, settings))
+                           quota_used=quota_used(ctx, settings), show_budget=bool(settings.get("url")))
     result = run_interruptible(
         lambda interrupt: apply(request, lambda: open_client(**settings, announce=term.note),
                                 confirm=None if auto_approve else term.confirm,
@@ -171,7 +171,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
         term.say("Apply cancelled; nothing was written.")
     else:
         click.echo(summary(result, fmt, color=term.color, full=full), nl=False)
-        tell_run(term, result)
+        if settings.get("url"):  # the embedded server: `apimctl runs` lists them
+            tell_run(term, result)
     return result.exit_code
 
 
