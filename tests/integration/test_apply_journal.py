@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +29,7 @@ from .apply_support import (
     TOKEN_B,
     Runs,
     Server,
+    apimctl_env,
     expected_objects,
     inventory,
     server,
@@ -205,3 +210,35 @@ def test_the_budget_of_a_plan_and_the_daily_quota(tmp_path: Path) -> None:
         assert later.returncode == 1, later.stdout + later.stderr
         assert "today's runs made" in later.stderr and "it would fit after the quota resets at" in later.stderr
         assert srv.writes() == writes + 2
+
+
+def test_rollback_of_a_run_killed_midway(tmp_path: Path, dialect_options: tuple[str, ...]) -> None:
+    """A run killed with SIGKILL leaves a journal without its end; its rollback undoes what it
+    wrote, the unit it was writing when killed included, back to the export taken before."""
+    first = write_manifest(tmp_path / "m0", services=1)
+    folder = changed_manifest(write_manifest(tmp_path / "m", services=6))
+    path = tmp_path / "killed.jsonl"
+    with server(tmp_path, *dialect_options) as srv:
+        runs = Runs()
+        assert runs.run(srv, "apply", "--auto-approve", str(first)).returncode == 0
+        before = export(runs, srv)
+        writes = srv.writes()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "apimctl", "apply", "--auto-approve", "--qps", "8", "--parallelism", "2",
+             "--no-lock", "--journal", str(path), str(folder)],
+            env=apimctl_env(srv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while srv.writes() < writes + 3 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        run = journal.load(path)
+        assert not run.complete and run.done, "killed after it wrote something"
+        listed = runs.run(srv, "runs", "--dir", str(tmp_path))
+        assert "INCOMPLETE" in listed.stdout
+        planned = runs.run(srv, "rollback", run.run_id, "--journal", str(path), "--out", str(tmp_path / "rb.json"))
+        assert planned.returncode == 0, planned.stdout + planned.stderr
+        assert "did not finish" in planned.stderr
+        applied = runs.run(srv, "apply", "--auto-approve", "--plan", str(tmp_path / "rb.json"))
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        assert export(runs, srv) == before
