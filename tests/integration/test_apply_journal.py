@@ -45,12 +45,22 @@ def export(runs: Runs, srv: Server) -> str:
     return done.stdout
 
 
-def changed_manifest(folder: Path) -> Path:
-    """The manifest of :func:`write_manifest` with a third service (which the plan Silver now
-    uses instead of the second) and another CORS max age: creates and updates."""
-    write_manifest(folder, services=3)
+ALERTS_1 = """      - name: Alerts
+        requestPathAlias: /s1/alerts
+        trafficManagerDomain: api.example.com
+        publicDomains: [api.example.com]
+        systemDomains: [backend.example.com]
+"""
+
+
+def changed_manifest(folder: Path, services: int = 3) -> Path:
+    """The manifest of :func:`write_manifest` with one more service (which the plan Silver
+    now uses instead of the last), another CORS max age, without the endpoint Svc1/Alerts
+    and the maintenance event (deleted with --prune): creates, updates and deletes."""
+    write_manifest(folder, services=services)
     main = folder / "main.yaml"
-    main.write_text(main.read_text().replace("maxAge: 60", "maxAge: 90"))
+    text = main.read_text().replace("maxAge: 60", "maxAge: 90").replace(ALERTS_1, "")
+    main.write_text(text[:text.index("scheduledMaintenanceEvents:")])
     return folder
 
 
@@ -66,7 +76,7 @@ def test_journal_runs_and_rollback_of_a_complete_run(tmp_path: Path, dialect_opt
         assert first.returncode == 0, first.stderr
         before = export(runs, srv)
         path = tmp_path / "runs" / "two.jsonl"
-        second = runs.run(srv, "apply", "--auto-approve", "--journal", str(path),
+        second = runs.run(srv, "apply", "--auto-approve", "--prune", "--journal", str(path),
                           str(changed_manifest(tmp_path / "m")))
         assert second.returncode == 0, second.stderr
         run_id = run_id_of(path)
@@ -83,7 +93,7 @@ def test_journal_runs_and_rollback_of_a_complete_run(tmp_path: Path, dialect_opt
             assert value not in text
         listed = runs.run(srv, "runs", "--dir", str(path.parent))
         assert listed.returncode == 0
-        assert f"{run_id}  {srv.url}  7/7 done, 0 failed, 0 not done  complete" in listed.stdout
+        assert f"{run_id}  {srv.url}  9/9 done, 0 failed, 0 not done  complete" in listed.stdout
 
         # someone changes an object the run wrote: refused, naming it, nothing written
         ep = srv.get("/services", {"fields": "id,name,endpoints.id,endpoints.name", "limit": "100"})
@@ -102,6 +112,9 @@ def test_journal_runs_and_rollback_of_a_complete_run(tmp_path: Path, dialect_opt
         planned = runs.run(srv, "rollback", run_id, "--journal", str(path), "--out", str(tmp_path / "rb.json"))
         assert planned.returncode == 0, planned.stderr
         assert 'delete service "Svc2"' in planned.stdout and "cors.maxAge: 90 -> 60" in planned.stdout
+        assert 'create endpoint "Svc1/Alerts"' in planned.stdout
+        assert 'create maintenanceEvent "Upgrade"' in planned.stdout
+        assert "recreated with a new id" in planned.stderr
         applied = runs.run(srv, "apply", "--auto-approve", "--plan", str(tmp_path / "rb.json"))
         assert applied.returncode == 0, applied.stdout + applied.stderr
         assert export(runs, srv) == before
@@ -216,7 +229,7 @@ def test_rollback_of_a_run_killed_midway(tmp_path: Path, dialect_options: tuple[
     """A run killed with SIGKILL leaves a journal without its end; its rollback undoes what it
     wrote, the unit it was writing when killed included, back to the export taken before."""
     first = write_manifest(tmp_path / "m0", services=1)
-    folder = changed_manifest(write_manifest(tmp_path / "m", services=6))
+    folder = changed_manifest(tmp_path / "m", services=6)
     path = tmp_path / "killed.jsonl"
     with server(tmp_path, *dialect_options) as srv:
         runs = Runs()

@@ -7,6 +7,8 @@ quota, a signal or a crash leaves what it did behind:
 - ``run``: the run's id, the area, the dialect, when it started, the manifests it was made
   from and the plan (:meth:`~apimctl.plans.model.Plan.to_json`: secrets as ``${VAR}``
   references, changed secret fields as ``(sensitive)``);
+- ``deleted``: before the first write, the objects the plan deletes as they are (manifest
+  shape, with the children that go with them), for a rollback to recreate them;
 - ``start``: a unit of steps is about to be written, with the object as it was before the
   write (its id and the changed fields' values before, :func:`before_image`);
 - ``end``: how it ended (``done``, ``failed`` or ``partial``) and the ids of the objects it
@@ -20,14 +22,19 @@ written. :func:`load` reads a journal back (refusing a truncated or foreign one)
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
-from apimctl import sensitive
+from apimctl import kinds, sensitive
+from apimctl.applying import converge
+from apimctl.applying.bodies import SECRET_PATHS
+from apimctl.applying.calls import Client
+from apimctl.applying.converge import Seen
 from apimctl.applying.schedule import Execute, PartlyDone, Unit
 from apimctl.errors import ApimctlError
 from apimctl.plans.model import Plan, Step
@@ -79,6 +86,25 @@ class Journal:
                     "dialect": plan.dialect, "started": _now(), "sources": list(sources),
                     "resumes": resumes, "plan": plan.to_json()})
 
+    async def keep_deleted(self, client: Client, plan: Plan, ids: Mapping[str, str]) -> None:
+        """Before the first write: the objects the plan deletes as they are (manifest shape,
+        with the child objects that go with them; secret fields as ``(sensitive)``), one list
+        call per kind at most, so that a rollback can recreate them."""
+        deletes = [s for s in plan.steps if s.action == "delete"]
+        if not deletes:
+            return
+        found = converge.found_in(await converge.read_again(client, converge.wanted(
+            [replace(s, action="update") for s in deletes], ids)), ids)
+        images: dict[str, Any] = {}
+        for step in deletes:
+            top = found.of(step, ids)
+            if top is None:
+                continue
+            below = [o for o in found.by_id.values() if _under(o.kind, o.key, step.kind, step.key)]
+            images[step.address] = [_image(o, step.address if o is not top else step.parent)
+                                    for o in [top, *below]]
+        self.write({"type": "deleted", "images": images})
+
     def started(self, unit: Unit) -> None:
         self.write({"type": "start", "at": _now(), "steps": list(unit.addresses),
                     "before": {s.address: before_image(s) for s in unit.steps}})
@@ -118,6 +144,28 @@ class Journal:
         return journaled
 
 
+def _under(kind: str, key: str, top_kind: str, top_key: str) -> bool:
+    """Whether the object ``kind:key`` is a child (or grandchild) of ``top_kind:top_key``."""
+    parent = kinds.get(kind).parent
+    while parent is not None:
+        key = kinds.split_key(kinds.get(kind), key)[0] or ""
+        if parent == top_kind and key == top_key:
+            return True
+        kind, parent = parent, kinds.get(parent).parent
+    return False
+
+
+def _image(obj: Seen, parent: str | None) -> dict[str, Any]:
+    doc = copy.deepcopy(obj.doc)
+    for path in SECRET_PATHS.get(obj.kind, ()):
+        head, _, rest = path.partition(".")
+        holder = doc.get(head) if rest else doc
+        name = rest or head
+        if isinstance(holder, dict) and holder.get(name) not in (None, ""):
+            holder[name] = sensitive.MASK
+    return {"kind": obj.kind, "key": obj.key, "id": obj.id, "parent": parent, "doc": doc}
+
+
 def _created(unit: Unit, ids: Callable[[str], str | None], failed: Mapping[str, str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for step in unit.steps:
@@ -149,6 +197,8 @@ class Run:
     finished: str | None = None  # when the run finished (None: stopped before)
     summary: dict[str, int] = field(default_factory=dict)
     calls: int = 0  # the calls its execution made (0: not recorded)
+    # what its deletes took away: address -> the object and its children, parents first
+    deleted: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -212,7 +262,9 @@ def _replay(run: Run, record: Mapping[str, Any]) -> None:
     kind = record["type"]
     steps = [str(s) for s in record.get("steps", [])]
     run._last = str(record.get("at", run._last))
-    if kind == "start":
+    if kind == "deleted":
+        run.deleted.update(record.get("images") or {})
+    elif kind == "start":
         run.begun.update(steps)
     elif kind == "end":
         run.begun.difference_update(steps)

@@ -8,8 +8,10 @@ applied like any other (``apply --plan``, whose stale check the plan's fingerpri
   object of a tree is deleted), the ones that used others first;
 - each field the run changed is set back to its value before the run (the changes of the
   run's update steps, inverted);
-- what the run deleted cannot come back from the journal alone: each such object is named
-  (:attr:`Rollback.lost`), to recreate from its manifests.
+- each object the run deleted is created again, with the children that went with it, from
+  the image the journal kept of it before the first write (its references by name, so they
+  point to the new ids); it gets a new id, and its write-only secrets cannot come back
+  (:attr:`Rollback.lost` says so).
 
 The steps of a run that stopped (partial) are undone as far as they were written; a step that
 started and recorded no end (a crash) is undone when the area shows it happened.
@@ -27,10 +29,10 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from apimctl import kinds
+from apimctl import kinds, sensitive
 from apimctl.applying import converge
 from apimctl.applying.bodies import SECRET_PATHS, StepError, env_mapping
 from apimctl.applying.calls import Client
@@ -38,7 +40,9 @@ from apimctl.applying.converge import Seen
 from apimctl.applying.journal import Run
 from apimctl.errors import PlanError
 from apimctl.kinds import Kind
+from apimctl.planning.diff import flatten
 from apimctl.plans.model import Change, Plan, Step
+from apimctl.state.normalise import normalise
 
 _TOKEN = re.compile(r"\[([^\]]*)\]|\.?([^.\[]+)")
 
@@ -98,8 +102,9 @@ async def plan_rollback(client: Client, run: Run, *, force: bool = False,
             if undo is not None:
                 out.plan.steps.append(undo)
         elif step.action == "delete":
-            out.lost.append(f"{step.address}: deleted by the run; it cannot be recreated from the "
-                            "journal: apply its manifests (it gets a new id)")
+            made, lost = _recreate(step, run.deleted.get(step.address))
+            out.plan.steps += made
+            out.lost += lost
     if out.changed and not force:
         raise PlanError(f"run {run.run_id} cannot be rolled back: changed after the run:\n  "
                         + "\n  ".join(out.changed) + "\nnothing was written (--force rolls back anyway)")
@@ -148,6 +153,33 @@ def _changed_since(run: Run, step: Step, obj: Seen | None, env: Mapping[str, str
 def _undo_create(step: Step, obj: Seen, ids: Mapping[str, str]) -> Step:
     parent_id = (ids.get(step.parent) if step.parent else None) or step.parent_id
     return Step("delete", step.kind, step.key, id=obj.id, parent=step.parent, parent_id=parent_id)
+
+
+def _recreate(step: Step, images: list[dict[str, Any]] | None) -> tuple[list[Step], list[str]]:
+    """The creates bringing back what ``step`` deleted (the object and the children that went
+    with it), from the images the journal kept; what cannot come back identical."""
+    if not images:
+        return [], [f"{step.address}: deleted by the run, and the journal holds no image of it: "
+                    "apply its manifests to recreate it"]
+    lost = [f"{step.address}: recreated with a new id (references to it are rewired by name)"]
+    made: list[Step] = []
+    for image in images:
+        kind = kinds.get(str(image["kind"]))
+        doc = {k: v for k, v in dict(image["doc"]).items()
+               if k not in {c.manifest_key for c in kinds.children_of(kind)}}
+        for path in SECRET_PATHS.get(kind.name, ()):
+            head, _, rest = path.partition(".")
+            holder = doc.get(head) if rest else doc
+            name = rest or head
+            if isinstance(holder, dict) and holder.get(name) == sensitive.MASK:
+                del holder[name]
+                lost.append(f"{kind.name}:{image['key']}: {path} is a secret the journal does not "
+                            "hold: set it again from the manifests (apply them)")
+        parent = image.get("parent")
+        made.append(Step("create", kind.name, str(image["key"]), parent=parent,
+                         depends_on=(parent,) if parent else (), desired=doc,
+                         changes=tuple(flatten(kind, normalise(kind, doc)))))
+    return made, lost
 
 
 def _undo_update(step: Step, obj: Seen) -> tuple[Step | None, list[str]]:
@@ -236,11 +268,31 @@ def _fields(kind: Kind, schema: str, value: dict[str, Any]) -> dict[str, Any]:
     return {name: _listed(kind, f"{schema}.{name}", sub) for name, sub in value.items()}
 
 
+def _after_what_they_name(creates: list[Step]) -> list[Step]:
+    """The recreates, each waiting for those of the kinds it may name (a maintenance event for
+    the endpoints it lists, a plan for the services it grants)."""
+    out = []
+    for step in creates:
+        named = {r.kind for r in kinds.get(step.kind).references}
+        needs = tuple(o.address for o in creates
+                      if o is not step and (o.kind in named or _names_parent(named, o)))
+        out.append(replace(step, depends_on=(*step.depends_on, *needs)))
+    return out
+
+
+def _names_parent(named: set[str], step: Step) -> bool:
+    parent = kinds.get(step.kind).parent
+    return parent is not None and parent in named
+
+
 def _order(plan: Plan, run_plan: Plan) -> None:
     """Deletes in the reverse of the order the run created them (what used an object goes
     first), then the restoring updates; each delete waits for the deletes of what used it."""
     deletes = [s for s in plan.steps if s.action == "delete"]
-    updates = [s for s in plan.steps if s.action != "delete"]
+    creates = _after_what_they_name([s for s in plan.steps if s.action == "create"])
+    recreated = tuple(s.address for s in creates)  # what an update may name again
+    updates = [Step(s.action, s.kind, s.key, s.id, s.parent, s.parent_id, s.changes,
+                    (*s.depends_on, *recreated), s.desired) for s in plan.steps if s.action == "update"]
     position = {s.address: i for i, s in enumerate(run_plan.steps)}
     deletes.sort(key=lambda s: -position.get(s.address, 0))
     deleted = {s.address for s in deletes}
@@ -261,4 +313,7 @@ def _order(plan: Plan, run_plan: Plan) -> None:
     restored = tuple(s.address for s in updates)  # an object stops being used before it goes
     ordered = [Step(s.action, s.kind, s.key, s.id, s.parent, s.parent_id, s.changes,
                     (*restored, *sorted(users.get(s.address, ()))), s.desired) for s in deletes]
-    plan.steps[:] = [*updates, *ordered]
+    steps = [*creates, *updates, *ordered]
+    known = {s.address for s in steps}
+    plan.steps[:] = [replace(s, depends_on=tuple(d for d in dict.fromkeys(s.depends_on) if d in known))
+                     for s in steps]

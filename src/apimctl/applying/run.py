@@ -151,7 +151,10 @@ async def apply_plan(client: Client, plan: Plan, options: ApplyOptions | None = 
     index.add_renames(plan.steps)
     writer = Writer(client, plan, index, env=opts.env, note=opts.note)
     units = group_units(plan, batch=opts.batch)
-    execute = writer.execute if opts.journal is None else opts.journal.wrap(writer.execute, writer.index.ids.get)
+    execute: Execute = writer.execute
+    if opts.journal is not None:
+        await opts.journal.keep_deleted(client, plan, index.ids)
+        execute = opts.journal.wrap(writer.execute, writer.index.ids.get)
     result = await execute_units(units, execute, parallelism=opts.parallelism, progress=opts.progress,
                                  interrupt=opts.interrupt, grace=opts.grace)
     result.plan = plan
