@@ -30,6 +30,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
+import msgspec
+
 from apimctl import kinds, sensitive
 from apimctl.applying import converge
 from apimctl.applying.bodies import SECRET_PATHS
@@ -77,14 +79,14 @@ class Journal:
     def write(self, record: Mapping[str, Any]) -> None:
         if self._file is None:
             return
-        self._file.write(sensitive.scrub(json.dumps(record, separators=(",", ":"))) + "\n")
+        self._file.write(sensitive.scrub(msgspec.json.encode(record).decode()) + "\n")
         self._file.flush()
 
     def begin(self, plan: Plan, *, area: str, sources: Iterable[str] = (),
               resumes: str | None = None) -> None:
         self.write({"type": "run", "format": FORMAT, "run_id": self.run_id, "area": area,
                     "dialect": plan.dialect, "started": _now(), "sources": list(sources),
-                    "resumes": resumes, "plan": plan.to_json()})
+                    "resumes": resumes, "plan": _journaled(plan)})
 
     async def keep_deleted(self, client: Client, plan: Plan, ids: Mapping[str, str]) -> None:
         """Before the first write: the objects the plan deletes as they are (manifest shape,
@@ -142,6 +144,18 @@ class Journal:
             self.ended(unit, "done", _created(unit, ids, {}))
 
         return journaled
+
+
+def _journaled(plan: Plan) -> dict[str, Any]:
+    """The plan as the journal keeps it: a create's changes (every field of its ``desired``,
+    which the journal holds) and the caller impact are left out."""
+    doc = replace(plan, steps=[]).to_json()
+    doc["summary"] = plan.summary()
+    doc["steps"] = [{"action": s.action, "kind": s.kind, "key": s.key, "id": s.id, "parent": s.parent,
+                     "parent_id": s.parent_id, "depends_on": s.depends_on, "desired": s.desired,
+                     "changes": [] if s.action == "create" else [c.to_json() for c in s.changes]}
+                    for s in plan.steps]
+    return doc
 
 
 def _under(kind: str, key: str, top_kind: str, top_key: str) -> bool:
