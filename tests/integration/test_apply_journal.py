@@ -255,3 +255,29 @@ def test_rollback_of_a_run_killed_midway(tmp_path: Path) -> None:
         applied = runs.run(srv, "apply", "--auto-approve", "--plan", str(tmp_path / "rb.json"))
         assert applied.returncode == 0, applied.stdout + applied.stderr
         assert export(runs, srv) == before
+
+
+def test_resume_of_a_killed_run_takes_over_its_lease(tmp_path: Path) -> None:
+    """A run killed with SIGKILL leaves its lease behind; its resume takes it over (it is its
+    own run's) and completes the plan without a duplicate."""
+    folder = write_manifest(tmp_path / "m", services=4)
+    path = tmp_path / "killed.jsonl"
+    with server(tmp_path) as srv:
+        runs = Runs()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "apimctl", "apply", "--auto-approve", "--qps", "8", "--parallelism", "1",
+             "--journal", str(path), str(folder)],
+            env=apimctl_env(srv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while srv.writes() < 3 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)  # the lease and two units
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        run = journal.load(path)
+        assert not run.complete and len(run.done) < len(run.plan.steps)
+        resumed = runs.run(srv, "apply", "--auto-approve", "--resume", run.run_id, "--journal", str(path))
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        assert f"took over the apply lease run {run.run_id} left" in resumed.stderr
+        found = inventory(srv)
+        assert {k: n for k, n in found.items() if n > 1} == {}
+        assert set(found) == expected_objects(4)

@@ -43,6 +43,7 @@ confirmation question waited.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
@@ -68,12 +69,12 @@ from apimctl.applying.bodies import (
 from apimctl.applying.calls import Client
 from apimctl.applying.fence import FencedClient, elapsed
 from apimctl.applying.journal import Journal
-from apimctl.applying.lease import DEFAULT_TTL, Lease
+from apimctl.applying.lease import DEFAULT_TTL, Lease, unlock
 from apimctl.applying.reading import Keeper
 from apimctl.applying.run import ApplyOptions, apply_plan, by_address, read_state
 from apimctl.applying.schedule import ProgressCallback
 from apimctl.applying.snapshot import Snapshot
-from apimctl.errors import PlanError
+from apimctl.errors import ApimctlError, PlanError
 from apimctl.manifests import Manifest
 from apimctl.planning import PlanOptions, build_plan
 from apimctl.planning.build import DesiredAhead, target_dialect
@@ -284,6 +285,8 @@ async def _leased(client: Client, request: ApplyRequest, notice: Notice,
                   ticks=ticks)
     signalled = _SignalTime(interrupt)
     try:
+        if request.resumes:
+            await _take_over(client, request.resumes, notice)
         await lease.acquire()
         yield lease
     finally:
@@ -296,6 +299,14 @@ async def _leased(client: Client, request: ApplyRequest, notice: Notice,
             notice(f"could not release the apply lease within {within:.1f} s; it is left to expire "
                    f"(within {request.lease_ttl:g} s), or break it with "
                    f"`apimctl unlock {lease.holder.run_id}`")
+
+
+async def _take_over(client: Client, run_id: str, notice: Notice) -> None:
+    """Break the lease the resumed run left (the daily quota stopped it before it could release
+    it); another run's lease is waited for, or refused, as usual."""
+    with contextlib.suppress(ApimctlError):
+        if await unlock(client, run_id) is not None:
+            notice(f"took over the apply lease run {run_id} left")
 
 
 class _SignalTime:
