@@ -13,7 +13,9 @@ new step, lets the running calls finish (up to :data:`~apimctl.applying.schedule
 seconds), releases the lease if the area answers in time (within
 :data:`~apimctl.applying.command.STOP_WITHIN` seconds of the signal; else it is left to
 expire) and prints the summary; a second one exits at once.
-``--deadline`` stops the run the same way when it passes (before the execution: an error,
+Every run is journaled (:mod:`apimctl.applying.journal`; ``--journal PATH``); a run that
+stopped is continued with ``--resume RUN_ID``, and against an area the summary ends with the
+run's id and the line that continues it. ``--deadline`` stops the run the same way when it passes (before the execution: an error,
 nothing written). The exit code is the result's: 0 done, 3 partial, 1 nothing written, refused or cancelled,
 130 interrupted.
 """
@@ -95,8 +97,9 @@ from apimctl.plans.result import ApplyResult
               help="Print the whole plan before the question (a long one goes to a pager on a "
                    "terminal) and every step in the summary (long lists are counted per kind).")
 @click.option("--journal", "journal", type=click.Path(dir_okay=False), default=None, metavar="PATH",
-              help="Write the run's journal here (default .apimctl/runs/RUN_ID.jsonl); see "
-                   "`apimctl runs` and `apimctl rollback`.")
+              help="Write the run's journal here (default .apimctl/runs/RUN_ID.jsonl; with "
+                   "--resume: the journal of the run to continue); see `apimctl runs` and "
+                   "`apimctl rollback`.")
 @click.option("--resume", "resume", default=None, metavar="RUN_ID",
               help="Continue a run that stopped (quota, --deadline, a signal, a crash): the "
                    "manifests are planned again and must match what is left of its plan.")
