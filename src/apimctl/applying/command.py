@@ -256,7 +256,7 @@ async def _execute(client: Client, plan: Plan, planned: Keeper | None, request: 
     with _display(progress, plan) as update:
         options = ApplyOptions(
             parallelism=request.parallelism, env=request.env, progress=update, note=note,
-            check=(lambda state: check_fresh(plan, state)) if planned is None else None,
+            check=(lambda state: _checked(plan, state)) if planned is None else None,
             interrupt=interrupt, journal=log)
         try:
             result = await apply_plan(client, plan, options,
@@ -269,6 +269,13 @@ async def _execute(client: Client, plan: Plan, planned: Keeper | None, request: 
             log.finish(result)
             result.run_id, result.journal = log.run_id, str(log.path)
         return result
+
+
+def _checked(plan: Plan, state: LiveState) -> None:
+    """A saved plan's stale check, on the read its writes start from, which also gives the
+    images of what its deletes take away (for the journal)."""
+    check_fresh(plan, state)
+    plan.deleted_images = journal.deleted_images(plan, state)
 
 
 @asynccontextmanager
@@ -394,6 +401,7 @@ async def _plan_of(source: Plan | Manifest, client: Client,
                       desired=ahead.desired)
     await attach_impact(client, made, state, request.impact)
     made.target = request.target
+    made.deleted_images = journal.deleted_images(made, state)
     return made, kept
 
 

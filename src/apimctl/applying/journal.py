@@ -41,6 +41,7 @@ from apimctl.applying.schedule import Execute, PartlyDone, Unit
 from apimctl.errors import ApimctlError
 from apimctl.plans.model import Plan, Step
 from apimctl.plans.result import ApplyResult
+from apimctl.state.live import LiveObject, LiveState
 
 RUNS_DIR = Path(".apimctl") / "runs"
 FORMAT = 1
@@ -90,21 +91,18 @@ class Journal:
 
     async def keep_deleted(self, client: Client, plan: Plan, ids: Mapping[str, str]) -> None:
         """Before the first write: the objects the plan deletes as they are (manifest shape,
-        with the child objects that go with them; secret fields as ``(sensitive)``), one list
-        call per kind at most, so that a rollback can recreate them."""
+        with the child objects that go with them; secret fields as ``(sensitive)``), so that a
+        rollback can recreate them. They come from the read the plan was made from
+        (``plan.deleted_images``, :func:`deleted_images`), else are read: one list call per
+        kind at most."""
         deletes = [s for s in plan.steps if s.action == "delete"]
         if not deletes:
             return
-        found = converge.found_in(await converge.read_again(client, converge.wanted(
-            [replace(s, action="update") for s in deletes], ids)), ids)
-        images: dict[str, Any] = {}
-        for step in deletes:
-            top = found.of(step, ids)
-            if top is None:
-                continue
-            below = [o for o in found.by_id.values() if _under(o.kind, o.key, step.kind, step.key)]
-            images[step.address] = [_image(o, step.address if o is not top else step.parent)
-                                    for o in [top, *below]]
+        images = plan.deleted_images
+        if not images:
+            found = converge.found_in(await converge.read_again(client, converge.wanted(
+                [replace(s, action="update") for s in deletes], ids)), ids)
+            images = _images(deletes, lambda step: found.of(step, ids), list(found.by_id.values()))
         self.write({"type": "deleted", "images": images})
 
     def started(self, unit: Unit) -> None:
@@ -158,6 +156,29 @@ def _journaled(plan: Plan) -> dict[str, Any]:
     return doc
 
 
+def deleted_images(plan: Plan, state: LiveState) -> dict[str, list[dict[str, Any]]]:
+    """The images of what ``plan``'s deletes take away, from the ``state`` it was made from."""
+    deletes = [s for s in plan.steps if s.action == "delete"]
+    if not deletes:
+        return {}
+    objects = [o for objs in state.objects.values() for o in objs]
+    by_id = {(o.kind, o.id): o for o in objects if o.id}
+    by_addr = {f"{o.kind}:{o.key}": o for o in objects}
+    return _images(deletes, lambda s: by_id.get((s.kind, s.id or "")) or by_addr.get(s.address), objects)
+
+
+def _images(deletes: list[Step], top_of: Callable[[Step], Any], objects: list[Any]) -> dict[str, Any]:
+    images: dict[str, Any] = {}
+    for step in deletes:
+        top = top_of(step)
+        if top is None:
+            continue
+        below = [o for o in objects if _under(o.kind, o.key, top.kind, top.key)]
+        images[step.address] = [_image(o, step.address if o is not top else step.parent)
+                                for o in [top, *below]]
+    return images
+
+
 def _under(kind: str, key: str, top_kind: str, top_key: str) -> bool:
     """Whether the object ``kind:key`` is a child (or grandchild) of ``top_kind:top_key``."""
     parent = kinds.get(kind).parent
@@ -169,7 +190,7 @@ def _under(kind: str, key: str, top_kind: str, top_key: str) -> bool:
     return False
 
 
-def _image(obj: Seen, parent: str | None) -> dict[str, Any]:
+def _image(obj: Seen | LiveObject, parent: str | None) -> dict[str, Any]:
     doc = copy.deepcopy(obj.doc)
     for path in SECRET_PATHS.get(obj.kind, ()):
         head, _, rest = path.partition(".")

@@ -355,6 +355,8 @@ class Plan:
     dialect_reason: str = ""
     impact: ImpactRead | None = None  # how the caller impact was made; None: not made
     budget: Budget | None = field(default=None, compare=False)  # the calls applying it makes
+    # what the deletes take away, as the area was read (the apply journal keeps it); not saved
+    deleted_images: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def has_changes(self) -> bool:
