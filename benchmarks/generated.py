@@ -22,6 +22,7 @@ class Manifest:
 
     doc: dict[str, Any]
     secret_refs: dict[tuple[str | int, ...], str] = field(default_factory=dict)
+    validated: bool = False  # not made by the manifest pipeline
 
     def where(self, path: tuple[str | int, ...]) -> None:
         """Positions are unknown: the manifest was not read from files."""

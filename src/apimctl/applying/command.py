@@ -43,7 +43,9 @@ confirmation question waited.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import (
     AbstractAsyncContextManager,
@@ -52,10 +54,11 @@ from contextlib import (
     contextmanager,
 )
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from apimctl import sensitive
-from apimctl.applying import reading
+from apimctl.applying import budget, journal, reading
 from apimctl.applying.bodies import (
     SECRET_PATHS,
     StepError,
@@ -65,12 +68,13 @@ from apimctl.applying.bodies import (
 )
 from apimctl.applying.calls import Client
 from apimctl.applying.fence import FencedClient, elapsed
-from apimctl.applying.lease import DEFAULT_TTL, Lease
+from apimctl.applying.journal import Journal
+from apimctl.applying.lease import DEFAULT_TTL, Lease, unlock
 from apimctl.applying.reading import Keeper
 from apimctl.applying.run import ApplyOptions, apply_plan, by_address, read_state
 from apimctl.applying.schedule import ProgressCallback
 from apimctl.applying.snapshot import Snapshot
-from apimctl.errors import PlanError
+from apimctl.errors import ApimctlError, PlanError
 from apimctl.manifests import Manifest
 from apimctl.planning import PlanOptions, build_plan
 from apimctl.planning.build import DesiredAhead, target_dialect
@@ -116,6 +120,14 @@ class ApplyRequest:
     rotate: tuple[str, ...] = ()  # --rotate KIND:KEY:PATH; --rotate-secrets is ROTATE_ALL
     max_affected_keys: int | None = None
     impact: str = "auto"  # --impact: the callers each change affects
+    journal: str | None = None  # --journal PATH; default .apimctl/runs/RUN_ID.jsonl
+    journaled: bool = True  # write the run's journal (tests and benchmarks may turn it off)
+    resumes: str | None = None  # the run id this apply resumes (apply --resume)
+    # the (action, address) steps the resumed run left undone: a new plan must stay within them
+    remaining: frozenset[tuple[str, str]] | None = None
+    daily_quota: int | None = None  # --daily-quota N: calls per day; refused up front beyond
+    quota_used: int = 0  # calls already made today by the runs journaled here
+    show_budget: bool = True  # say the plan's budget (not against the embedded server)
 
 
 async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | None = None,
@@ -145,10 +157,15 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
         plan, planned = await _plan_of(source, client, request)
         if not plan.steps:
             return meter.counted(ApplyResult(plan=plan))
+        check_resumable(plan, request)
         check_deletes(plan, request.max_deletes)
         check_affected_keys(plan, request.max_affected_keys)
         check_duplicates(plan)
         check_secrets(plan, request.env)
+        plan.budget = budget.estimate(plan, meter.spent()[0], qps=_qps(client), lease=request.lock)
+        if request.show_budget:
+            notice(plan.budget.text())
+        budget.check_quota(plan.budget, request.daily_quota, sum(meter.spent()), request.quota_used)
         if planned is None and (confirm is not None or request.lock):
             # do not ask about a plan that is stale already, nor take the lease for it
             check_fresh(plan, (await read_state(client))[1])
@@ -165,9 +182,17 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
                 plan, planned = await _recheck(source, client, request, plan, planned, lease,
                                                asked=confirm is not None)
             writer = client if lease is None else FencedClient(client, lease)
-            result = (await _execute(writer, plan, planned, request, progress, note, interrupt)
+            run_id = lease.holder.run_id if lease is not None else uuid.uuid4().hex[:12]
+            result = (await _execute(writer, plan, planned, request, progress, note, interrupt,
+                                     _journal(request, run_id, plan))
                       if plan.steps else ApplyResult(plan=plan))
         return meter.counted(result)  # the lease released: its calls are counted too
+
+
+def _qps(client: Client) -> float | None:
+    limiter = getattr(client, "limiter", None)
+    qps = getattr(limiter, "qps", None)
+    return float(qps) if isinstance(qps, int | float) and qps > 0 else None
 
 
 def _interrupted(interrupt: asyncio.Event | None) -> bool:
@@ -197,6 +222,11 @@ class Meter:
         finally:
             self.waited += time.monotonic() - began
 
+    def spent(self) -> tuple[int, int]:
+        """The reads and the writes made so far."""
+        reads, writes = self._now()
+        return reads - self.reads, writes - self.writes
+
     def counted(self, result: ApplyResult) -> ApplyResult:
         """``result`` with every call since the start and the seconds taken."""
         reads, writes = self._now()
@@ -206,16 +236,46 @@ class Meter:
         return result
 
 
+def _journal(request: ApplyRequest, run_id: str, plan: Plan) -> Journal | None:
+    """The run's journal, opened with its header written (``None`` when turned off)."""
+    if not request.journaled:
+        return None
+    path = Path(request.journal) if request.journal else journal.default_path(run_id)
+    try:
+        opened = Journal(path, run_id)
+    except OSError as exc:
+        raise PlanError(f"cannot write the apply journal {path}: {exc}; nothing was written") from None
+    sources = [str(Path(p).resolve()) for p in (*request.paths, *request.overlays)]
+    opened.begin(plan, area=request.target, sources=sources, resumes=request.resumes)
+    return opened
+
+
 async def _execute(client: Client, plan: Plan, planned: Keeper | None, request: ApplyRequest,
                    progress: Display | None, note: Callable[[str], None] | None,
-                   interrupt: asyncio.Event | None) -> ApplyResult:
+                   interrupt: asyncio.Event | None, log: Journal | None = None) -> ApplyResult:
     with _display(progress, plan) as update:
         options = ApplyOptions(
             parallelism=request.parallelism, env=request.env, progress=update, note=note,
-            check=(lambda state: check_fresh(plan, state)) if planned is None else None,
-            interrupt=interrupt)
-        return await apply_plan(client, plan, options,
-                                index=planned.index if planned is not None else None)
+            check=(lambda state: _checked(plan, state)) if planned is None else None,
+            interrupt=interrupt, journal=log)
+        try:
+            result = await apply_plan(client, plan, options,
+                                      index=planned.index if planned is not None else None)
+        except BaseException:
+            if log is not None:
+                log.close()  # a run that raised is left unfinished: rollback and resume know
+            raise
+        if log is not None:
+            log.finish(result)
+            result.run_id, result.journal = log.run_id, str(log.path)
+        return result
+
+
+def _checked(plan: Plan, state: LiveState) -> None:
+    """A saved plan's stale check, on the read its writes start from, which also gives the
+    images of what its deletes take away (for the journal)."""
+    check_fresh(plan, state)
+    plan.deleted_images = journal.deleted_images(plan, state)
 
 
 @asynccontextmanager
@@ -232,6 +292,8 @@ async def _leased(client: Client, request: ApplyRequest, notice: Notice,
                   ticks=ticks)
     signalled = _SignalTime(interrupt)
     try:
+        if request.resumes:
+            await _take_over(client, request.resumes, notice)
         await lease.acquire()
         yield lease
     finally:
@@ -244,6 +306,14 @@ async def _leased(client: Client, request: ApplyRequest, notice: Notice,
             notice(f"could not release the apply lease within {within:.1f} s; it is left to expire "
                    f"(within {request.lease_ttl:g} s), or break it with "
                    f"`apimctl unlock {lease.holder.run_id}`")
+
+
+async def _take_over(client: Client, run_id: str, notice: Notice) -> None:
+    """Break the lease the resumed run left (the daily quota stopped it before it could release
+    it); another run's lease is waited for, or refused, as usual."""
+    with contextlib.suppress(ApimctlError):
+        if await unlock(client, run_id) is not None:
+            notice(f"took over the apply lease run {run_id} left")
 
 
 class _SignalTime:
@@ -290,6 +360,7 @@ async def _recheck(source: Plan | Manifest, client: Client, request: ApplyReques
         raise PlanError("the area changed while the plan waited for confirmation (another apply?); "
                         "nothing was written; run apply again to see the new plan")
     if fresh.steps:
+        check_resumable(fresh, request)
         check_deletes(fresh, request.max_deletes)
         check_affected_keys(fresh, request.max_affected_keys)
         check_secrets(fresh, request.env)
@@ -330,6 +401,7 @@ async def _plan_of(source: Plan | Manifest, client: Client,
                       desired=ahead.desired)
     await attach_impact(client, made, state, request.impact)
     made.target = request.target
+    made.deleted_images = journal.deleted_images(made, state)
     return made, kept
 
 
@@ -378,6 +450,18 @@ def check_secrets(plan: Plan, env: Mapping[str, str] | None) -> None:
     sensitive.register(*plan.secret_values.values())  # never shown, in any line
     if problems:
         raise PlanError("\n".join(problems) + "\nnothing was written")
+
+
+def check_resumable(plan: Plan, request: ApplyRequest) -> None:
+    """Refuse to resume a run when the manifests now plan a step its plan did not leave
+    undone (the manifests or the area changed since)."""
+    if request.remaining is None:
+        return
+    extra = [f"{s.action} {s.address}" for s in plan.steps if (s.action, s.address) not in request.remaining]
+    if extra:
+        raise PlanError(f"the plan no longer matches run {request.resumes}'s: the manifests now also "
+                        "plan\n  " + "\n  ".join(extra[:20]) + ("\n  ..." if len(extra) > 20 else "")
+                        + "\nnothing was written; apply them without --resume")
 
 
 def check_fresh(plan: Plan, state: LiveState) -> None:

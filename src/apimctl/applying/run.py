@@ -31,6 +31,7 @@ from apimctl import kinds
 from apimctl.applying import converge, reading
 from apimctl.applying.bodies import LiveIndex, env_mapping
 from apimctl.applying.calls import Client
+from apimctl.applying.journal import Journal
 from apimctl.applying.schedule import (
     GRACE,
     Execute,
@@ -125,6 +126,7 @@ class ApplyOptions:
     check: Callable[[LiveState], None] | None = None
     interrupt: asyncio.Event | None = None
     grace: float = GRACE
+    journal: Journal | None = None  # each unit journaled as it starts and ends
 
 
 async def apply_plan(client: Client, plan: Plan, options: ApplyOptions | None = None, *,
@@ -149,7 +151,11 @@ async def apply_plan(client: Client, plan: Plan, options: ApplyOptions | None = 
     index.add_renames(plan.steps)
     writer = Writer(client, plan, index, env=opts.env, note=opts.note)
     units = group_units(plan, batch=opts.batch)
-    result = await execute_units(units, writer.execute, parallelism=opts.parallelism, progress=opts.progress,
+    execute: Execute = writer.execute
+    if opts.journal is not None:
+        await opts.journal.keep_deleted(client, plan, index.ids)
+        execute = opts.journal.wrap(writer.execute, writer.index.ids.get)
+    result = await execute_units(units, execute, parallelism=opts.parallelism, progress=opts.progress,
                                  interrupt=opts.interrupt, grace=opts.grace)
     result.plan = plan
     if opts.verify and result.done:

@@ -47,7 +47,7 @@ def cli() -> None:
 cli.commands = LazyCommands({name: f"apimctl.cli.{name}" for name in (
     "validate", "lint", "render", "plan", "apply", "drift", "export", "serve", "schema",
     "unlock", "completion", "call", "test", "show", "doctor", "init", "consumer", "matrix", "diff",
-    "promote")})
+    "promote", "runs", "rollback")})
 cli.commands.modules["import"] = "apimctl.cli.imports"  # `import` is a keyword: another module name
 
 

@@ -13,7 +13,9 @@ new step, lets the running calls finish (up to :data:`~apimctl.applying.schedule
 seconds), releases the lease if the area answers in time (within
 :data:`~apimctl.applying.command.STOP_WITHIN` seconds of the signal; else it is left to
 expire) and prints the summary; a second one exits at once.
-``--deadline`` stops the run the same way when it passes (before the execution: an error,
+Every run is journaled (:mod:`apimctl.applying.journal`; ``--journal PATH``); a run that
+stopped is continued with ``--resume RUN_ID``, and against an area the summary ends with the
+run's id and the line that continues it. ``--deadline`` stops the run the same way when it passes (before the execution: an error,
 nothing written). The exit code is the result's: 0 done, 3 partial, 1 nothing written, refused or cancelled,
 130 interrupted.
 """
@@ -48,6 +50,7 @@ from apimctl.cli.common import (
 from apimctl.cli.completers import complete_address, complete_field_address
 from apimctl.cli.lint import lint_gate, lint_options
 from apimctl.cli.running import DeadlinePassed, deadline_message, deadline_of, install
+from apimctl.cli.runs import daily_quota, quota_option, quota_used, resumed_run, tell_run
 from apimctl.cli.target import connection_settings, open_client, target_label
 from apimctl.errors import ApimctlError
 from apimctl.plans.result import ApplyResult
@@ -93,6 +96,14 @@ from apimctl.plans.result import ApplyResult
 @click.option("--full", is_flag=True,
               help="Print the whole plan before the question (a long one goes to a pager on a "
                    "terminal) and every step in the summary (long lists are counted per kind).")
+@click.option("--journal", "journal", type=click.Path(dir_okay=False), default=None, metavar="PATH",
+              help="Write the run's journal here (default .apimctl/runs/RUN_ID.jsonl; with "
+                   "--resume: the journal of the run to continue); see `apimctl runs` and "
+                   "`apimctl rollback`.")
+@click.option("--resume", "resume", default=None, metavar="RUN_ID",
+              help="Continue a run that stopped (quota, --deadline, a signal, a crash): the "
+                   "manifests are planned again and must match what is left of its plan.")
+@quota_option
 @lint_options
 @connection_options
 @click.pass_context
@@ -101,7 +112,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
             ignores: tuple[str, ...], lock_timeout: float, no_lock: bool, no_color: bool,
             full: bool = False, lease_lifetime: float = DEFAULT_TTL, repair_duplicates: bool = False,
             rotate_secrets: bool = False, rotate: tuple[str, ...] = (),
-            max_affected_keys: int | None = None, impact: str = "auto", **_connection: Any) -> int:
+            max_affected_keys: int | None = None, impact: str = "auto", journal: str | None = None,
+            resume: str | None = None, **_connection: Any) -> int:
     """Apply the manifests in PATH... (or a saved --plan FILE) to the area.
 
     Shows the plan and asks for confirmation on a terminal; pass --auto-approve in CI.
@@ -112,6 +124,14 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     Exit codes: 0 done (or nothing to do), 3 partial apply (rerun converges),
     1 nothing written or refused, 130 interrupted.
     """
+    remaining = None
+    if resume is not None:
+        if paths or plan_file or overlays:
+            raise click.UsageError("--resume plans the run's own manifests again: give no PATH, "
+                                   "--overlay or --plan")
+        run = resumed_run(resume, journal, target_label(connection_settings(ctx).get("url")))
+        paths = tuple(run.sources)
+        remaining = frozenset((s.action, s.address) for s in run.plan.steps if s.address not in run.done)
     if bool(paths) == bool(plan_file):
         raise click.UsageError("give manifest PATH... or --plan FILE (not both)")
     if plan_file and (prune or targets or ignores or overlays or rotate_secrets or rotate
@@ -137,7 +157,10 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                            repair_duplicates=repair_duplicates,
                            lock=not no_lock, lock_timeout=lock_timeout, lease_ttl=lease_lifetime,
                            rotate=rotations(rotate_secrets, rotate),
-                           max_affected_keys=max_affected_keys, impact=impact)
+                           max_affected_keys=max_affected_keys, impact=impact,
+                           journal=None if resume else journal, resumes=resume,
+                           remaining=remaining, daily_quota=daily_quota(ctx),
+                           quota_used=quota_used(ctx, settings), show_budget=bool(settings.get("url")))
     result = run_interruptible(
         lambda interrupt: apply(request, lambda: open_client(**settings, announce=term.note),
                                 confirm=None if auto_approve else term.confirm,
@@ -151,6 +174,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
         term.say("Apply cancelled; nothing was written.")
     else:
         click.echo(summary(result, fmt, color=term.color, full=full), nl=False)
+        if settings.get("url"):  # the embedded server: `apimctl runs` lists them
+            tell_run(term, result)
     return result.exit_code
 
 

@@ -33,6 +33,7 @@ from apimctl.cli.completers import complete_address, complete_field_address
 from apimctl.cli.lint import lint_gate, lint_options
 from apimctl.cli.pager import show_plan
 from apimctl.cli.running import deadline_of, run_command
+from apimctl.cli.runs import daily_quota, quota_option, tell_budget
 from apimctl.cli.target import Paced, connection_settings, target_label
 from apimctl.planning.command import PlanRequest, plan
 from apimctl.planning.duplicates import pending
@@ -71,6 +72,7 @@ from apimctl.plans.model import Plan
 @click.option("--full", is_flag=True,
               help="Print the whole plan on a terminal too (a plan longer than the screen "
                    "otherwise starts with its totals and goes to a pager).")
+@quota_option
 @lint_options
 @connection_options
 @click.pass_context
@@ -99,6 +101,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     paced = Paced(settings, _say)
     made = run_command(lambda: plan(request, paced.connect, notice=_say, keep=process.keep),
                        deadline_of(ctx), _say)
+    if settings.get("url"):  # the embedded server has no rate and no quota to budget
+        tell_budget(_say, made, paced.client, daily_quota(ctx))
     note = paced.note()
     if note:
         _say(note)

@@ -16,7 +16,8 @@ to the one holding ``.git``) or in ``$XDG_CONFIG_HOME/apimctl/config.toml`` (def
 
 Keys are the connection options' names (``url``, ``token``, ``api_key``, ``api_secret``,
 ``username``, ``password``, ``area``, ``qps``, ``parallelism``, ``timeout``, ``dialect``;
-``-`` or ``_``).
+``-`` or ``_``), and ``daily_quota`` (the calls a token may make per UTC day: plan and apply
+count their calls against it).
 A secret (``token``, ``api_key``, ``api_secret``, ``password``) written as a literal is an
 error, and so is a reference to a variable that is unset or empty. Precedence: the command
 line, then ``APIMCTL_<NAME>``, then the profile, then the default.
@@ -38,9 +39,9 @@ from apimctl.kinds.dialects import CHOICES
 REPO_FILE = "apimctl.toml"
 USER_FILE = Path("apimctl") / "config.toml"
 SETTINGS = ("url", "token", "api_key", "api_secret", "username", "password", "area",
-            "qps", "parallelism", "timeout", "dialect")
+            "qps", "parallelism", "timeout", "dialect", "daily_quota")
 SECRETS = frozenset({"token", "api_key", "api_secret", "password"})
-_NUMBERS = {"qps": float, "parallelism": int, "timeout": float}
+_NUMBERS = {"qps": float, "parallelism": int, "timeout": float, "daily_quota": int}
 _CHOICES = {"dialect": CHOICES}
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

@@ -306,6 +306,37 @@ class Duplicate:
                    str(data.get("path", "")), bool(data.get("repair", False)))
 
 
+@dataclass(frozen=True)
+class Budget:
+    """The calls applying a plan makes (:func:`apimctl.applying.budget.estimate`): reading the
+    area, taking and releasing the lease, the writes and the convergence check; ``qps`` the
+    configured client-side rate (``None``: unlimited)."""
+
+    reads: int
+    lease: int
+    writes: int
+    checks: int
+    qps: float | None = None
+
+    @property
+    def calls(self) -> int:
+        return self.reads + self.lease + self.writes + self.checks
+
+    @property
+    def seconds(self) -> float | None:
+        """The time the calls take at the configured rate (``None``: no rate set)."""
+        return self.calls / self.qps if self.qps else None
+
+    def counts(self) -> str:
+        return (f"{self.calls} calls ({self.reads} reads, {self.lease} lease, {self.writes} writes, "
+                f"{self.checks} checks)")
+
+    def text(self) -> str:
+        pace = (f", about {self.seconds:.0f} s at --qps {self.qps:g}" if self.seconds is not None
+                else " (no client-side rate limit)")
+        return f"Budget: {self.counts()}{pace}."
+
+
 @dataclass
 class Plan:
     """An ordered list of steps plus what is needed to apply them safely later."""
@@ -323,6 +354,9 @@ class Plan:
     dialect: str = ""
     dialect_reason: str = ""
     impact: ImpactRead | None = None  # how the caller impact was made; None: not made
+    budget: Budget | None = field(default=None, compare=False)  # the calls applying it makes
+    # what the deletes take away, as the area was read (the apply journal keeps it); not saved
+    deleted_images: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def has_changes(self) -> bool:

@@ -48,6 +48,8 @@ class ApplyResult:
     cancelled: bool = False
     interrupted: bool = False
     plan: Plan | None = field(default=None, repr=False, compare=False)
+    run_id: str = ""  # the run's id and journal (apimctl runs, rollback, apply --resume)
+    journal: str = ""
 
     @property
     def ok(self) -> bool:

@@ -18,7 +18,7 @@ from apimctl.cli.common import Lines, Number
 from apimctl.cli.group import CONNECTION_SETTINGS
 
 REQUIRED_ARGS = {"completion": ["bash"], "call": ["GET", "https://api.example.com/"], "show": ["plan.json"],
-                 "consumer": ["alice"], "diff": ["dev", "prod"]}
+                 "consumer": ["alice"], "diff": ["dev", "prod"], "rollback": ["0123abcd"]}
 
 
 def options() -> list[tuple[str, click.Option]]:

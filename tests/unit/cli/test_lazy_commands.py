@@ -23,7 +23,7 @@ def test_every_listed_command_is_the_command_of_its_name() -> None:
     names = list(cli.commands)
     assert names == ["validate", "lint", "render", "plan", "apply", "drift", "export", "serve",
                      "schema", "unlock", "completion", "call", "test", "show", "doctor", "init", "consumer",
-                     "matrix", "diff", "promote", "import"]
+                     "matrix", "diff", "promote", "runs", "rollback", "import"]
     for name in names:
         command = cli.commands[name]
         assert isinstance(command, click.Command) and command.name == name
