@@ -59,7 +59,9 @@ async def diff(request: DiffRequest) -> Comparison:
     dialect = (ours.dialect if isinstance(request.source, AreaSource)
                else theirs.dialect if isinstance(request.target, AreaSource) else SPEC)
     mine, yours = all_documents([ours, theirs], dialect)
-    rules.rewrite([(ours.name, mine), (theirs.name, yours)])
+    sides = [(ours.name, mine), (theirs.name, yours)]
+    rules.rewrite(sides)
+    rules.compare_references(sides)
     return compare(mine, yours, _side(ours, request.source, dialect.name),
                    _side(theirs, request.target, dialect.name))
 
