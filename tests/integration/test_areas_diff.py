@@ -77,7 +77,20 @@ def test_text_and_markdown_and_identical_sides(fleet: Fleet, tmp_path: Path) -> 
     assert "| `service:${NAME_PREFIX}Payments` | `qpsLimitOverall` | 50 | 10 |" in markdown.stdout
     same = fleet.run("diff", "dev", "dev2=dev", "--detailed-exitcode")
     assert same.returncode == 0, same.stdout + same.stderr
-    assert "No differences" in same.stdout
+    assert "No differences: 14 objects identical" in same.stdout  # 3 services, 6 endpoints, ...
+
+
+def test_objects_held_alike_compare_as_when_exported(fleet: Fleet, tmp_path: Path) -> None:
+    """Without rules, the objects both areas hold alike (by the digests of their normal forms)
+    are not exported; a rule that gives each area its own value (never met) makes ``diff``
+    export and compare every object: the same document either way."""
+    (tmp_path / "unmet.yaml").write_text("rewrites:\n  - variable: UNMET\n"
+                                         "    values: {dev: never-met-1.invalid, prod: never-met-2.invalid}\n")
+    quick = fleet.run("diff", "dev", "prod", "--format", "json")
+    whole = fleet.run("diff", "dev", "prod", "--format", "json", "--rewrite", str(tmp_path / "unmet.yaml"))
+    assert quick.returncode == whole.returncode == 0, quick.stderr + whole.stderr
+    assert json.loads(quick.stdout) == json.loads(whole.stdout)
+    assert json.loads(quick.stdout)["summary"]["identical"] > 0
 
 
 def test_an_area_against_its_manifests_and_two_overlays(fleet: Fleet, tmp_path: Path) -> None:
