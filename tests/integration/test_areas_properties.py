@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,16 +27,15 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .apply_support import Server, server
+from .apply_support import Server
 from .areas_support import Area, Fleet, secrets_of
 
 EXAMPLES = 4  # per dialect
 
 
 @pytest.fixture(scope="module")
-def srv(tmp_path_factory: pytest.TempPathFactory, dialect_options: tuple[str, ...]) -> Iterator[Server]:
-    with server(tmp_path_factory.mktemp("areas-properties"), *dialect_options, areas=3 * EXAMPLES + 3) as running:
-        yield running
+def srv(areas_server: Server) -> Server:
+    return areas_server
 
 
 @dataclass
@@ -179,12 +177,14 @@ def test_export_diff_promote(srv: Server, shape: Shape) -> None:
             assert _overlay_differences(repo / "overlays" / name / "overlay.yaml") == shape.copies[i].differences()
             planned = fleet.plan(areas[i], str(repo / "base"), "--overlay", str(repo / "overlays" / name))
             assert planned.returncode == 0, planned.stdout + planned.stderr
+        diffs = {}
         for i in range(len(names)):
             for j in range(i + 1, len(names)):
                 expected = shape.copies[i].differences() | shape.copies[j].differences()
-                assert _diff(fleet, names[i], names[j], rules) == expected
+                diffs[(i, j)] = _diff(fleet, names[i], names[j], rules)
+                assert diffs[(i, j)] == expected
         # promote one difference of a1 to a0, apply a0: one difference fewer
-        before = _diff(fleet, "a0", "a1", rules)
+        before = diffs[(0, 1)]
         chosen = _promotable(shape.copies[1])
         done = fleet.run("promote", "--from", "a1", "--to", "a0", "--only", chosen, "--repo", str(repo))
         assert done.returncode == 0, done.stderr
