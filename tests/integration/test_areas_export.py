@@ -8,7 +8,6 @@ by a rule are variables of the base.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,9 +29,8 @@ rewrites:
 
 
 @pytest.fixture(scope="module")
-def srv(tmp_path_factory: pytest.TempPathFactory, dialect_options: tuple[str, ...]) -> Iterator[Server]:
-    with server(tmp_path_factory.mktemp("areas-export"), *dialect_options, areas=24) as running:
-        yield running
+def srv(areas_server: Server) -> Server:
+    return areas_server
 
 
 def _two_areas(fleet: Fleet, tmp: Path, dev_server: Server, prod_server: Server) -> None:

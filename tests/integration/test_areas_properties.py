@@ -2,7 +2,8 @@
 
 Hypothesis generates an area, makes two or three copies of it with differences injected
 (a changed field, an object only one copy has) and with values that differ by a rewrite rule
-(each copy's host), seeds them as areas of the server and checks:
+(each copy's host), seeds them as areas of the server (through the management API, a call
+per service) and checks:
 
 - each overlay ``export --into`` writes holds exactly the differences injected into its copy
   (the first copy is the original: a difference is in one copy only, so the base keeps the
@@ -16,26 +17,25 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .apply_support import Server, server
-from .areas_support import Fleet, secrets_of
+from .apply_support import Server
+from .areas_support import Area, Fleet, secrets_of
 
 EXAMPLES = 4  # per dialect
 
 
 @pytest.fixture(scope="module")
-def srv(tmp_path_factory: pytest.TempPathFactory, dialect_options: tuple[str, ...]) -> Iterator[Server]:
-    with server(tmp_path_factory.mktemp("areas-properties"), *dialect_options, areas=3 * EXAMPLES + 3) as running:
-        yield running
+def srv(areas_server: Server) -> Server:
+    return areas_server
 
 
 @dataclass
@@ -88,32 +88,40 @@ def shapes(draw: st.DrawFn) -> Shape:
     return Shape(services, endpoints, qps, paths, copies)
 
 
-def _manifest(shape: Shape, index: int, folder: Path) -> None:
+def _services(shape: Shape, index: int) -> list[dict[str, Any]]:
+    """The services of copy ``index`` as the API writes them (with their endpoints)."""
     copy = shape.copies[index]
     host = f"api-a{index}.example.com"
-    lines = ["domains: [example.com]", "services:"]
 
-    def endpoint(service: str, name: str, path: str, prefix: str) -> list[str]:
+    def endpoint(service: str, name: str, path: str, prefix: str) -> dict[str, Any]:
         target = copy.changed.get((f"endpoint:{service}/{name}", "outboundRequestTargetPath"), path)
-        return [f"      - name: {name}", f"        requestPathAlias: /{prefix}/{name.lower()}",
-                f"        trafficManagerDomain: {host}", f"        publicDomains: [{host}]",
-                "        systemDomains: [backend.example.com]", f"        outboundRequestTargetPath: {target}"]
+        return {"name": name, "requestPathAlias": f"/{prefix}/{name.lower()}", "trafficManagerDomain": host,
+                "publicDomains": [{"address": host}], "systemDomains": [{"address": "backend.example.com"}],
+                "outboundRequestTargetPath": target}
 
+    services = []
     for s in range(shape.services):
         name = f"S{s}"
+        endpoints = [endpoint(name, f"E{e}", shape.paths[s * shape.endpoints + e], name.lower())
+                     for e in range(shape.endpoints)]
+        endpoints += [endpoint(name, added.rsplit("/", 1)[1], "/new", name.lower())
+                      for added in copy.added if added.startswith(f"endpoint:{name}/")]
         qps = copy.changed.get((f"service:{name}", "qpsLimitOverall"), shape.qps[s])
-        lines += [f"  - name: {name}", f"    qpsLimitOverall: {qps}", "    endpoints:"]
-        for e in range(shape.endpoints):
-            lines += endpoint(name, f"E{e}", shape.paths[s * shape.endpoints + e], name.lower())
-        for added in copy.added:
-            if added.startswith(f"endpoint:{name}/"):
-                lines += endpoint(name, added.rsplit("/", 1)[1], "/new", name.lower())
+        services.append({"name": name, "qpsLimitOverall": qps, "endpoints": endpoints})
     for added in copy.added:
         if added.startswith("service:"):
             name = added.split(":", 1)[1]
-            lines += [f"  - name: {name}", "    endpoints:", *endpoint(name, "E0", "/v9", name.lower())]
-    folder.mkdir(parents=True)
-    (folder / "main.yaml").write_text("\n".join(lines) + "\n")
+            services.append({"name": name, "endpoints": [endpoint(name, "E0", "/v9", name.lower())]})
+    return services
+
+
+def _seed(area: Area, services: list[dict[str, Any]]) -> None:
+    """The area's domain and services, written through the management API (one call each)."""
+    with httpx.Client(base_url=area.server.url, timeout=10, verify=False,
+                      headers={"Authorization": f"Bearer {area.token}"}) as client:
+        for path, body in [("/domains", {"domain": "example.com"}), *(("/services", s) for s in services)]:
+            reply = client.post(path, json=body)
+            assert reply.status_code in (200, 201), reply.text
 
 
 def _overlay_differences(path: Path) -> set[tuple[str, str]]:
@@ -157,8 +165,7 @@ def test_export_diff_promote(srv: Server, shape: Shape) -> None:
         names = [f"a{i}" for i in range(len(shape.copies))]
         areas = [fleet.add(name, srv) for name in names]
         for i, area in enumerate(areas):
-            _manifest(shape, i, tmp / f"seed-{i}")
-            fleet.seed(area, tmp / f"seed-{i}")
+            _seed(area, _services(shape, i))
         rules = tmp / "rules.yaml"
         rules.write_text("rewrites:\n  - variable: API_HOST\n    values: {"
                          + ", ".join(f"{n}: api-{n}.example.com" for n in names) + "}\n")
@@ -170,12 +177,14 @@ def test_export_diff_promote(srv: Server, shape: Shape) -> None:
             assert _overlay_differences(repo / "overlays" / name / "overlay.yaml") == shape.copies[i].differences()
             planned = fleet.plan(areas[i], str(repo / "base"), "--overlay", str(repo / "overlays" / name))
             assert planned.returncode == 0, planned.stdout + planned.stderr
+        diffs = {}
         for i in range(len(names)):
             for j in range(i + 1, len(names)):
                 expected = shape.copies[i].differences() | shape.copies[j].differences()
-                assert _diff(fleet, names[i], names[j], rules) == expected
+                diffs[(i, j)] = _diff(fleet, names[i], names[j], rules)
+                assert diffs[(i, j)] == expected
         # promote one difference of a1 to a0, apply a0: one difference fewer
-        before = _diff(fleet, "a0", "a1", rules)
+        before = diffs[(0, 1)]
         chosen = _promotable(shape.copies[1])
         done = fleet.run("promote", "--from", "a1", "--to", "a0", "--only", chosen, "--repo", str(repo))
         assert done.returncode == 0, done.stderr

@@ -32,6 +32,8 @@ never carry a token, a secret or a request body.
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 import ssl
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
@@ -93,6 +95,15 @@ _READS = frozenset({"GET", "HEAD"})
 _NO_BODY = object()
 
 
+@functools.cache
+def default_tls(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    """The TLS context of a client given no other (the CA bundle, or the one the environment's
+    ``SSL_CERT_FILE``/``SSL_CERT_DIR`` name, which key the cache), made once per process:
+    loading a bundle takes about 50 ms, once per client otherwise (a command opening a client
+    per area, the tests running many commands in one process)."""
+    return httpx.create_ssl_context(trust_env=True)
+
+
 class ApiClient(Calls):
     """Async client of the management API v3 at ``base_url`` (``https://host/v3/rest``)."""
 
@@ -141,7 +152,9 @@ class ApiClient(Calls):
             limits=httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism),
             headers={"Accept": "application/json", "User-Agent": f"apimctl/{__version__}"},
             follow_redirects=False,
-            verify=verify,  # a context for --ca-bundle, False for --insecure (cli.tls)
+            # a context for --ca-bundle, False for --insecure (cli.tls), else the default one
+            verify=default_tls(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+            if verify is True else verify,
             event_hooks={"response": [_hook(on_response)]} if on_response else None,
         )
         self._auth = self._token_source(token, credentials, clock)

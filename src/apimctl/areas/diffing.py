@@ -6,6 +6,12 @@ objects; manifests loaded meanwhile in a thread), exported in one dialect (the s
 is an area, else the target's, else ``spec``), rewritten by the ``--rewrite`` rules (a rules
 file may name more areas than the two compared) and compared object by object
 (:mod:`apimctl.areas.compare`).
+
+Two areas of one dialect are read with the digests of their objects' normal forms: a
+top-level object both hold alike, it and everything under it (:func:`apimctl.state.alike.alike`),
+is identical without being exported, when the rules rewrite both sides alike (no rule gives
+the two areas different values) and nothing under it names a data source (whose export
+follows the references to it). Only the other objects are exported and compared.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from apimctl import kinds
 from apimctl.areas.compare import Comparison, Side, compare
 from apimctl.areas.reading import (
     AreaSource,
@@ -24,8 +31,10 @@ from apimctl.areas.reading import (
     read_area,
     read_manifests,
 )
-from apimctl.areas.rules import load_rules
+from apimctl.areas.rules import Rules, load_rules
+from apimctl.kinds import Kind
 from apimctl.kinds.dialects import SPEC
+from apimctl.state.alike import Subtrees, alike, without
 
 
 @dataclass(frozen=True)
@@ -37,10 +46,11 @@ class DiffRequest:
     rewrite: str | None = None
 
 
-async def read_side(source: Source) -> Read:
-    """One side: an area read, or manifests loaded in a thread (the other side's calls go on)."""
+async def read_side(source: Source, *, normal_forms: bool = False) -> Read:
+    """One side: an area read (``normal_forms``: with the digests of its objects' normal
+    forms), or manifests loaded in a thread (the other side's calls go on)."""
     if isinstance(source, AreaSource):
-        return await read_area(source)
+        return await read_area(source, normal_forms=normal_forms)
     return await asyncio.to_thread(read_manifests, source)
 
 
@@ -50,7 +60,10 @@ async def diff(request: DiffRequest) -> Comparison:
     if isinstance(request.source, AreaSource) and isinstance(request.target, AreaSource):
         check_names(names)  # an area and its manifests may share the area's name (and rules)
     rules = load_rules(request.rewrite, list(dict.fromkeys(names)), subset=True)
-    ours, theirs = await asyncio.gather(read_side(request.source), read_side(request.target),
+    areas = isinstance(request.source, AreaSource) and isinstance(request.target, AreaSource)
+    digests = areas and _alike_rewritten(rules, names)
+    ours, theirs = await asyncio.gather(read_side(request.source, normal_forms=digests),
+                                        read_side(request.target, normal_forms=digests),
                                         return_exceptions=True)
     for result in (ours, theirs):
         if isinstance(result, BaseException):
@@ -58,10 +71,51 @@ async def diff(request: DiffRequest) -> Comparison:
     assert isinstance(ours, Read) and isinstance(theirs, Read)
     dialect = (ours.dialect if isinstance(request.source, AreaSource)
                else theirs.dialect if isinstance(request.target, AreaSource) else SPEC)
+    held: Subtrees = {}
+    if digests and ours.dialect == theirs.dialect:
+        held = alike(ours.live, theirs.live, _comparable_by_digests())
+        ours.live, theirs.live = without(ours.live, held), without(theirs.live, held)
     mine, yours = all_documents([ours, theirs], dialect)
-    rules.rewrite([(ours.name, mine), (theirs.name, yours)])
-    return compare(mine, yours, _side(ours, request.source, dialect.name),
-                   _side(theirs, request.target, dialect.name))
+    sides = [(ours.name, mine), (theirs.name, yours)]
+    rules.rewrite(sides)
+    rules.compare_references(sides)
+    out = compare(mine, yours, _side(ours, request.source, dialect.name),
+                  _side(theirs, request.target, dialect.name))
+    out.identical += _identical(held)
+    return out
+
+
+def _alike_rewritten(rules: Rules, names: list[str]) -> bool:
+    """Whether the rules rewrite both sides alike: no rule gives the two different values."""
+    return all(len({rule.values[n] for n in names}) == 1 for rule in rules.rules)
+
+
+def _comparable_by_digests() -> frozenset[str]:
+    """The top-level kinds whose objects, and those under them, name no data source: an
+    export of one is the same whatever else the area holds."""
+    def clean(kind: Kind) -> bool:
+        return (not kind.read_only and all(not kinds.get(r.kind).read_only for r in kind.references)
+                and all(clean(c) for c in kinds.children_of(kind)))
+
+    return frozenset(k.name for k in kinds.TOP_LEVEL if clean(k))
+
+
+def _identical(held: Subtrees) -> int:
+    """The objects :func:`compare` would count identical in the subtrees held alike: each
+    top-level one, and those under it that an export writes (an error set alone and at the
+    platform's defaults is not written)."""
+    count = 0
+    for subtrees in held.values():
+        for below in subtrees.values():
+            count += 1
+            lists: dict[tuple[str, str | None], list[str]] = {}
+            for obj in below:
+                lists.setdefault((obj.kind, obj.parent_key), []).append(obj.name)
+            for (kind_name, _), found in lists.items():
+                kind = kinds.get(kind_name)
+                if kind.ops.written([{kind.identity: n} for n in found]):
+                    count += len(found)
+    return count
 
 
 def _side(read: Read, source: Source, dialect: str) -> Side:

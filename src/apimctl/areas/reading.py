@@ -65,11 +65,12 @@ class Read:
     declared: bool = False  # the live model holds manifests' objects
 
 
-async def read_area(source: AreaSource) -> Read:
-    """The live model of one area and its dialect; an error names the area."""
+async def read_area(source: AreaSource, *, normal_forms: bool = False) -> Read:
+    """The live model of one area and its dialect; an error names the area. ``normal_forms``:
+    with the digests of each object's normal form (:func:`apimctl.state.alike.alike`)."""
     try:
         async with source.connect() as client:
-            live = await read_live(client, normal_forms=False)
+            live = await read_live(client, normal_forms=normal_forms)
             found = await target_dialect(client, None, live)
     except ApimctlError as exc:
         raise ApimctlError(f"area {source.name} ({source.target}): {exc}") from None

@@ -36,6 +36,7 @@ import yaml
 
 from apimctl import kinds
 from apimctl.errors import ApimctlError
+from apimctl.export.naming import variable_part
 from apimctl.kinds import Kind
 from apimctl.manifests.environment import denied
 
@@ -71,6 +72,28 @@ class Rules:
         names = _prefixed_names(areas, [r for r in self.rules if r.prefix])
         for (area, docs), renamed in zip(areas, names, strict=True):
             self._rewrite(area, docs, renamed)
+
+    def compare_references(self, areas: Sequence[tuple[str, dict[str, list[Any]]]]) -> None:
+        """Map the secret references of rewritten documents (:meth:`rewrite`) as their
+        holders' names were mapped, for comparing (``diff``), not for writing: an export names
+        a secret after the names holding it (``DEV_PAYMENTS_FORECAST_BACKEND_SECRET`` under
+        ``DEV Payments``), so in an object a prefix rule renamed (``${NAME_PREFIX}Payments``)
+        the area's prefix becomes the rule's variable (``${NAME_PREFIX_PAYMENTS_FORECAST_...}``)
+        on every side alike."""
+        prefixes = [r for r in self.rules if r.prefix]
+        if not prefixes:
+            return
+        for area, docs in areas:
+            for key, items in docs.items():
+                kind = kinds.by_manifest_key(key)
+                if kind is None:
+                    continue
+                for item in items:
+                    name = item.get(kind.identity) if isinstance(item, dict) else None
+                    rule = next((r for r in prefixes if isinstance(name, str)
+                                 and name.startswith("${" + r.variable + "}")), None)
+                    if rule is not None:
+                        _map_references(kind, item, variable_part(rule.values[area]), rule.variable)
 
     def _rewrite(self, area: str, docs: dict[str, list[Any]], names: Mapping[tuple[str, str], str]) -> None:
         plain = sorted(((r.values[area], r.variable) for r in self.rules if not r.prefix),
@@ -132,6 +155,28 @@ class _Walker:
         if isinstance(value, list):
             return [self.value(kind, path, v, here) for v in value]
         return value
+
+
+def _map_references(kind: Kind, item: dict[str, Any], own: str, variable: str) -> None:
+    """In ``item`` and the objects under it, each secret reference ``${OWN_REST}`` (``own``:
+    the area's prefix as a variable writes it, maybe empty) becomes ``${VARIABLE_REST}``."""
+    for path in kind.secret:
+        *parents, last = path.split(".")
+        holder: Any = item
+        for part in parents:
+            holder = holder.get(part) if isinstance(holder, dict) else None
+        value = holder.get(last) if isinstance(holder, dict) else None
+        if not isinstance(value, str) or not (value.startswith("${") and value.endswith("}")):
+            continue
+        name = value[2:-1]
+        if own and not name.startswith(own + "_"):
+            continue
+        rest = name[len(own) + 1:] if own else name
+        holder[last] = "${" + variable + "_" + rest + "}"
+    for child in kinds.children_of(kind):
+        for sub in item.get(child.manifest_key) or []:
+            if isinstance(sub, dict):
+                _map_references(child, sub, own, variable)
 
 
 def _referred(kind: Kind, path: str) -> str | None:

@@ -119,6 +119,12 @@ def variable_names(requests: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...],
     return _unique(out, lambda parts, name: f"{name}_{_digest(parts, 16).upper()}")
 
 
+def variable_part(text: str) -> str:
+    """What ``text`` (a name) contributes to a secret's variable: ``DEV Payments`` ->
+    ``DEV_PAYMENTS``."""
+    return _env_part(text)
+
+
 def _variable_base(parts: tuple[str, ...]) -> str:
     base = "_".join(p for p in (_env_part(x) for x in parts) if p) or "SECRET"
     return "_" + base if base[0].isdigit() else base

@@ -46,7 +46,7 @@ def _load(folder: Path, overlay: Path | None = None) -> dict[str, Any]:
     return {s["name"]: {**s, "endpoints": {e["name"]: e for e in s.get("endpoints", [])}} for s in doc["services"]}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)  # shapes of one to four small areas: 25 reach them
 @given(areas=fleets())
 def test_base_plus_overlay_is_the_area(areas: dict[str, dict[str, list[Any]]]) -> None:
     parts = split(areas)
