@@ -1,0 +1,443 @@
+"""``apimctl drift --adopt``: write what was changed in the area by hand back into the manifests,
+each value where it is defined, so that a pull request carries the change into git.
+
+The drift report (:func:`apimctl.drift.detect_drift`) says which fields of declared objects
+differ; for each one, :func:`plan_adoption` finds the scalar that defines the value: in the
+overlay that sets it (the last ``--overlay`` first), else in the base file that declares the
+object. Only that scalar's characters change, in its own quoting style; every other byte of
+every file stays as it was (comments, key order, quoting, indentation, blank lines).
+
+Not written, only reported:
+
+- a value that comes from ``${VAR}`` (the environment holds it) or a secret (never written
+  into git);
+- a field the manifests do not write (the platform's default changed): add it by hand;
+- objects added or deleted in the area (``+``/``-`` in the drift report).
+
+Refused (exit 1, nothing written) with the location: a value that cannot be written back
+faithfully, one assembled from several places (a YAML merge key) or an anchor or alias shared
+by several objects, a multi-line or block scalar, a list or mapping value. Every edit is
+computed before anything is written; the files are then written all or none
+(:func:`apimctl.manifests.edits.write_edits`), refusing when one changed since it was read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from apimctl import kinds
+from apimctl.drift import Difference, DriftReport, DriftRequest, detect_drift
+from apimctl.errors import ApimctlError
+from apimctl.kinds.base import split_first, unescape_name
+from apimctl.manifests.documents import SourceFile
+from apimctl.manifests.edits import Edit, write_edits
+from apimctl.manifests.identity import NESTED
+from apimctl.manifests.loader import discover
+from apimctl.manifests.model import Problems
+from apimctl.manifests.overlay import ADD, DIRECTIVE
+from apimctl.planning.command import Keep, Notice, keep_nothing, quiet, read_manifests
+from apimctl.plans.model import Change, Step
+from apimctl.state.live import Lister
+
+WRITTEN = "written"
+VARIABLE = "variable"
+SECRET = "secret"
+UNDECLARED = "not written in the manifests"
+OBJECT = "object"
+WHY = {
+    VARIABLE: "comes from a ${VAR}: set it where the variable is defined",
+    SECRET: "a secret: never written into git",
+    UNDECLARED: "the manifests do not write this field: add it by hand",
+    OBJECT: "objects added or deleted in the area are not adopted: edit the manifests by hand",
+}
+
+
+@dataclass(frozen=True)
+class Adopted:
+    """One live value and where it went (``status`` :data:`WRITTEN`) or why it did not."""
+
+    kind: str
+    key: str
+    path: str
+    git: Any
+    live: Any
+    status: str
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    sensitive: bool = False
+    who: str | None = None
+    when: str | None = None
+    impact: tuple[str, ...] = ()
+
+    @property
+    def address(self) -> str:
+        return f"{self.kind}:{self.key}"
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}" if self.file else ""
+
+    def to_json(self) -> dict[str, Any]:
+        hidden = "(sensitive)"
+        return {"kind": self.kind, "key": self.key, "address": self.address, "path": self.path,
+                "git": hidden if self.sensitive else self.git,
+                "live": hidden if self.sensitive else self.live,
+                "status": self.status, "reason": WHY.get(self.status),
+                "file": self.file, "line": self.line, "column": self.column,
+                "who": self.who, "when": self.when, "impact": list(self.impact)}
+
+
+@dataclass
+class Adoption:
+    """What ``drift --adopt`` did: each value (:class:`Adopted`), the files, the drift report."""
+
+    report: DriftReport
+    values: list[Adopted] = field(default_factory=list)
+    edits: list[Edit] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+
+    @property
+    def adopted(self) -> list[Adopted]:
+        return [v for v in self.values if v.status == WRITTEN]
+
+    @property
+    def left(self) -> list[Adopted]:
+        """What a person still has to take care of."""
+        return [v for v in self.values if v.status != WRITTEN]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format_version": "1.0", "target": self.report.target,
+                "summary": {"adopted": len(self.adopted), "left": len(self.left),
+                            "files": len(self.written)},
+                "files": list(self.written), "changes": [v.to_json() for v in self.values]}
+
+
+class Unfaithful(ApimctlError):
+    """Some value cannot be written back faithfully: nothing was written."""
+
+
+# --- the YAML of one file -----------------------------------------------------------------------
+
+
+@dataclass
+class _File:
+    """A manifest file as read: its text and its YAML nodes (aliases are the same node)."""
+
+    path: Path
+    display: str
+    before: bytes
+    text: str
+    roots: list[yaml.Node]
+    visits: dict[int, int]
+    splices: list[tuple[int, int, str]] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, src: SourceFile) -> _File:
+        path = Path(src.path)
+        before = path.read_bytes()
+        text = before.decode("utf-8")
+        try:
+            roots = [r for r in yaml.compose_all(text, Loader=yaml.SafeLoader) if r is not None]
+        except yaml.YAMLError as exc:
+            raise ApimctlError(f"{src.display}: not readable YAML: {exc}") from None
+        visits: dict[int, int] = {}
+        for root in roots:
+            _count_visits(root, visits, 0)
+        return cls(path, src.display, before, text, roots, visits)
+
+    def new_text(self) -> str:
+        text = self.text
+        for start, end, new in sorted(self.splices, reverse=True):
+            text = text[:start] + new + text[end:]
+        return text
+
+
+def _count_visits(node: yaml.Node, visits: dict[int, int], depth: int) -> None:
+    """How many paths reach each node: more than one for a node an alias repeats."""
+    visits[id(node)] = visits.get(id(node), 0) + 1
+    if depth > 200:
+        return
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _count_visits(item, visits, depth + 1)
+    elif isinstance(node, yaml.MappingNode):
+        for _, value in node.value:
+            _count_visits(value, visits, depth + 1)
+
+
+def _get(node: yaml.Node, key: str) -> tuple[yaml.Node | None, bool]:
+    """The value of ``key`` in a mapping node, and whether a merge key (``<<``) gave it."""
+    if not isinstance(node, yaml.MappingNode):
+        return None, False
+    merged: list[yaml.Node] = []
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == key and k.tag != "tag:yaml.org,2002:merge":
+            return v, False
+        if isinstance(k, yaml.ScalarNode) and k.value == "<<":
+            merged.extend(v.value if isinstance(v, yaml.SequenceNode) else [v])
+    for source in merged:
+        found, _ = _get(source, key)
+        if found is not None:
+            return found, True
+    return None, False
+
+
+def _identity_of(item: yaml.Node, ident: str) -> str | None:
+    if isinstance(item, yaml.ScalarNode):
+        return str(item.value)
+    found, _ = _get(item, ident)
+    return str(found.value) if isinstance(found, yaml.ScalarNode) else None
+
+
+def _item(items: yaml.Node | None, ident: str, name: str) -> yaml.Node | None:
+    if not isinstance(items, yaml.SequenceNode):
+        return None
+    return next((i for i in items.value if _identity_of(i, ident) == name), None)
+
+
+def _directive(node: yaml.Node) -> str | None:
+    found, _ = _get(node, DIRECTIVE)
+    return str(found.value) if isinstance(found, yaml.ScalarNode) else None
+
+
+# --- where a value is defined -------------------------------------------------------------------
+
+
+def _chain(kind_name: str, key: str) -> list[tuple[kinds.Kind, str]]:
+    """``endpoint``, ``Weather/Forecast`` -> [(service, Weather), (endpoint, Forecast)]."""
+    kind = kinds.get(kind_name)
+    if kind.parent is None:
+        return [(kind, unescape_name(key))]
+    parent_key, rest = split_first(key)
+    return [*_chain(kind.parent, parent_key or ""), (kind, unescape_name(rest))]
+
+
+def _object(root: yaml.Node, chain: list[tuple[kinds.Kind, str]]) -> tuple[yaml.Node | None, bool]:
+    """The object's node in one document, and whether an overlay adds it there whole."""
+    node: yaml.Node | None = root
+    added = False
+    for kind, name in chain:
+        items, _ = _get(node, kind.manifest_key) if node is not None else (None, False)
+        node = _item(items, kind.identity, name)
+        if node is None:
+            return None, False
+        added = added or _directive(node) == ADD
+    return node, added
+
+
+def _segments(path: str) -> list[str]:
+    """``methods[GET].notes`` -> [methods, [GET], notes]."""
+    out: list[str] = []
+    for part in path.split("."):
+        head, _, rest = part.partition("[")
+        if head:
+            out.append(head)
+        while rest:
+            inner, _, rest = rest.partition("]")
+            out.append(f"[{inner}]")
+            rest = rest.partition("[")[2] if rest.startswith("[") else rest
+    return out
+
+
+def _field(obj: yaml.Node, path: str, pattern: tuple[str, ...]) -> tuple[yaml.Node | None, bool]:
+    """The node of field ``path`` inside an object's node, and whether a merge key gave it (or
+    any mapping on the way)."""
+    node: yaml.Node | None = obj
+    merged = False
+    for seg in _segments(path):
+        if node is None:
+            return None, merged
+        if seg.startswith("["):
+            name = seg[1:-1]
+            if isinstance(node, yaml.SequenceNode):
+                node = _item(node, NESTED.get(pattern, "name"), name)
+                pattern = (*pattern, "*")
+                continue
+            seg = name
+        node, via = _get(node, seg)
+        merged = merged or via
+        pattern = (*pattern, seg)
+    return node, merged
+
+
+@dataclass
+class _Found:
+    file: _File
+    node: yaml.Node
+    merged: bool
+
+
+def _locate(files: Sequence[Sequence[_File]], step: Step, path: str) -> _Found | None:
+    """The node defining field ``path`` of the step's object: the last overlay that sets it,
+    else the base (``files``: the base's files, then each overlay's)."""
+    chain = _chain(step.kind, step.key)
+    top = chain[0][0]
+    pattern = (top.manifest_key, "*", *[p for k, _ in chain[1:] for p in (k.manifest_key, "*")])
+    for layer in reversed(files):
+        for file in layer:
+            for root in file.roots:
+                obj, added = _object(root, chain)
+                if obj is None:
+                    continue
+                node, merged = _field(obj, path, pattern)
+                if node is not None or added:
+                    return _Found(file, node, merged) if node is not None else None
+    return None
+
+
+# --- writing one scalar -------------------------------------------------------------------------
+
+
+def _plain_ok(text: str, flow: bool) -> bool:
+    if not text or text != text.strip() or "\n" in text or (flow and any(c in text for c in ",[]{}")):
+        return False
+    try:
+        return bool(yaml.safe_load(f"k: {text}") == {"k": text})
+    except yaml.YAMLError:
+        return False
+
+
+def _in_flow(file: _File, node: yaml.Node) -> bool:
+    """Whether a scalar sits inside a flow collection (``{a: 1}``, ``[x, y]``)."""
+    def walk(n: yaml.Node, flow: bool) -> bool | None:
+        if n is node:
+            return flow
+        children = n.value if isinstance(n, yaml.SequenceNode) else \
+            [v for kv in n.value for v in kv] if isinstance(n, yaml.MappingNode) else []
+        inner = flow or bool(getattr(n, "flow_style", False))
+        for child in children:
+            found = walk(child, inner)
+            if found is not None:
+                return found
+        return None
+    return any(walk(root, False) for root in file.roots)
+
+
+def scalar_text(value: Any, style: str | None, flow: bool = False) -> str | None:
+    """``value`` written as a YAML scalar in the quoting ``style`` of the one it replaces
+    (plain, ``'`` or ``"``); ``None`` when no single-line scalar holds it faithfully."""
+    if isinstance(value, (dict, list)) or style not in (None, "", "'", '"'):
+        return None
+    if isinstance(value, bool) or value is None or isinstance(value, (int, float)):
+        text = json.dumps(value)
+        if style:
+            return None  # a quoted string holding a number: the field's type is not clear
+        return text
+    string = str(value)
+    if "\n" in string:
+        return None
+    if style == "'":
+        return "'" + string.replace("'", "''") + "'"
+    if style == '"' or not _plain_ok(string, flow):
+        return json.dumps(string, ensure_ascii=False)
+    return string
+
+
+# --- the adoption -------------------------------------------------------------------------------
+
+
+def _sources(paths: Sequence[str]) -> list[_File]:
+    problems = Problems()
+    sources = discover(paths, problems)
+    if problems.errors:
+        raise ApimctlError("; ".join(str(p) for p in problems.sorted()))
+    return [_File.read(src) for src in sources]
+
+
+def _entry(diff: Difference, change: Change, status: str, found: _Found | None = None) -> Adopted:
+    att = diff.attribution
+    where = found.node.start_mark if found is not None else None
+    return Adopted(diff.step.kind, diff.step.key, change.path, change.after, change.before, status,
+                   found.file.display if found else None, where.line + 1 if where else None,
+                   where.column + 1 if where else None, change.sensitive,
+                   att.who if att else None, att.when if att else None,
+                   tuple(i.text for i in diff.step.impact))
+
+
+def _adopt_change(files: Sequence[Sequence[_File]], diff: Difference, change: Change,
+                  refusals: list[str]) -> Adopted:
+    if change.sensitive:
+        return _entry(diff, change, SECRET)
+    found = _locate(files, diff.step, change.path)
+    if found is None:
+        return _entry(diff, change, UNDECLARED)
+    node, where = found.node, f"{found.file.display}:{found.node.start_mark.line + 1}:" \
+                              f"{found.node.start_mark.column + 1}"
+    label = f"{diff.step.kind}:{diff.step.key} {change.path}"
+    if isinstance(node, yaml.ScalarNode) and "${" in str(node.value):
+        return _entry(diff, change, VARIABLE, found)
+    if found.merged or found.file.visits.get(id(node), 1) > 1:
+        refusals.append(f"{where}: {label}: the value is shared (a YAML anchor, alias or merge key "
+                        "used in several places): edit it by hand")
+        return _entry(diff, change, UNDECLARED, found)
+    new = scalar_text(change.before, node.style, _in_flow(found.file, node)) \
+        if isinstance(node, yaml.ScalarNode) and node.start_mark.line == node.end_mark.line else None
+    if new is None:
+        refusals.append(f"{where}: {label}: cannot be written back faithfully (a list, a mapping or "
+                        "a multi-line value): edit it by hand")
+        return _entry(diff, change, UNDECLARED, found)
+    found.file.splices.append((node.start_mark.index, node.end_mark.index, new))
+    return _entry(diff, change, WRITTEN, found)
+
+
+def _verify(files: Sequence[_File]) -> None:
+    """Every edited file still reads as YAML (a last guard before anything is written)."""
+    for file in files:
+        if file.splices:
+            try:
+                list(yaml.safe_load_all(file.new_text()))
+            except yaml.YAMLError as exc:
+                raise Unfaithful(f"{file.display}: the edited text would not read back: {exc}; "
+                                 "nothing written") from None
+
+
+def plan_adoption(report: DriftReport, paths: Sequence[str], overlays: Sequence[str] = ()) -> Adoption:
+    """The edits adopting ``report``'s updates into the manifests at ``paths`` (and the overlay
+    folders ``overlays``); nothing written. Raises :class:`Unfaithful` listing every value that
+    cannot be written back."""
+    layers = [_sources(paths), *[_sources([o]) for o in overlays]]
+    adoption = Adoption(report)
+    refusals: list[str] = []
+    for diff in report.differences:
+        if diff.step.action != "update":
+            adoption.values.append(_entry(diff, Change("", None, None), OBJECT))
+            continue
+        for change in diff.step.changes:
+            adoption.values.append(_adopt_change(layers, diff, change, refusals))
+    if refusals:
+        raise Unfaithful("cannot adopt every change faithfully; nothing written:\n  "
+                         + "\n  ".join(refusals))
+    files = [f for layer in layers for f in layer]
+    _verify(files)
+    adoption.edits = [Edit(f.path, f.before, f.new_text()) for f in files if f.splices]
+    return adoption
+
+
+@dataclass(frozen=True)
+class AdoptRequest:
+    """``drift --adopt``: the drift check, and whether to write (``write=False``: only say)."""
+
+    drift: DriftRequest
+    write: bool = True
+
+
+async def adopt(request: AdoptRequest, connect: Callable[[], AbstractAsyncContextManager[Lister]],
+                *, notice: Notice = quiet, keep: Keep = keep_nothing) -> Adoption:
+    """Read the area, compute every edit, then write the files all or none."""
+    req = request.drift
+    manifest = read_manifests(req.paths, req.overlays, req.targets, req.ignores, notice, keep=keep)
+    async with connect() as client:
+        report = await detect_drift(client, manifest, ignores=req.ignores, targets=req.targets,
+                                    target=req.target, prune=req.prune, impact=req.impact)
+    adoption = plan_adoption(report, req.paths, req.overlays)
+    if request.write:
+        adoption.written = write_edits(adoption.edits, "drift --adopt")
+    return adoption
