@@ -24,7 +24,7 @@ computed before anything is written; the files are then written all or none
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,28 +35,38 @@ import yaml
 from apimctl import kinds
 from apimctl.drift import Difference, DriftReport, DriftRequest, detect_drift
 from apimctl.errors import ApimctlError
+from apimctl.export.area import export_documents
 from apimctl.kinds.base import split_first, unescape_name
+from apimctl.kinds.dialects import dialect_of
 from apimctl.manifests.documents import SourceFile
 from apimctl.manifests.edits import Edit, write_edits
 from apimctl.manifests.identity import NESTED
 from apimctl.manifests.loader import discover
 from apimctl.manifests.model import Problems
 from apimctl.manifests.overlay import ADD, DIRECTIVE
+from apimctl.planning import target_dialect
 from apimctl.planning.command import Keep, Notice, keep_nothing, quiet, read_manifests
 from apimctl.plans.model import Change, Step
-from apimctl.state.live import Lister
+from apimctl.state.live import DATA_SOURCES, Lister, read_live
 
 WRITTEN = "written"
 VARIABLE = "variable"
 SECRET = "secret"
 UNDECLARED = "not written in the manifests"
 OBJECT = "object"
+ADDED = "added"
+REMOVED = "removed"
 WHY = {
     VARIABLE: "comes from a ${VAR}: set it where the variable is defined",
     SECRET: "a secret: never written into git",
     UNDECLARED: "the manifests do not write this field: add it by hand",
-    OBJECT: "objects added or deleted in the area are not adopted: edit the manifests by hand",
+    OBJECT: "an object added or deleted in the area that has no place to go in the manifests "
+            "(its parent is not declared there, or only in the base while an overlay is given): "
+            "edit the manifests by hand",
+    ADDED: "",
+    REMOVED: "",
 }
+DELETES_OFF = "deleted in the area: removed from the manifests only with --adopt-deletes"
 
 
 @dataclass(frozen=True)
@@ -76,10 +86,15 @@ class Adopted:
     who: str | None = None
     when: str | None = None
     impact: tuple[str, ...] = ()
+    reason: str | None = None
 
     @property
     def address(self) -> str:
         return f"{self.kind}:{self.key}"
+
+    @property
+    def why(self) -> str:
+        return self.reason or WHY.get(self.status, "")
 
     @property
     def where(self) -> str:
@@ -90,7 +105,7 @@ class Adopted:
         return {"kind": self.kind, "key": self.key, "address": self.address, "path": self.path,
                 "git": hidden if self.sensitive else self.git,
                 "live": hidden if self.sensitive else self.live,
-                "status": self.status, "reason": WHY.get(self.status),
+                "status": self.status, "reason": self.why or None,
                 "file": self.file, "line": self.line, "column": self.column,
                 "who": self.who, "when": self.when, "impact": list(self.impact)}
 
@@ -106,7 +121,7 @@ class Adoption:
 
     @property
     def adopted(self) -> list[Adopted]:
-        return [v for v in self.values if v.status == WRITTEN]
+        return [v for v in self.values if v.status in (WRITTEN, ADDED, REMOVED)]
 
     @property
     def left(self) -> list[Adopted]:
@@ -341,6 +356,163 @@ def scalar_text(value: Any, style: str | None, flow: bool = False) -> str | None
     return string
 
 
+# --- objects made or deleted live ------------------------------------------------------------
+
+
+def _last_line(node: yaml.Node) -> int:
+    """The last line (0-based) holding any of ``node``'s text."""
+    if isinstance(node, yaml.SequenceNode) and node.value and not node.flow_style:
+        return _last_line(node.value[-1])
+    if isinstance(node, yaml.MappingNode) and node.value and not node.flow_style:
+        return _last_line(node.value[-1][1])
+    end = node.end_mark
+    return int(end.line - 1 if end.column == 0 and end.line > node.start_mark.line else end.line)
+
+
+def _line_start(text: str, line: int) -> int:
+    """The index of the first character of ``line`` (0-based; past the end: the text's length)."""
+    index = 0
+    for _ in range(line):
+        found = text.find("\n", index)
+        if found < 0:
+            return len(text)
+        index = found + 1
+    return index
+
+
+def _dash_column(file: _File, item: yaml.Node) -> int | None:
+    """The column of the ``-`` of a block sequence item starting on its own line."""
+    start = _line_start(file.text, item.start_mark.line)
+    head = file.text[start:start + item.start_mark.column]
+    if head.strip() != "-":
+        return None
+    return head.index("-")
+
+
+def _block_items(node: yaml.Node | None) -> list[yaml.Node] | None:
+    if isinstance(node, yaml.SequenceNode) and not node.flow_style and node.value:
+        return list(node.value)
+    return None
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block lists indented under their key, as the manifests write them."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+def _item_text(value: Any, dash: int, indent: int, add: bool) -> str:
+    """A list item in block style, its ``-`` at column ``dash``, its keys at ``indent``."""
+    if add and isinstance(value, dict):
+        head, *rest = value.items()
+        value = dict([head, (DIRECTIVE, ADD), *rest])  # right under the name, as overlays write it
+    body = yaml.dump(value, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
+                     allow_unicode=True, width=100).splitlines()
+    first = " " * dash + "-" + " " * (indent - dash - 1) + body[0]
+    return "\n".join([first, *(" " * indent + line for line in body[1:])]) + "\n"
+
+
+def _exported_object(exported: Mapping[str, list[Any]], chain: list[tuple[kinds.Kind, str]]) -> Any:
+    items: Any = exported.get(chain[0][0].manifest_key)
+    found: Any = None
+    for depth, (kind, name) in enumerate(chain):
+        found = next((i for i in items or () if (i.get(kind.identity) if isinstance(i, dict) else i) == name),
+                     None)
+        if found is None:
+            return None
+        if depth + 1 < len(chain):
+            items = found.get(chain[depth + 1][0].manifest_key) if isinstance(found, dict) else None
+    return found
+
+
+def _holder(layers: Sequence[Sequence[_File]], chain: list[tuple[kinds.Kind, str]]
+            ) -> tuple[_File, yaml.Node, bool] | None:
+    """The file and block list an object made live goes into, and whether it goes there as
+    ``$patch: add``: with overlays, the last overlay's entry of its parent (a top-level object:
+    the overlay's list of its kind); without, the base file that declares its parent."""
+    kind, _ = chain[-1]
+    overlay = len(layers) > 1
+    for file in (layers[-1] if overlay else layers[0]):
+        for root in file.roots:
+            parent = _object(root, chain[:-1])[0] if len(chain) > 1 else root
+            if parent is None:
+                continue
+            items = _block_items(_get(parent, kind.manifest_key)[0])
+            if items is not None and file.visits.get(id(items[-1]), 1) == 1:
+                added = overlay and not (len(chain) > 1 and _object(root, chain[:-1])[1])
+                return file, _get(parent, kind.manifest_key)[0], added  # type: ignore[return-value]
+    return None
+
+
+def _adopt_added(layers: Sequence[Sequence[_File]], diff: Difference,
+                 exported: Mapping[str, list[Any]]) -> Adopted:
+    chain = _chain(diff.step.kind, diff.step.key)
+    value = _exported_object(exported, chain)
+    holder = _holder(layers, chain)
+    nothing = Change("", None, None)
+    if value is None or holder is None:
+        return _entry(diff, nothing, OBJECT)
+    file, items, add = holder
+    last = items.value[-1]
+    dash = _dash_column(file, last)
+    if dash is None:
+        return _entry(diff, nothing, OBJECT)
+    at = _line_start(file.text, _last_line(items) + 1)
+    text = _item_text(value, dash, last.start_mark.column, add)
+    if at == len(file.text) and not file.text.endswith("\n"):
+        text = "\n" + text
+    file.splices.append((at, at, text))
+    line = file.text.count("\n", 0, at) + 1
+    return Adopted(diff.step.kind, diff.step.key, "", None, None, ADDED, file.display, line,
+                   dash + 1, False, *_who(diff), tuple(i.text for i in diff.step.impact))
+
+
+def _who(diff: Difference) -> tuple[str | None, str | None]:
+    att = diff.attribution
+    return (att.who, att.when) if att else (None, None)
+
+
+def _adopt_deleted(layers: Sequence[Sequence[_File]], diff: Difference, refusals: list[str]) -> Adopted:
+    """Remove an object deleted live from the file that declares it: the base when no overlay
+    is given, or the overlay that adds it (``$patch: add``)."""
+    chain = _chain(diff.step.kind, diff.step.key)
+    nothing = Change("", None, None)
+    overlay = len(layers) > 1
+    for layer in reversed(layers):
+        for file in layer:
+            for root in file.roots:
+                node, added = _object(root, chain)
+                if node is None:
+                    continue
+                if overlay and not added:
+                    return _entry(diff, nothing, OBJECT)  # declared in the base: other areas keep it
+                parent = _object(root, chain[:-1])[0] if len(chain) > 1 else root
+                items = _block_items(_get(parent, chain[-1][0].manifest_key)[0]) if parent else None
+                dash = _dash_column(file, node)
+                where = f"{file.display}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
+                if items is None or len(items) < 2 or dash is None or file.visits.get(id(node), 1) > 1:
+                    refusals.append(f"{where}: {diff.step.kind}:{diff.step.key}: cannot be removed "
+                                    "faithfully (the only item of its list, a shared or flow-style "
+                                    "one): edit it by hand")
+                    return _entry(diff, nothing, OBJECT)
+                start = _line_start(file.text, node.start_mark.line)
+                end = _line_start(file.text, _last_line(node) + 1)
+                file.splices.append((start, end, ""))
+                return Adopted(diff.step.kind, diff.step.key, "", None, None, REMOVED, file.display,
+                               node.start_mark.line + 1, dash + 1, False, *_who(diff),
+                               tuple(i.text for i in diff.step.impact))
+    return _entry(diff, nothing, OBJECT)
+
+
+async def read_exported(client: Lister) -> dict[str, list[Any]]:
+    """The area's objects as ``export`` writes them (one more read of the area)."""
+    live = await read_live(client, normal_forms=False, optional=DATA_SOURCES)
+    found = await target_dialect(client, None, live)
+    docs, _, _ = export_documents(live, dialect=dialect_of(found.name))
+    return docs
+
+
 # --- the adoption -------------------------------------------------------------------------------
 
 
@@ -352,14 +524,15 @@ def _sources(paths: Sequence[str]) -> list[_File]:
     return [_File.read(src) for src in sources]
 
 
-def _entry(diff: Difference, change: Change, status: str, found: _Found | None = None) -> Adopted:
+def _entry(diff: Difference, change: Change, status: str, found: _Found | None = None, *,
+           reason: str | None = None) -> Adopted:
     att = diff.attribution
     where = found.node.start_mark if found is not None else None
     return Adopted(diff.step.kind, diff.step.key, change.path, change.after, change.before, status,
                    found.file.display if found else None, where.line + 1 if where else None,
                    where.column + 1 if where else None, change.sensitive,
                    att.who if att else None, att.when if att else None,
-                   tuple(i.text for i in diff.step.impact))
+                   tuple(i.text for i in diff.step.impact), reason)
 
 
 def _adopt_change(files: Sequence[Sequence[_File]], diff: Difference, change: Change,
@@ -399,19 +572,25 @@ def _verify(files: Sequence[_File]) -> None:
                                  "nothing written") from None
 
 
-def plan_adoption(report: DriftReport, paths: Sequence[str], overlays: Sequence[str] = ()) -> Adoption:
-    """The edits adopting ``report``'s updates into the manifests at ``paths`` (and the overlay
-    folders ``overlays``); nothing written. Raises :class:`Unfaithful` listing every value that
-    cannot be written back."""
+def plan_adoption(report: DriftReport, paths: Sequence[str], overlays: Sequence[str] = (), *,
+                  exported: Mapping[str, list[Any]] | None = None, deletes: bool = False) -> Adoption:
+    """The edits adopting ``report``'s differences into the manifests at ``paths`` (and the
+    overlay folders ``overlays``); nothing written. ``exported``: the area's objects as export
+    writes them (:func:`read_exported`), for the objects made live; ``deletes``: remove the
+    objects deleted live. Raises :class:`Unfaithful` listing every value that cannot be
+    written back."""
     layers = [_sources(paths), *[_sources([o]) for o in overlays]]
     adoption = Adoption(report)
     refusals: list[str] = []
     for diff in report.differences:
-        if diff.step.action != "update":
-            adoption.values.append(_entry(diff, Change("", None, None), OBJECT))
-            continue
-        for change in diff.step.changes:
-            adoption.values.append(_adopt_change(layers, diff, change, refusals))
+        if diff.step.action == "delete":
+            adoption.values.append(_adopt_added(layers, diff, exported or {}))
+        elif diff.step.action == "create":
+            adoption.values.append(_adopt_deleted(layers, diff, refusals) if deletes else
+                                   _entry(diff, Change("", None, None), OBJECT, reason=DELETES_OFF))
+        else:
+            for change in diff.step.changes:
+                adoption.values.append(_adopt_change(layers, diff, change, refusals))
     if refusals:
         raise Unfaithful("cannot adopt every change faithfully; nothing written:\n  "
                          + "\n  ".join(refusals))
@@ -427,6 +606,7 @@ class AdoptRequest:
 
     drift: DriftRequest
     write: bool = True
+    deletes: bool = False
 
 
 async def adopt(request: AdoptRequest, connect: Callable[[], AbstractAsyncContextManager[Lister]],
@@ -437,7 +617,10 @@ async def adopt(request: AdoptRequest, connect: Callable[[], AbstractAsyncContex
     async with connect() as client:
         report = await detect_drift(client, manifest, ignores=req.ignores, targets=req.targets,
                                     target=req.target, prune=req.prune, impact=req.impact)
-    adoption = plan_adoption(report, req.paths, req.overlays)
+        made = any(d.step.action == "delete" for d in report.differences)
+        exported = await read_exported(client) if made else {}
+    adoption = plan_adoption(report, req.paths, req.overlays, exported=exported,
+                             deletes=request.deletes)
     if request.write:
         adoption.written = write_edits(adoption.edits, "drift --adopt")
     return adoption

@@ -19,8 +19,17 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from apimctl.adopt import (
+    ADDED,
+    OBJECT,
+    REMOVED,
+    VARIABLE,
+    WRITTEN,
+    Unfaithful,
+    plan_adoption,
+    read_exported,
+)
 from apimctl.adopt import SECRET as SECRET_STATUS
-from apimctl.adopt import VARIABLE, WRITTEN, Unfaithful, plan_adoption
 from apimctl.api.client import ApiClient
 from apimctl.cli import cli
 from apimctl.drift import detect_drift
@@ -73,7 +82,7 @@ packages:
       - name: Gold     # the big one
         description: Gold plan
         rateLimitCeiling: 100000
-        services: [{name: Weather}]
+        services: [{name: Weather, endpoints: [{name: Forecast}, {name: Alerts}, {name: History}]}]
       - name: Silver
         description: 'Silver plan'
         rateLimitCeiling: 1000
@@ -175,30 +184,35 @@ async def change(client: ApiClient, address: str, path: str, value: Any) -> None
 
 
 async def scenario(tmp: Path, dialect: str, changes: list[tuple[tuple[str, str], Any]],
-                   overlay: str = OVERLAY) -> tuple[Path, Any]:
+                   overlay: str | None = OVERLAY, objects: bool = False) -> tuple[Path, Any]:
     base, over = repo(tmp)
-    (over / "overlay.yaml").write_text(overlay)
+    (over / "overlay.yaml").write_text(overlay or "")
     git(tmp, "commit", "-qam", "overlay", "--allow-empty")
-    manifest = load([base], ENV, [over])
+    overlays = [over] if overlay is not None else []
+    manifest = load([base], ENV, overlays)
     app = server_app(tmp / "area.db", dialect=dialect)
     async with client_for(app) as client:
         await apply(client, manifest, ENV)
         async with client_for(app, as_user=True) as operator:
             for (address, path), value in changes:
                 await change(operator, address, path, value)
+            if objects:
+                await objects_by_hand(operator)
         report = await detect_drift(client, manifest, target="http://area/v3/rest")
+        exported = await read_exported(client) if objects else {}
         try:
-            adoption = plan_adoption(report, [str(base)], [str(over)])
+            adoption = plan_adoption(report, [str(base)], [str(o) for o in overlays], exported=exported,
+                                     deletes=objects)
         except Unfaithful as exc:
             return tmp, exc
         write_edits(adoption.edits, "drift --adopt")
-        after = load([base], ENV, [over])
+        after = load([base], ENV, overlays)
         again = await detect_drift(client, after)
         plan = await replan(client, after)
         return tmp, (adoption, again, plan)
 
 
-@settings(max_examples=6, deadline=None, phases=[Phase.generate], suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=5, deadline=None, phases=[Phase.explicit, Phase.generate], suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(changes=st.lists(st.tuples(st.sampled_from(sorted(WHERE)), st.data()), min_size=1, max_size=50))
 def test_adopted_values_land_on_their_own_lines(tmp_path_factory: pytest.TempPathFactory, dialect: str,
                                                 changes: list[Any]) -> None:
@@ -301,3 +315,38 @@ def test_cli_adopts_then_drift_and_plan_are_clean(tmp_path: Path, served: Thread
     assert run("plan", "--detailed-exitcode").return_value == 0
     again = run("drift", "--adopt", "--format", "json")
     assert again.return_value == 0 and json.loads(again.stdout)["summary"]["adopted"] == 0
+
+
+async def objects_by_hand(client: ApiClient) -> None:
+    """An endpoint added to Weather and the plan Silver deleted, in the dashboard."""
+    got = await ids(client)
+    await client.post(f"/services/{got['Weather']}/endpoints", {
+        "name": "Debug", "requestPathAlias": "/v2/debug", "trafficManagerDomain": "api.example.com",
+        "publicDomains": [{"address": "api.example.com"}],
+        "systemDomains": [{"address": "backend.example.net"}]})
+    await client.delete(f"/packages/{got['Weather Partners']}/plans/{got['Weather Partners/Silver']}")
+
+
+def test_objects_made_live_are_written_beside_their_parent_and_deletes_removed(tmp_path: Path,
+                                                                               dialect: str) -> None:
+    tmp, (adoption, again, plan) = asyncio.run(scenario(tmp_path, dialect, [], overlay=None, objects=True))
+    status = {v.address: v.status for v in adoption.values}
+    assert status == {"endpoint:Weather/Debug": ADDED, "plan:Weather Partners/Silver": REMOVED}
+    text = (tmp / "base/weather.yaml").read_text()
+    assert "      - name: Debug\n        requestPathAlias: /v2/debug\n" in text
+    assert text.index("name: History") < text.index("name: Debug") < text.index("packages:")
+    assert "name: Silver" not in text and "# the big one" in text and "# seconds" in text
+    diff = git(tmp, "diff", "-U0")
+    assert "\n-      - name: Silver\n-        description: 'Silver plan'\n-        rateLimitCeiling: 1000\n" in diff
+    assert not again.drifted and not plan.steps, [(s.key, s.changes) for s in again.plan.steps]
+
+
+def test_with_an_overlay_an_object_made_live_is_added_there(tmp_path: Path, dialect: str) -> None:
+    tmp, (adoption, _, plan) = asyncio.run(scenario(tmp_path, dialect, [], objects=True))
+    status = {v.address: v.status for v in adoption.values}
+    # the plan Silver is declared in the base, which the other areas share: left for a person
+    assert status == {"endpoint:Weather/Debug": ADDED, "plan:Weather Partners/Silver": OBJECT}
+    overlay = (tmp / "overlays/prod/overlay.yaml").read_text()
+    assert "      - name: Debug\n" in overlay and "$patch: add" in overlay
+    assert git(tmp, "diff", "--name-only") == "overlays/prod/overlay.yaml\n"
+    assert [s.key for s in plan.steps] == ["Weather Partners/Silver"]

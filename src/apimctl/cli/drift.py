@@ -50,6 +50,8 @@ from apimctl.render.drift import render_drift
               help="Write each live value that differs into the manifest file and line that "
                    "defines it (the base, or the overlay that sets it), and report what was "
                    "written; values from ${VAR} and secrets are reported, never written.")
+@click.option("--adopt-deletes", is_flag=True,
+              help="With --adopt: remove from the manifests the objects deleted in the area.")
 @impact_option
 @click.option("--no-color", is_flag=True,
               help="Plain output (also with NO_COLOR set, TERM=dumb, or when not a terminal).")
@@ -57,7 +59,8 @@ from apimctl.render.drift import render_drift
 @click.pass_context
 def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, ...], fmt: str,
             ignores: tuple[str, ...], targets: tuple[str, ...], prune: bool, no_color: bool,
-            impact: str = "auto", adopt: bool = False, **_connection: Any) -> int:
+            impact: str = "auto", adopt: bool = False, adopt_deletes: bool = False,
+            **_connection: Any) -> int:
     """Compare the area with the manifests in PATH... and report what changed outside git.
 
     For each difference: what changed and, where the platform records it, who and when.
@@ -69,8 +72,10 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     settings = connection_settings(ctx)
     request = DriftRequest(paths=paths, overlays=overlays, ignores=ignores, targets=targets,
                            prune=prune, target=target_label(settings.get("url")), impact=impact)
+    if adopt_deletes and not adopt:
+        raise click.UsageError("--adopt-deletes goes with --adopt")
     if adopt:
-        return _adopt(ctx, request, settings, fmt)
+        return _adopt(ctx, AdoptRequest(request, deletes=adopt_deletes), settings, fmt)
     report = run_command(lambda: drift(request, lambda: open_client(**settings, announce=_say), notice=_say,
                                        keep=process.keep),
                          deadline_of(ctx), _say)
@@ -83,8 +88,8 @@ def _say(line: str) -> None:
     click.echo(line, err=True)
 
 
-def _adopt(ctx: click.Context, request: DriftRequest, settings: dict[str, Any], fmt: str) -> int:
-    adoption = run_command(lambda: run_adoption(AdoptRequest(request), lambda: open_client(
+def _adopt(ctx: click.Context, request: AdoptRequest, settings: dict[str, Any], fmt: str) -> int:
+    adoption = run_command(lambda: run_adoption(request, lambda: open_client(
         **settings, announce=_say), notice=_say, keep=process.keep), deadline_of(ctx), _say)
     click.echo(render_adoption(adoption, fmt), nl=False)
     return EXIT_CHANGES if adoption.left else EXIT_OK

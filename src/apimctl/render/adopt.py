@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from apimctl.adopt import WHY, Adopted, Adoption
+from apimctl.adopt import ADDED, REMOVED, Adopted, Adoption
 from apimctl.render.drift import DEFAULT_LIMIT, _cell, _name
 from apimctl.render.style import Redactor, format_value, plural, safe_target
 
@@ -46,20 +46,37 @@ def _field(value: Adopted) -> str:
     return f"{value.address} {value.path}".rstrip()
 
 
+def _what(value: Adopted) -> str:
+    if value.status == ADDED:
+        return f"+ {value.address}: added in the area, written into the manifests"
+    if value.status == REMOVED:
+        return f"- {value.address}: deleted in the area, removed from the manifests"
+    return f"~ {_field(value)}: git {_value(value, 'git')} -> live {_value(value, 'live')}"
+
+
+def _cells(value: Adopted) -> tuple[str, str]:
+    """(git, live) of a Markdown row."""
+    if value.status == ADDED:
+        return "(none)", "(added)"
+    if value.status == REMOVED:
+        return "(declared)", "(deleted)"
+    return f"`{_cell(_value(value, 'git'))}`", f"`{_cell(_value(value, 'live'))}`"
+
+
 def _text(adoption: Adoption) -> str:
     target = adoption.report.target
     where = f" from {safe_target(target)}" if target else ""
     lines = [f"Adopted {plural(len(adoption.adopted), 'change')}{where} into "
              f"{plural(len(adoption.written or adoption.edits), 'file')}.", ""]
     for value in adoption.adopted:
-        lines.append(f"~ {_field(value)}: git {_value(value, 'git')} -> live {_value(value, 'live')}")
+        lines.append(_what(value))
         lines.append(f"    written at {value.where}; last change {who(value)}")
         lines += [f"    impact: {text}" for text in value.impact]
     if adoption.left:
         lines += ["", "Left for a person:"]
         for value in adoption.left:
             at = f" ({value.where})" if value.file else ""
-            lines.append(f"  {_field(value)}{at}: {WHY[value.status]}")
+            lines.append(f"  {_field(value)}{at}: {value.why}")
     return "\n".join(lines)
 
 
@@ -81,8 +98,9 @@ def _markdown(adoption: Adoption, limit: int) -> str:
     budget = limit - 2000
     cut = 0
     for value in adoption.adopted:
+        git, live = _cells(value)
         row = (f"| `{_cell(value.kind)}` {_name(value.key)} | `{_cell(value.path)}` "
-               f"| `{_cell(_value(value, 'git'))}` | `{_cell(_value(value, 'live'))}` "
+               f"| {git} | {live} "
                f"| `{_cell(value.where)}` | {_cell(who(value))} "
                f"| {_cell('; '.join(value.impact)) or 'none'} |")
         if len(row) + 1 > budget:
@@ -97,5 +115,5 @@ def _markdown(adoption: Adoption, limit: int) -> str:
         for value in adoption.left[:100]:
             at = f" (`{_cell(value.where)}`)" if value.file else ""
             lines.append(f"- `{_cell(value.kind)}` {_name(value.key)} `{_cell(value.path)}`{at}: "
-                         f"{WHY[value.status]}")
+                         f"{value.why}")
     return "\n".join(lines)
