@@ -284,7 +284,7 @@ def test_a_shared_anchor_is_refused_with_its_location_and_nothing_is_written(tmp
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, dialect: str) -> Iterator[ThreadServer]:
-    with served_in_thread(tmp_path_factory.mktemp("adopt-cli") / "area.db", dialect, areas=1) as srv:
+    with served_in_thread(tmp_path_factory.mktemp("adopt-cli") / "area.db", dialect, areas=2) as srv:
         yield srv
 
 
@@ -350,3 +350,31 @@ def test_with_an_overlay_an_object_made_live_is_added_there(tmp_path: Path, dial
     assert "      - name: Debug\n" in overlay and "$patch: add" in overlay
     assert git(tmp, "diff", "--name-only") == "overlays/prod/overlay.yaml\n"
     assert [s.key for s in plan.steps] == ["Weather Partners/Silver"]
+
+
+def test_cli_refuses_an_unfaithful_value_with_exit_1_and_writes_nothing(
+        tmp_path: Path, served: ThreadServer, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from apimctl.cli.common import run_guarded
+
+    base, over = repo(tmp_path)
+    (over / "overlay.yaml").write_text(SHARED)
+    git(tmp_path, "commit", "-qam", "shared")
+    token = served.fresh_token()
+    for name, value in {**ENV, "APIMCTL_URL": served.url, "APIMCTL_TOKEN": token, "APIMCTL_QPS": "0"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr("sys.argv", ["apimctl", "apply", "--auto-approve", str(base), "--overlay", str(over)])
+    assert run_guarded(cli) == 0
+
+    async def by_hand() -> None:
+        async with ApiClient(served.url, token=token, qps=None) as client:
+            await change(client, "package:Extra", "description", "one of them")
+            await change(client, "plan:Weather Partners/Silver", "rateLimitCeiling", 7)
+
+    asyncio.run(by_hand())
+    capsys.readouterr()
+    monkeypatch.setattr("sys.argv", ["apimctl", "drift", "--adopt", str(base), "--overlay", str(over)])
+    assert run_guarded(cli) == 1
+    err = capsys.readouterr().err
+    assert "overlay.yaml:14:" in err and "shared" in err and "Traceback" not in err
+    assert git(tmp_path, "status", "--porcelain", "--untracked-files=no") == ""  # Silver's line neither
