@@ -152,6 +152,7 @@ class _File:
     text: str
     roots: list[yaml.Node]
     visits: dict[int, int]
+    flow: set[int]  # the nodes inside a flow collection (``{a: 1}``, ``[x, y]``)
     splices: list[tuple[int, int, str]] = field(default_factory=list)
 
     @classmethod
@@ -164,9 +165,10 @@ class _File:
         except yaml.YAMLError as exc:
             raise ApimctlError(f"{src.display}: not readable YAML: {exc}") from None
         visits: dict[int, int] = {}
+        flow: set[int] = set()
         for root in roots:
-            _count_visits(root, visits, 0)
-        return cls(path, src.display, before, text, roots, visits)
+            _count_visits(root, visits, flow, False, 0)
+        return cls(path, src.display, before, text, roots, visits, flow)
 
     def new_text(self) -> str:
         text = self.text
@@ -175,17 +177,22 @@ class _File:
         return text
 
 
-def _count_visits(node: yaml.Node, visits: dict[int, int], depth: int) -> None:
-    """How many paths reach each node: more than one for a node an alias repeats."""
+def _count_visits(node: yaml.Node, visits: dict[int, int], flow: set[int], inside: bool,
+                  depth: int) -> None:
+    """How many paths reach each node (more than one for a node an alias repeats), and which
+    nodes sit inside a flow collection."""
     visits[id(node)] = visits.get(id(node), 0) + 1
+    if inside:
+        flow.add(id(node))
     if depth > 200:
         return
+    inner = inside or bool(getattr(node, "flow_style", False))
     if isinstance(node, yaml.SequenceNode):
         for item in node.value:
-            _count_visits(item, visits, depth + 1)
+            _count_visits(item, visits, flow, inner, depth + 1)
     elif isinstance(node, yaml.MappingNode):
         for _, value in node.value:
-            _count_visits(value, visits, depth + 1)
+            _count_visits(value, visits, flow, inner, depth + 1)
 
 
 def _get(node: yaml.Node, key: str) -> tuple[yaml.Node | None, bool]:
@@ -318,22 +325,6 @@ def _plain_ok(text: str, flow: bool) -> bool:
         return bool(yaml.safe_load(f"k: {text}") == {"k": text})
     except yaml.YAMLError:
         return False
-
-
-def _in_flow(file: _File, node: yaml.Node) -> bool:
-    """Whether a scalar sits inside a flow collection (``{a: 1}``, ``[x, y]``)."""
-    def walk(n: yaml.Node, flow: bool) -> bool | None:
-        if n is node:
-            return flow
-        children = n.value if isinstance(n, yaml.SequenceNode) else \
-            [v for kv in n.value for v in kv] if isinstance(n, yaml.MappingNode) else []
-        inner = flow or bool(getattr(n, "flow_style", False))
-        for child in children:
-            found = walk(child, inner)
-            if found is not None:
-                return found
-        return None
-    return any(walk(root, False) for root in file.roots)
 
 
 def scalar_text(value: Any, style: str | None, flow: bool = False) -> str | None:
@@ -551,7 +542,7 @@ def _adopt_change(files: Sequence[Sequence[_File]], diff: Difference, change: Ch
         refusals.append(f"{where}: {label}: the value is shared (a YAML anchor, alias or merge key "
                         "used in several places): edit it by hand")
         return _entry(diff, change, UNDECLARED, found)
-    new = scalar_text(change.before, node.style, _in_flow(found.file, node)) \
+    new = scalar_text(change.before, node.style, id(node) in found.file.flow) \
         if isinstance(node, yaml.ScalarNode) and node.start_mark.line == node.end_mark.line else None
     if new is None:
         refusals.append(f"{where}: {label}: cannot be written back faithfully (a list, a mapping or "

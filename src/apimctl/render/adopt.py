@@ -54,6 +54,10 @@ def _what(value: Adopted) -> str:
     return f"~ {_field(value)}: git {_value(value, 'git')} -> live {_value(value, 'live')}"
 
 
+def _path(value: Adopted) -> str:
+    return f"`{_cell(value.path)}`" if value.path else "(the object)"
+
+
 def _cells(value: Adopted) -> tuple[str, str]:
     """(git, live) of a Markdown row."""
     if value.status == ADDED:
@@ -66,6 +70,8 @@ def _cells(value: Adopted) -> tuple[str, str]:
 def _text(adoption: Adoption) -> str:
     target = adoption.report.target
     where = f" from {safe_target(target)}" if target else ""
+    if not adoption.values:
+        return f"No drift{where}: nothing to adopt."
     lines = [f"Adopted {plural(len(adoption.adopted), 'change')}{where} into "
              f"{plural(len(adoption.written or adoption.edits), 'file')}.", ""]
     for value in adoption.adopted:
@@ -99,7 +105,7 @@ def _markdown(adoption: Adoption, limit: int) -> str:
     cut = 0
     for value in adoption.adopted:
         git, live = _cells(value)
-        row = (f"| `{_cell(value.kind)}` {_name(value.key)} | `{_cell(value.path)}` "
+        row = (f"| `{_cell(value.kind)}` {_name(value.key)} | {_path(value)} "
                f"| {git} | {live} "
                f"| `{_cell(value.where)}` | {_cell(who(value))} "
                f"| {_cell('; '.join(value.impact)) or 'none'} |")
@@ -114,6 +120,6 @@ def _markdown(adoption: Adoption, limit: int) -> str:
         lines += ["", "**Left for a person** (not written):", ""]
         for value in adoption.left[:100]:
             at = f" (`{_cell(value.where)}`)" if value.file else ""
-            lines.append(f"- `{_cell(value.kind)}` {_name(value.key)} `{_cell(value.path)}`{at}: "
+            lines.append(f"- `{_cell(value.kind)}` {_name(value.key)} {_path(value)}{at}: "
                          f"{value.why}")
     return "\n".join(lines)
