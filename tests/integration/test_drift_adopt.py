@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -183,17 +184,31 @@ async def change(client: ApiClient, address: str, path: str, value: Any) -> None
     await client.put(url, body)
 
 
+@asynccontextmanager
+async def clients(tmp: Path, dialect: str, served: tuple[str, str] | None) -> AsyncIterator[tuple[ApiClient, Any]]:
+    """A client of a new area and a way to open another, as the user ``alice``: in process,
+    or with ``served`` (url, token) an area of ``apimctl serve`` over HTTP."""
+    if served is not None:
+        url, token = served
+        async with ApiClient(url, token=token, qps=None) as client:
+            yield client, lambda: ApiClient(url, token=token, qps=None)
+        return
+    app = server_app(tmp / "area.db", dialect=dialect)
+    async with client_for(app) as client:
+        yield client, lambda: client_for(app, as_user=True)
+
+
 async def scenario(tmp: Path, dialect: str, changes: list[tuple[tuple[str, str], Any]],
-                   overlay: str | None = OVERLAY, objects: bool = False) -> tuple[Path, Any]:
+                   overlay: str | None = OVERLAY, objects: bool = False,
+                   served: tuple[str, str] | None = None) -> tuple[Path, Any]:
     base, over = repo(tmp)
     (over / "overlay.yaml").write_text(overlay or "")
     git(tmp, "commit", "-qam", "overlay", "--allow-empty")
     overlays = [over] if overlay is not None else []
     manifest = load([base], ENV, overlays)
-    app = server_app(tmp / "area.db", dialect=dialect)
-    async with client_for(app) as client:
+    async with clients(tmp, dialect, served) as (client, operator_of):
         await apply(client, manifest, ENV)
-        async with client_for(app, as_user=True) as operator:
+        async with operator_of() as operator:
             for (address, path), value in changes:
                 await change(operator, address, path, value)
             if objects:
@@ -212,13 +227,18 @@ async def scenario(tmp: Path, dialect: str, changes: list[tuple[tuple[str, str],
         return tmp, (adoption, again, plan)
 
 
-@settings(max_examples=5, deadline=None, phases=[Phase.explicit, Phase.generate], suppress_health_check=[HealthCheck.function_scoped_fixture])
+EXAMPLES = 5
+
+
+@settings(max_examples=EXAMPLES, deadline=None, phases=[Phase.explicit, Phase.generate], suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(changes=st.lists(st.tuples(st.sampled_from(sorted(WHERE)), st.data()), min_size=1, max_size=50))
-def test_adopted_values_land_on_their_own_lines(tmp_path_factory: pytest.TempPathFactory, dialect: str,
-                                                changes: list[Any]) -> None:
+def test_adopted_values_land_on_their_own_lines(tmp_path_factory: pytest.TempPathFactory, served: ThreadServer,
+                                                dialect: str, changes: list[Any]) -> None:
+    """Against ``apimctl serve`` over HTTP in each dialect, an area per example."""
     made = [(target, data.draw(VALUES[target[1]])) for target, data in changes]
     last = dict(made)  # a later change of a field replaces an earlier one
-    tmp, (adoption, again, plan) = asyncio.run(scenario(tmp_path_factory.mktemp("adopt"), dialect, made))
+    tmp, (adoption, again, plan) = asyncio.run(scenario(tmp_path_factory.mktemp("adopt"), dialect, made,
+                                                        served=(served.url, served.fresh_token())))
     original = {(f"{v.address}", v.path): v for v in adoption.values}
     wanted: dict[str, set[int]] = {}
     for target, value in last.items():
@@ -284,7 +304,7 @@ def test_a_shared_anchor_is_refused_with_its_location_and_nothing_is_written(tmp
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, dialect: str) -> Iterator[ThreadServer]:
-    with served_in_thread(tmp_path_factory.mktemp("adopt-cli") / "area.db", dialect, areas=2) as srv:
+    with served_in_thread(tmp_path_factory.mktemp("adopt-cli") / "area.db", dialect, areas=2 * EXAMPLES + 3) as srv:
         yield srv
 
 
