@@ -11,7 +11,8 @@ Not written, only reported:
 
 - a value that comes from ``${VAR}`` (the environment holds it) or a secret (never written
   into git);
-- a field the manifests do not write (the platform's default changed): add it by hand;
+- a field the manifests leave out (the platform's default changed) where the object has no
+  block mapping to add it to (:func:`_insert_field`);
 - objects added or deleted in the area (``+``/``-`` in the drift report).
 
 Refused (exit 1, nothing written) with the location: a value that cannot be written back
@@ -59,7 +60,8 @@ REMOVED = "removed"
 WHY = {
     VARIABLE: "comes from a ${VAR}: set it where the variable is defined",
     SECRET: "a secret: never written into git",
-    UNDECLARED: "the manifests do not write this field: add it by hand",
+    UNDECLARED: "the manifests do not write this field and it has no place to go (with an overlay: "
+                "the overlay does not name the object): add it by hand",
     OBJECT: "an object added or deleted in the area that has no place to go in the manifests "
             "(its parent is not declared there, or only in the base while an overlay is given): "
             "edit the manifests by hand",
@@ -532,7 +534,7 @@ def _adopt_change(files: Sequence[Sequence[_File]], diff: Difference, change: Ch
         return _entry(diff, change, SECRET)
     found = _locate(files, diff.step, change.path)
     if found is None:
-        return _entry(diff, change, UNDECLARED)
+        return _insert_field(files, diff, change) or _entry(diff, change, UNDECLARED)
     node, where = found.node, f"{found.file.display}:{found.node.start_mark.line + 1}:" \
                               f"{found.node.start_mark.column + 1}"
     label = f"{diff.step.kind}:{diff.step.key} {change.path}"
@@ -550,6 +552,44 @@ def _adopt_change(files: Sequence[Sequence[_File]], diff: Difference, change: Ch
         return _entry(diff, change, UNDECLARED, found)
     found.file.splices.append((node.start_mark.index, node.end_mark.index, new))
     return _entry(diff, change, WRITTEN, found)
+
+
+def _insert_field(layers: Sequence[Sequence[_File]], diff: Difference, change: Change) -> Adopted | None:
+    """A field the manifests do not write (the platform's default changed by hand), added as
+    the last key of the object's block mapping (or of the nearest mapping of the field's path
+    that it writes): in the base without an overlay, else in the last overlay's entry of the
+    object. ``None``: no such place, or a value that is not a scalar."""
+    if change.before is None or isinstance(change.before, (dict, list)):
+        return None
+    chain = _chain(diff.step.kind, diff.step.key)
+    segments = _segments(change.path)
+    if any(seg.startswith("[") for seg in segments):
+        return None
+    for file in layers[-1]:
+        for root in file.roots:
+            obj = _object(root, chain)[0]
+            if obj is None:
+                continue
+            node, rest = obj, list(segments)
+            while len(rest) > 1 and isinstance(_get(node, rest[0])[0], yaml.MappingNode):
+                node = _get(node, rest.pop(0))[0]  # type: ignore[assignment]
+            if not isinstance(node, yaml.MappingNode) or node.flow_style or not node.value \
+                    or _get(node, rest[0])[0] is not None or file.visits.get(id(node), 1) > 1:
+                return None
+            column = node.value[0][0].start_mark.column
+            value: Any = change.before
+            for seg in reversed(rest[1:]):
+                value = {seg: value}
+            text = yaml.dump({rest[0]: value}, Dumper=_Dumper, sort_keys=False,
+                             default_flow_style=False, allow_unicode=True, width=100)
+            at = _line_start(file.text, _last_line(node) + 1)
+            prefix = "" if at < len(file.text) or file.text.endswith("\n") else "\n"
+            file.splices.append((at, at, prefix + "".join(" " * column + line
+                                                          for line in text.splitlines(keepends=True))))
+            return Adopted(diff.step.kind, diff.step.key, change.path, change.after, change.before, WRITTEN,
+                           file.display, file.text.count("\n", 0, at) + 1, column + 1, False,
+                           *_who(diff), tuple(i.text for i in diff.step.impact))
+    return None
 
 
 def _verify(files: Sequence[_File]) -> None:

@@ -24,6 +24,7 @@ from apimctl.adopt import (
     ADDED,
     OBJECT,
     REMOVED,
+    UNDECLARED,
     VARIABLE,
     WRITTEN,
     Unfaithful,
@@ -398,3 +399,25 @@ def test_cli_refuses_an_unfaithful_value_with_exit_1_and_writes_nothing(
     err = capsys.readouterr().err
     assert "overlay.yaml:14:" in err and "shared" in err and "Traceback" not in err
     assert git(tmp_path, "status", "--porcelain", "--untracked-files=no") == ""  # Silver's line neither
+
+
+def test_a_field_the_manifests_leave_out_is_added_to_its_object(tmp_path: Path, dialect: str) -> None:
+    """The platform's default changed by hand: the field is added as the object's last key, in
+    the overlay's entry of the object when there is one, else left for a person."""
+    made = [(("plan:Weather Partners/Silver", "notes"), "set by hand"), (("service:Weather", "version"), "2.0")]
+    tmp, (adoption, again, plan) = asyncio.run(scenario(tmp_path, dialect, made))
+    status = {(v.address, v.path): v.status for v in adoption.values}
+    assert status == {("plan:Weather Partners/Silver", "notes"): UNDECLARED,  # the overlay does not name it
+                      ("service:Weather", "version"): WRITTEN}
+    overlay = (tmp / "overlays/prod/overlay.yaml").read_text()
+    assert "        jsonpCallbackParameter: \"past weather, production\"   # longer in production\n" \
+           "    version: '2.0'\npackages:\n" in overlay
+    assert git(tmp, "diff", "--numstat") == "1\t0\toverlays/prod/overlay.yaml\n"
+
+    tmp, (adoption, again, plan) = asyncio.run(scenario(tmp_path / "no-overlay", dialect, made, overlay=None))
+    assert {v.status for v in adoption.values} == {WRITTEN}
+    base = (tmp / "base/weather.yaml").read_text()
+    assert "        rateLimitCeiling: 1000\n        notes: set by hand\n" in base
+    assert "      - name: History\n" in base and "\n    version: '2.0'\npackages:\n" in base
+    assert git(tmp, "diff", "--numstat") == "2\t0\tbase/weather.yaml\n"
+    assert not again.drifted and not plan.steps
