@@ -304,7 +304,7 @@ def _merge(base: Any, over: Any, path: tuple[str, ...]) -> None:
 
 def write_promotion(promotion: Promotion) -> list[str]:
     """Write every edit, refusing (nothing written) when a file changed since it was read."""
-    return write_edits(promotion.edits, "promote")
+    return write_edits(promotion.edits, "promote", "the promotion")
 
 
 # --- within one area ----------------------------------------------------------------------------

@@ -26,9 +26,9 @@ class Edit:
         return self.text.encode("utf-8") != self.before
 
 
-def write_edits(edits: Sequence[Edit], command: str) -> list[str]:
+def write_edits(edits: Sequence[Edit], command: str, what: str = "the edited files") -> list[str]:
     """Write every edit that changes its file, refusing (nothing written) when a file changed
-    since ``command`` read it; the paths written."""
+    since ``command`` read it; the paths written. ``what`` names the edits in an error."""
     for edit in edits:
         try:
             now = edit.path.read_bytes()
@@ -52,5 +52,5 @@ def write_edits(edits: Sequence[Edit], command: str) -> list[str]:
     except OSError as exc:
         for partial, _ in partials:
             partial.unlink(missing_ok=True)
-        raise ApimctlError(f"cannot write the edited files: {exc.strerror or exc}") from None
+        raise ApimctlError(f"cannot write {what}: {exc.strerror or exc}") from None
     return written
