@@ -610,8 +610,10 @@ def plan_adoption(report: DriftReport, paths: Sequence[str], overlays: Sequence[
     writes them (:func:`read_exported`), for the objects made live; ``deletes``: remove the
     objects deleted live. Raises :class:`Unfaithful` listing every value that cannot be
     written back."""
-    layers = [_sources(paths), *[_sources([o]) for o in overlays]]
     adoption = Adoption(report)
+    if not report.differences:
+        return adoption  # nothing to read the files for
+    layers = [_sources(paths), *[_sources([o]) for o in overlays]]
     refusals: list[str] = []
     for diff in report.differences:
         if diff.step.action == "delete":
