@@ -199,9 +199,19 @@ async def clients(tmp: Path, dialect: str, served: tuple[str, str] | None) -> As
         yield client, lambda: client_for(app, as_user=True)
 
 
+async def key_on_gold(client: ApiClient) -> None:
+    """A developer's key on the plan Gold: a change of Gold's limits reaches its calls."""
+    got = await ids(client)
+    member = await client.post("/members", {"username": "dev", "email": "dev@example.org", "displayName": "dev",
+                                            "externalId": "ext-dev", "passwdNew": "S3cret-pass!"})
+    app = await client.post(f"/members/{member['id']}/applications", {"name": "Dashboard", "username": "dev"})
+    await client.post(f"/applications/{app['id']}/packageKeys", {
+        "package": {"id": got["Weather Partners"]}, "plan": {"id": got["Weather Partners/Gold"]}})
+
+
 async def scenario(tmp: Path, dialect: str, changes: list[tuple[tuple[str, str], Any]],
                    overlay: str | None = OVERLAY, objects: bool = False,
-                   served: tuple[str, str] | None = None) -> tuple[Path, Any]:
+                   served: tuple[str, str] | None = None, keys: bool = False) -> tuple[Path, Any]:
     base, over = repo(tmp)
     (over / "overlay.yaml").write_text(overlay or "")
     git(tmp, "commit", "-qam", "overlay", "--allow-empty")
@@ -209,12 +219,14 @@ async def scenario(tmp: Path, dialect: str, changes: list[tuple[tuple[str, str],
     manifest = load([base], ENV, overlays)
     async with clients(tmp, dialect, served) as (client, operator_of):
         await apply(client, manifest, ENV)
+        if keys:
+            await key_on_gold(client)
         async with operator_of() as operator:
             for (address, path), value in changes:
                 await change(operator, address, path, value)
             if objects:
                 await objects_by_hand(operator)
-        report = await detect_drift(client, manifest, target="http://area/v3/rest")
+        report = await detect_drift(client, manifest, target="http://area/v3/rest", impact="auto")
         exported = await read_exported(client) if objects else {}
         try:
             adoption = plan_adoption(report, [str(base)], [str(o) for o in overlays], exported=exported,
@@ -259,13 +271,18 @@ def test_adopted_values_land_on_their_own_lines(tmp_path_factory: pytest.TempPat
 def test_report_variables_and_secrets_are_never_written(tmp_path: Path, dialect: str) -> None:
     made = [(("endpoint:Weather/Alerts", "jsonpCallbackParameter"), "changed by hand"),
             (("endpoint:Weather/Forecast", "systemDomainCredentialSecret"), "hand-secret-9c1d"),
-            (("endpoint:Weather/Forecast", "cors.maxAge"), 120)]
-    tmp, (adoption, again, _) = asyncio.run(scenario(tmp_path, dialect, made))
+            (("endpoint:Weather/Forecast", "cors.maxAge"), 120),
+            (("plan:Weather Partners/Gold", "rateLimitCeiling"), 10)]
+    tmp, (adoption, again, _) = asyncio.run(scenario(tmp_path, dialect, made, keys=True))
     status = {(v.address, v.path): v.status for v in adoption.values}
     assert status == {("endpoint:Weather/Alerts", "jsonpCallbackParameter"): VARIABLE,
                       ("endpoint:Weather/Forecast", "systemDomainCredentialSecret"): SECRET_STATUS,
-                      ("endpoint:Weather/Forecast", "cors.maxAge"): WRITTEN}
-    assert changed_lines(tmp) == {"base/weather.yaml": {17}}
+                      ("endpoint:Weather/Forecast", "cors.maxAge"): WRITTEN,
+                      ("plan:Weather Partners/Gold", "rateLimitCeiling"): WRITTEN}
+    assert changed_lines(tmp) == {"base/weather.yaml": {17}, "overlays/prod/overlay.yaml": {11}}
+    gold = next(v for v in adoption.values if v.address == "plan:Weather Partners/Gold")
+    assert "by whom not recorded at 20" in render_adoption(adoption, "text")  # a plan keeps no editor
+    assert gold.impact and "1 key" in gold.impact[0], gold.impact  # the key impact of the change
     assert "cors: {allDomainsEnabled: false, maxAge: 120}" in (tmp / "base/weather.yaml").read_text()
     assert again.drifted  # the variable and the secret are left for a person
     for fmt in ("text", "json", "markdown"):

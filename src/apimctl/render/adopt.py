@@ -37,9 +37,11 @@ def _value(value: Adopted, which: str) -> str:
 
 
 def who(value: Adopted) -> str:
-    """``by alice at 2026-...``, or :data:`NOT_RECORDED`."""
-    parts = [f"by {value.who}" if value.who else "", f"at {value.when}" if value.when else ""]
-    return " ".join(p for p in parts if p) or NOT_RECORDED
+    """``by alice at 2026-...``; what the area does not record is said to be so."""
+    if value.who is None and value.when is None:
+        return NOT_RECORDED
+    who_ = f"by {value.who}" if value.who else f"by whom {NOT_RECORDED}"
+    return f"{who_} at {value.when}" if value.when else f"{who_}, when {NOT_RECORDED}"
 
 
 def _field(value: Adopted) -> str:
