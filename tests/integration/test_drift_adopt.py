@@ -240,7 +240,7 @@ async def scenario(tmp: Path, dialect: str, changes: list[tuple[tuple[str, str],
         return tmp, (adoption, again, plan)
 
 
-EXAMPLES = 5
+EXAMPLES = 4
 
 
 @settings(max_examples=EXAMPLES, deadline=None, phases=[Phase.explicit, Phase.generate], suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -263,7 +263,10 @@ def test_adopt_workflow_writes_the_body_and_a_quiet_night_changes_nothing(tmp_pa
     nothing; the pull request lives on one branch, so an open one is updated."""
     import asyncio
 
+    from click.testing import CliRunner
+
     from apimctl.api.client import ApiClient
+    from apimctl.cli import cli
     from apimctl.server import ServerConfig, create_app
 
     from .inprocess import uvicorn_in_thread
@@ -289,10 +292,9 @@ def test_adopt_workflow_writes_the_body_and_a_quiet_night_changes_nothing(tmp_pa
     with uvicorn_in_thread(app) as port:
         url = f"http://127.0.0.1:{port}/v3/rest"
         env = {**ENV, "APIMCTL_URL": url, "APIMCTL_TOKEN": FLEET_TOKEN, "APIMCTL_QPS": "0"}
-        applied = subprocess.run([sys.executable, "-m", "apimctl", "apply", "--auto-approve", "apimctl/base",
-                                  "--overlay", "apimctl/overlays/production"], cwd=root, capture_output=True,
-                                 text=True, env={**os.environ, **env}, check=False)
-        assert applied.returncode == 0, applied.stderr
+        applied = CliRunner().invoke(cli, ["apply", "--auto-approve", str(root / "apimctl" / "base"), "--overlay",
+                                           str(root / "apimctl" / "overlays" / "production")], env=env)
+        assert applied.exit_code == 0, applied.output
 
         async def by_hand() -> None:
             async with ApiClient(url, token=FLEET_TOKEN, qps=None) as client:
