@@ -7,6 +7,10 @@ pipeline job.
 
 Exit codes: 0 the area matches the manifests, 2 drift (some object differs), 1 error.
 Unmanaged objects alone are not drift.
+
+``--adopt`` (:func:`apimctl.adopt.adopt`) writes the live values into the manifests instead
+and prints what it wrote (:func:`apimctl.render.adopt.render_adoption`): exit 0 every change
+adopted, 2 some left for a person, 1 error (nothing written).
 """
 
 from __future__ import annotations
