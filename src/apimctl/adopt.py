@@ -321,10 +321,15 @@ def _locate(files: Sequence[Sequence[_File]], step: Step, path: str) -> _Found |
 
 
 def _plain_ok(text: str, flow: bool) -> bool:
+    """Whether ``text`` written plain reads back as itself, in a block mapping or, ``flow``,
+    inside a flow mapping and a flow list too."""
     if not text or text != text.strip() or "\n" in text or (flow and any(c in text for c in ",[]{}")):
         return False
+    trials = [(f"k: {text}", {"k": text})]
+    if flow:
+        trials += [(f"{{k: {text}, z: 1}}", {"k": text, "z": 1}), (f"[{text}, z]", [text, "z"])]
     try:
-        return bool(yaml.safe_load(f"k: {text}") == {"k": text})
+        return all(yaml.safe_load(written) == meant for written, meant in trials)
     except yaml.YAMLError:
         return False
 

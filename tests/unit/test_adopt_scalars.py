@@ -27,6 +27,8 @@ def test_a_written_scalar_reads_back_as_the_value(value: Any, style: str | None,
     doc = yaml.safe_load(line)
     doc = doc["a"] if flow else doc
     assert doc["k"] == value and doc["z"] == 1
+    if flow:
+        assert yaml.safe_load(f"[{text}, z]") == [value, "z"]
 
 
 def test_the_style_is_kept() -> None:
