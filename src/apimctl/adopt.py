@@ -325,7 +325,7 @@ def _plain_ok(text: str, flow: bool) -> bool:
     inside a flow mapping and a flow list too."""
     if not text or text != text.strip() or "\n" in text or (flow and any(c in text for c in ",[]{}")):
         return False
-    trials = [(f"k: {text}", {"k": text})]
+    trials: list[tuple[str, Any]] = [(f"k: {text}", {"k": text})]
     if flow:
         trials += [(f"{{k: {text}, z: 1}}", {"k": text, "z": 1}), (f"[{text}, z]", [text, "z"])]
     try:
