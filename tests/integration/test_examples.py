@@ -219,7 +219,7 @@ WORKFLOWS = [*sorted((EXAMPLES / "gitops" / ".github" / "workflows").glob("*.yml
 # The first major of each action that runs on Node 24 (Node 20 is gone from the runners).
 NODE24_MAJORS = {"actions/checkout": 5, "actions/setup-python": 6, "actions/upload-artifact": 6,
                  "actions/download-artifact": 7, "actions/github-script": 8,
-                 "github/codeql-action/upload-sarif": 4}
+                 "github/codeql-action/upload-sarif": 4, "peter-evans/create-pull-request": 8}
 
 
 def _steps(doc: dict[str, Any]) -> list[dict[str, Any]]:

@@ -251,3 +251,71 @@ def test_areas_workflow_plans_comments_and_applies_in_order(fleet_repo: tuple[Pa
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert done.stdout.index("::group::apply staging") < done.stdout.index("::group::apply production")
     assert FLEET_SECRET not in done.stdout + done.stderr
+
+
+ADOPT_WORKFLOW = ROOT / "examples" / "gitops" / ".github" / "workflows" / "apimctl-adopt.yml"
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="the test keeps the manifests in git")
+def test_adopt_workflow_writes_the_body_and_a_quiet_night_changes_nothing(tmp_path: Path) -> None:
+    """The nightly adoption step as GitHub runs it against a reference server: the drift is
+    written into the manifests and the Markdown body; a run with no new drift changes
+    nothing; the pull request lives on one branch, so an open one is updated."""
+    import asyncio
+
+    from click.testing import CliRunner
+
+    from apimctl.api.client import ApiClient
+    from apimctl.cli import cli
+    from apimctl.server import ServerConfig, create_app
+
+    from .inprocess import uvicorn_in_thread
+    from .test_drift_adopt import BASE, ENV, OVERLAY, change
+
+    doc = yaml.safe_load(ADOPT_WORKFLOW.read_text())
+    pr = _step(doc, "adopt", "Open or update the pull request")
+    assert pr["uses"].startswith("peter-evans/create-pull-request@v")
+    assert pr["with"]["branch"] == "apimctl/adopt" and "steps.adopt.outputs.body" in pr["with"]["body-path"]
+    assert doc[True]["schedule"]  # "on": YAML 1.1 reads it as true
+    assert doc["permissions"] == {"contents": "write", "pull-requests": "write"}
+
+    root = tmp_path / "repo"
+    (root / "apimctl" / "base").mkdir(parents=True)
+    (root / "apimctl" / "overlays" / "production").mkdir(parents=True)
+    (root / "apimctl" / "base" / "weather.yaml").write_text(BASE)
+    (root / "apimctl" / "overlays" / "production" / "overlay.yaml").write_text(OVERLAY)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "manifests")
+    app = create_app(ServerConfig(db_path=str(tmp_path / "area.db"), tokens={FLEET_TOKEN: "area-1"},
+                                  auto_approve_domains=True))
+    with uvicorn_in_thread(app) as port:
+        url = f"http://127.0.0.1:{port}/v3/rest"
+        env = {**ENV, "APIMCTL_URL": url, "APIMCTL_TOKEN": FLEET_TOKEN, "APIMCTL_QPS": "0"}
+        applied = CliRunner().invoke(cli, ["apply", "--auto-approve", str(root / "apimctl" / "base"), "--overlay",
+                                           str(root / "apimctl" / "overlays" / "production")], env=env)
+        assert applied.exit_code == 0, applied.output
+
+        async def by_hand() -> None:
+            async with ApiClient(url, token=FLEET_TOKEN, qps=None) as client:
+                await change(client, "plan:Weather Partners/Gold", "rateLimitCeiling", 6000)
+
+        asyncio.run(by_hand())
+        run = _Runner(root, {"secrets.APIMCTL_URL": url, "secrets.APIMCTL_TOKEN": FLEET_TOKEN})
+        step = _step(doc, "adopt", "Adopt")
+        step = {**step, "env": {**doc["env"], **step["env"], **ENV, "RUNNER_TEMP": str(tmp_path),
+                                "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r",
+                                "GITHUB_RUN_ID": "7"}}
+        done = run(step)
+        assert done.returncode == 0, done.stdout + done.stderr
+        body = Path(run.outputs()["body"]).read_text()
+        assert body.startswith("### Adopt changes made by hand") and "`6000`" in body
+        assert "(https://github.com/o/r/actions/runs/7)" in body
+        assert _git(root, "diff", "--name-only") == "apimctl/overlays/production/overlay.yaml"
+        assert "rateLimitCeiling: 6000   # production ceiling" in (
+            root / "apimctl" / "overlays" / "production" / "overlay.yaml").read_text()
+        _git(root, "commit", "-qam", "adopted")  # the pull request's branch, as the action leaves it
+
+        quiet = run(step)
+        assert quiet.returncode == 0, quiet.stdout + quiet.stderr
+        assert _git(root, "status", "--porcelain") == ""  # no new drift: nothing changes

@@ -37,6 +37,7 @@ from apimctl.areas.repository import BASE_DIR, BASE_FILE, OVERLAY_FILE, OVERLAYS
 from apimctl.errors import ApimctlError
 from apimctl.kinds import Kind
 from apimctl.kinds.base import split_first, unescape_name
+from apimctl.manifests.edits import Edit, write_edits
 from apimctl.manifests.overlay import ADD, DELETE, DIRECTIVE
 
 TO_BASE = "base"
@@ -53,15 +54,6 @@ class PromoteRequest:
 
 
 @dataclass
-class Edit:
-    """One file to write: its path, the bytes it held when read, its new text."""
-
-    path: Path
-    before: bytes
-    text: str
-
-
-@dataclass
 class Promotion:
     """The edits, and what each promoted object became (for the summary)."""
 
@@ -70,7 +62,7 @@ class Promotion:
 
     @property
     def changes(self) -> bool:
-        return any(e.text.encode("utf-8") != e.before for e in self.edits)
+        return any(e.changes for e in self.edits)
 
 
 def _yaml() -> YAML:
@@ -312,30 +304,7 @@ def _merge(base: Any, over: Any, path: tuple[str, ...]) -> None:
 
 def write_promotion(promotion: Promotion) -> list[str]:
     """Write every edit, refusing (nothing written) when a file changed since it was read."""
-    for edit in promotion.edits:
-        try:
-            now = edit.path.read_bytes()
-        except OSError:
-            now = b""
-        if now != edit.before:
-            raise ApimctlError(f"{edit.path} was edited since promote read it: nothing written; run promote again")
-    written: list[str] = []
-    partials = []
-    try:
-        for edit in promotion.edits:
-            if edit.text.encode("utf-8") == edit.before:
-                continue
-            partial = edit.path.with_name(f".{edit.path.name}.partial")
-            partial.write_text(edit.text, encoding="utf-8")
-            partials.append((partial, edit.path))
-        for partial, path in partials:
-            partial.replace(path)
-            written.append(str(path))
-    except OSError as exc:
-        for partial, _ in partials:
-            partial.unlink(missing_ok=True)
-        raise ApimctlError(f"cannot write the promotion: {exc.strerror or exc}") from None
-    return written
+    return write_edits(promotion.edits, "promote", "the promotion")
 
 
 # --- within one area ----------------------------------------------------------------------------
