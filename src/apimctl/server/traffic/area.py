@@ -57,6 +57,12 @@ class Area:
         return None if app is None else self.members.get(str(app.get("_memberId")))
 
 
+def area_of(name: str, docs: dict[str, list[dict[str, Any]]]) -> Area:
+    """The area ``name`` of these documents (``service``, ``package``, ``key``, ``event``,
+    ``application``, ``member``; a kind left out has none), as the store holds them."""
+    return _area(name, {kind: docs.get(kind) or [] for kind in _KINDS})
+
+
 def _area(name: str, docs: dict[str, list[dict[str, Any]]]) -> Area:
     area = Area(name, services=docs["service"], events=docs["event"])
     for key in docs["key"]:
