@@ -323,6 +323,8 @@ class Plan:
     dialect: str = ""
     dialect_reason: str = ""
     impact: ImpactRead | None = None  # how the caller impact was made; None: not made
+    # what recorded callers would see (``--replay``): apimctl.replay.compare.Replay; None: not asked
+    replay: Any = field(default=None, compare=False)
 
     @property
     def has_changes(self) -> bool:

@@ -1,0 +1,110 @@
+"""Deciding a recorded call against one configuration, the way the traffic manager would.
+
+A :class:`Side` holds a configuration (the traffic manager's areas, built once) and its own
+limit counters. :meth:`Side.decide` rebuilds the call from its record (its host, path and
+query; the scheme from ``ssl_enabled``; the recorded key put where the endpoint that served
+the call reads keys in the area as it is, which is where the caller put it) and runs the
+traffic manager's steps before forward (:func:`apimctl.server.traffic.manager.gates`, the
+emulator's own function). Nothing is forwarded: a call that passes every step keeps its
+recorded status. The limit counters run on the recorded times, so a lowered ceiling refuses
+the calls that would have gone over it within their period.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from apimctl.replay.records import Record
+from apimctl.server.dialects import Dialect
+from apimctl.server.traffic.area import Area
+from apimctl.server.traffic.caller import with_key
+from apimctl.server.traffic.errors import render
+from apimctl.server.traffic.limits import Limits
+from apimctl.server.traffic.manager import gates
+from apimctl.server.traffic.model import Call, Final, Refused, Trace
+from apimctl.server.traffic.request import check_call
+
+PASSED = "forward"  # the step named for a call that passed every gate
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a caller would get, and what decided it."""
+
+    status: int
+    error: str  # the error message id ("" when the call passed or a step answered itself)
+    step: str  # the deciding step (``forward``: it passed every gate)
+    service: str = ""  # names of what the call was routed to ("" when it was not)
+    endpoint: str = ""
+
+    @property
+    def answer(self) -> str:
+        return f"{self.status} {self.error}" if self.error else str(self.status)
+
+
+def call_of(record: Record) -> Call:
+    """The call as the caller made it, without its key."""
+    headers = [("Host", record.host), ("X-Forwarded-Proto", "https" if record.https else "http")]
+    if record.token:
+        headers.append(("Authorization", f"Bearer {record.token}"))
+    return Call(record.method, "https" if record.https else "http", record.host, record.path,
+                list(record.query), headers, b"", record.time)
+
+
+def keyed(areas: list[Area], record: Record) -> Call:
+    """The call with its recorded key where the endpoint serving it in ``areas`` reads keys."""
+    call = call_of(record)
+    try:
+        call = replace(call, path=check_call(call))
+    except Final:
+        return call
+    return with_key(areas, call, record.key) if record.key else call
+
+
+class Side:
+    """One configuration (the areas) and the limit counters of its replay."""
+
+    def __init__(self, areas: list[Area], dialect: Dialect) -> None:
+        self.areas = areas
+        self.dialect = dialect
+        self.limits = Limits()
+
+    def knows(self, key: str) -> bool:
+        return any(key in area.keys for area in self.areas)
+
+    def plan_of(self, key: str) -> tuple[str, str]:
+        """The names of the package and plan of ``key`` ("" when the area does not know it)."""
+        for area in self.areas:
+            found = area.keys.get(key)
+            if found is not None:
+                package = area.packages.get(str(found.get("_packageId"))) or {}
+                plan = area.plan_of(found) or {}
+                return str(package.get("name") or ""), str(plan.get("name") or "")
+        return "", ""
+
+    def application_of(self, key: str) -> str:
+        for area in self.areas:
+            found = area.keys.get(key)
+            if found is not None:
+                return str(found.get("_applicationId") or "")
+        return ""
+
+    def decide(self, call: Call, recorded: int) -> Outcome:
+        """The outcome of ``call`` (keyed: :func:`keyed`); ``recorded``: the status it got."""
+        trace = Trace("")
+        try:
+            normal = check_call(call)
+            if normal != call.path:
+                call = replace(call, path=normal)
+            gates(self.areas, self.limits, call, trace)
+        except Final as final:
+            return _outcome(trace, final.answer.status, "", final.step)
+        except Refused as refused:
+            answer = render(refused, trace.service, trace.endpoint, call, self.dialect)
+            return _outcome(trace, answer.status, refused.message_id, refused.step)
+        return _outcome(trace, recorded, "", PASSED)
+
+
+def _outcome(trace: Trace, status: int, error: str, step: str) -> Outcome:
+    service, endpoint = trace.service or {}, trace.endpoint or {}
+    return Outcome(status, error, step, str(service.get("name") or ""), str(endpoint.get("name") or ""))
