@@ -104,9 +104,9 @@ def replay(records: Iterable[Record | BadRecord], before: Side, after: Side, cha
             application = before.application_of(record.key)
             if application:
                 group.applications.add(application)
-        if len(group.examples) < EXAMPLES:
-            group.examples.append(f"{record.method} {record.path}" + (f" (key {shown_key(record.key)})"
-                                                                      if record.key else ""))
+        example = f"{record.method} {record.path}" + (f" (key {shown_key(record.key)})" if record.key else "")
+        if len(group.examples) < EXAMPLES and example not in group.examples:
+            group.examples.append(example)
     return out
 
 

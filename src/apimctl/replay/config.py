@@ -38,4 +38,12 @@ async def read_documents(client: Lister) -> dict[str, list[dict[str, Any]]]:
     docs = {stored: list(raw.get(kind) or []) for kind, stored in STORED.items()}
     keys = await client.list_all("/packageKeys", [("fields", KEY_FIELDS)], page_size=PAGE_SIZE)
     docs["key"] = [stored_key(k) for k in keys if isinstance(k, dict) and isinstance(k.get("apikey"), str)]
+    if any(k["_applicationId"] is None for k in docs["key"]):  # the area does not name a key's application
+        owners = {str(key.get("id")): str(app["id"])
+                  for app in await client.list_all("/applications", [("fields", "id,packageKeys")],
+                                                   page_size=PAGE_SIZE)
+                  if isinstance(app, dict) and app.get("id") is not None
+                  for key in app.get("packageKeys") or [] if isinstance(key, dict)}
+        for key in docs["key"]:
+            key["_applicationId"] = key["_applicationId"] or owners.get(str(key.get("id")))
     return docs

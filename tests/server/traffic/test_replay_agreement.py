@@ -86,3 +86,42 @@ def test_replay_decides_as_the_emulator_answered(served: Served, tmp_path: Path)
     assert decided == answered
     # the calls the emulator refused are refused by replay too (not just recorded statuses echoed)
     assert {403, 596, 405} <= set(decided)
+
+
+MANIFEST = """
+services:
+  - name: Weather
+packages:
+  - name: P
+    plans:
+      - name: All
+        services: [{name: Weather, endpoints: [Forecast, Other, Open, Path Key, Jsonp]}]
+      - name: Basic
+        services: [{name: Weather, endpoints: [Open, Path Key]}]
+"""
+
+
+def test_plan_replay_blames_the_plan_change(served: Served, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from apimctl.cli import cli
+
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "packages.yaml").write_text(MANIFEST)
+    log = tmp_path / "calls.jsonl"
+    now = time.time()
+    lines = [_record("GET", "/other/x", served.keys["basic"], False, 200, now + i) for i in range(3)]
+    lines.append(_record("GET", "/other/x", served.keys["all"], False, 200, now))  # unchanged
+    lines.append(_record("GET", "/other/x", "unknown-key-0123456789", False, 403, now))
+    lines.append(_record("GET", "/gone", served.keys["all"], False, 596, now))
+    log.write_text("\n".join(json.dumps(line) for line in lines) + "\nnot json\n")
+    result = CliRunner().invoke(cli, ["plan", str(tmp_path / "m"), "--url", served.api, "--token", FIRST,
+                                       "--replay", str(log), "--no-color"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "plan:P/Basic: 3 call(s), 1 key(s), 1 application(s): 200 → 403 ERR_403_NOT_AUTHORIZED" in out
+    assert "(decided by entitlement)" in out
+    assert "1 call(s) with a key the area does not know" in out
+    assert "1 call(s) no endpoint matched" in out
+    assert f"{log}:7: not JSON" in out
+    assert served.keys["basic"] not in out and "…6789" in out
