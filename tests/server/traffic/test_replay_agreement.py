@@ -125,3 +125,20 @@ def test_plan_replay_blames_the_plan_change(served: Served, tmp_path: Path) -> N
     assert "1 call(s) no endpoint matched" in out
     assert f"{log}:7: not JSON" in out
     assert served.keys["basic"] not in out and "…6789" in out
+    # the same in the plan JSON (schema-checked) and as a warning of the Markdown comment
+    import jsonschema
+
+    shown = CliRunner().invoke(cli, ["plan", str(tmp_path / "m"), "--url", served.api, "--token", FIRST,
+                                     "--replay", str(log), "--format", "json"])
+    assert shown.exit_code == 0, shown.output
+    doc = json.loads(shown.stdout)
+    jsonschema.validate(doc, json.loads((Path(__file__).parents[3] / "schemas" / "plan.schema.json").read_text()))
+    assert doc["replay"]["groups"] == [{
+        "change": "plan:P/Basic", "before": "200", "after": "403 ERR_403_NOT_AUTHORIZED", "step": "entitlement",
+        "calls": 3, "keys": 1, "applications": 1, "examples": ["GET /other/x (key …6789)"]}]
+    assert (doc["replay"]["unknownKeys"], doc["replay"]["unmatched"], doc["replay"]["badRecords"]) == (1, 1, 1)
+    comment = CliRunner().invoke(cli, ["plan", str(tmp_path / "m"), "--url", served.api, "--token", FIRST,
+                                       "--replay", str(log), "--format", "markdown"])
+    assert "> [!WARNING]\n> Replayed 6 recorded calls: 3 would get another answer." in comment.stdout
+    assert "`plan:P/Basic`: 3 calls, 1 key, 1 application: `200` → `403 ERR_403_NOT_AUTHORIZED`" in comment.stdout
+    assert served.keys["basic"] not in comment.stdout + shown.stdout
