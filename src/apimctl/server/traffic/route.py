@@ -19,7 +19,6 @@ from typing import Any
 
 from apimctl.server.traffic.area import Area
 from apimctl.server.traffic.model import Answer, Final
-from apimctl.server.traffic.request import alias_path
 
 
 @dataclass
