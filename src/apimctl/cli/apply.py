@@ -93,6 +93,10 @@ from apimctl.plans.result import ApplyResult
 @click.option("--full", is_flag=True,
               help="Print the whole plan before the question (a long one goes to a pager on a "
                    "terminal) and every step in the summary (long lists are counted per kind).")
+@click.option("--replay", "replay_log", metavar="LOG",
+              help="Replay this call log against the plan before writing and say what callers would see.")
+@click.option("--max-changed-calls", type=click.IntRange(min=0), default=None, metavar="N",
+              help="With --replay: refuse an apply that would change the answer of more than N recorded calls.")
 @lint_options
 @connection_options
 @click.pass_context
@@ -101,7 +105,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
             ignores: tuple[str, ...], lock_timeout: float, no_lock: bool, no_color: bool,
             full: bool = False, lease_lifetime: float = DEFAULT_TTL, repair_duplicates: bool = False,
             rotate_secrets: bool = False, rotate: tuple[str, ...] = (),
-            max_affected_keys: int | None = None, impact: str = "auto", **_connection: Any) -> int:
+            max_affected_keys: int | None = None, impact: str = "auto", replay_log: str | None = None,
+            max_changed_calls: int | None = None, **_connection: Any) -> int:
     """Apply the manifests in PATH... (or a saved --plan FILE) to the area.
 
     Shows the plan and asks for confirmation on a terminal; pass --auto-approve in CI.
@@ -125,6 +130,15 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
         raise ApimctlError("apply needs confirmation and there is no terminal to ask on: "
                            "pass --auto-approve to apply without confirmation")
     settings = connection_settings(ctx)
+    if max_changed_calls is not None and replay_log is None:
+        raise click.UsageError("--max-changed-calls needs --replay LOG")
+    if replay_log is not None:  # before anything is written: what recorded callers would see
+        if plan_file:
+            raise click.UsageError("--replay replays the plan of manifest PATH..., not a saved --plan")
+        from apimctl.cli.replay import replay_gate
+
+        replay_gate(replay_log, max_changed_calls, paths, overlays, settings,
+                    lambda line: click.echo(line, err=True), prune=prune, targets=targets, ignores=ignores)
     term = Terminal(Console(stderr=True, no_color=not color_wanted(no_color, sys.stderr),
                             highlight=False, emoji=False),
                     interactive=interactive, color=color_wanted(no_color),

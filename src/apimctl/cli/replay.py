@@ -28,17 +28,46 @@ AREA = "replay"
 
 
 async def replay_plan(source: str, plan: Plan, paths: Sequence[str], overlays: Sequence[str],
-                  connect: Callable[[], AbstractAsyncContextManager[Any]]) -> Replay:
+                      connect: Callable[[], AbstractAsyncContextManager[Any]], *, reverse: bool = False) -> Replay:
+    """Replay the log ``source`` against ``plan`` (made from ``paths`` and ``overlays``).
+    ``reverse`` (drift): the manifests' configuration is the one callers had, the area as it
+    is the one they get now."""
     from apimctl.server.dialects import dialect_of
     from apimctl.server.traffic.area import area_of
 
-    """Replay the log ``source`` against ``plan`` (made from ``paths`` and ``overlays``)."""
     async with connect() as client:
         docs = await read_documents(client)
     dialect = dialect_of(plan.dialect or "spec")
-    before = Side([area_of(AREA, docs)], dialect)
-    after = Side(await planned_areas(docs, paths, overlays, plan.dialect or "spec"), dialect)
+    live = [area_of(AREA, docs)]
+    planned = await planned_areas(docs, paths, overlays, plan.dialect or "spec")
+    before, after = (Side(planned, dialect), Side(live, dialect)) if reverse else \
+        (Side(live, dialect), Side(planned, dialect))
     return replay(read(source), before, after, {s.address for s in plan.steps})
+
+
+def replay_gate(source: str, max_changed: int | None, paths: Sequence[str], overlays: Sequence[str],
+                settings: dict[str, Any], say: Callable[[str], None], *, prune: bool = False,
+                targets: Sequence[str] = (), ignores: Sequence[str] = ()) -> None:
+    """``apply --replay LOG [--max-changed-calls N]``: the plan made and the log replayed
+    against it before anything is written; what callers would see is said on stderr, and more
+    than ``max_changed`` changed calls refuse the apply (:class:`ApimctlError`, exit 1)."""
+    from apimctl import process
+    from apimctl.cli.running import run_command
+    from apimctl.cli.target import Paced, target_label
+    from apimctl.errors import ApimctlError
+    from apimctl.planning.command import PlanRequest, plan
+    from apimctl.replay.result import render_text
+
+    request = PlanRequest(paths=tuple(paths), overlays=tuple(overlays), prune=prune, targets=tuple(targets),
+                          ignores=tuple(ignores), target=target_label(settings.get("url")), impact=None)
+    paced = Paced(settings, say)
+    made = run_command(lambda: plan(request, paced.connect, notice=say, keep=process.keep), None, say)
+    found = run_command(lambda: replay_plan(source, made, paths, overlays, paced.connect), None, say)
+    for line in render_text(found).rstrip("\n").split("\n"):
+        say(line)
+    if max_changed is not None and found.changed > max_changed:
+        raise ApimctlError(f"the plan would change the answer of {found.changed} recorded call(s), more than "
+                           f"--max-changed-calls {max_changed}; nothing was written")
 
 
 async def planned_areas(docs: dict[str, list[dict[str, Any]]], paths: Sequence[str], overlays: Sequence[str],

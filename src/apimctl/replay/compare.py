@@ -38,10 +38,14 @@ def _key(kind: str, *names: str) -> str:
     return address(kind, str(parent))
 
 
-def candidates(step: str, outcomes: Iterable[Outcome], plan: tuple[str, str]) -> list[str]:
-    """The addresses of the changes that could decide ``step`` differently, most specific first."""
+def candidates(step: str, outcomes: Iterable[Outcome], plan: tuple[str, str], changes: set[str]) -> list[str]:
+    """The addresses of the changes that could decide ``step`` differently, most specific
+    first: the endpoint and service for the steps an endpoint configures (route, transport,
+    CORS, key), the maintenance events for maintenance, the key's plan and package first for
+    entitlement and limits."""
     endpoints: list[str] = []
     services: list[str] = []
+    outcomes = list(outcomes)
     for outcome in outcomes:
         if outcome.service and outcome.endpoint:
             endpoints.append(_key("endpoint", outcome.service, outcome.endpoint))
@@ -49,20 +53,19 @@ def candidates(step: str, outcomes: Iterable[Outcome], plan: tuple[str, str]) ->
             services.append(_key("service", outcome.service))
     plans = [_key("plan", *plan)] if all(plan) else []
     packages = [_key("package", plan[0])] if plan[0] else []
+    if step == "maintenance":
+        events = [_key("maintenanceEvent", o.event) for o in outcomes if o.event]
+        return [*events, *sorted(c for c in changes if c.startswith("maintenanceEvent:")), *endpoints, *services]
     if step in ("entitlement", "limits"):
         return [*plans, *packages, *endpoints, *services]
-    return [*endpoints, *services, *plans, *packages]
+    return [*endpoints, *services]
 
 
 def blame(step: str, before: Outcome, after: Outcome, plan: tuple[str, str], changes: set[str]) -> str:
     """The plan change that makes the call's answer differ (``changes``: the plan's addresses)."""
-    for found in candidates(step, (after, before), plan):
+    for found in candidates(step, (after, before), plan, changes):
         if found in changes:
             return found
-    if step == "maintenance":
-        event = sorted(c for c in changes if c.startswith("maintenanceEvent:"))
-        if event:
-            return event[0]
     for service in (after.service, before.service):  # a change inside the service (an error set)
         if service:
             inside = sorted(c for c in changes if c.split(":", 1)[1].startswith(kinds.join_key(None, service) + "/"))

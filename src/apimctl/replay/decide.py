@@ -20,6 +20,7 @@ from apimctl.server.traffic.area import Area
 from apimctl.server.traffic.caller import with_key
 from apimctl.server.traffic.errors import render
 from apimctl.server.traffic.limits import Limits
+from apimctl.server.traffic.maintenance import instant
 from apimctl.server.traffic.manager import gates
 from apimctl.server.traffic.model import Call, Final, Refused, Trace
 from apimctl.server.traffic.request import check_call
@@ -36,6 +37,7 @@ class Outcome:
     step: str  # the deciding step (``forward``: it passed every gate)
     service: str = ""  # names of what the call was routed to ("" when it was not)
     endpoint: str = ""
+    event: str = ""  # the name of the maintenance event that refused the call
 
     @property
     def answer(self) -> str:
@@ -101,8 +103,21 @@ class Side:
             return _outcome(trace, final.answer.status, "", final.step)
         except Refused as refused:
             answer = render(refused, trace.service, trace.endpoint, call, self.dialect)
-            return _outcome(trace, answer.status, refused.message_id, refused.step)
+            out = _outcome(trace, answer.status, refused.message_id, refused.step)
+            return replace(out, event=self._event(trace, call.time)) if refused.step == "maintenance" else out
         return _outcome(trace, recorded, "", PASSED)
+
+
+    def _event(self, trace: Trace, now: float) -> str:
+        """The name of the maintenance event whose window holds ``now`` on the routed endpoint."""
+        wanted = (trace.endpoint or {}).get("id")
+        for area in self.areas:
+            for event in area.events:
+                start, end = instant(event.get("startDateTime")), instant(event.get("endDateTime"))
+                if (start is not None and end is not None and start <= now < end
+                        and any(ref.get("id") == wanted for ref in event.get("endpoints") or [])):
+                    return str(event.get("name") or "")
+        return ""
 
 
 def _outcome(trace: Trace, status: int, error: str, step: str) -> Outcome:

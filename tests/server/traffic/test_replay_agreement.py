@@ -22,7 +22,7 @@ from apimctl.replay.records import Record, read
 from apimctl.server.dialects import dialect_of
 from apimctl.server.traffic.area import area_of
 
-from .served import FIRST, HOST, Served, serve
+from .served import FIRST, HOST, OPERATOR, Served, serve
 
 # (method, path with query, key, https, extra headers)
 CALLS: list[tuple[str, str, str, bool]] = [
@@ -79,13 +79,29 @@ def test_replay_decides_as_the_emulator_answered(served: Served, tmp_path: Path)
             shown = path.replace("{key}", key)
             # the platform blanks key values in the query; the key is its own field
             out.write(json.dumps(_record(method, shown, key, https, status, when)) + "\n")
-    side = Side([area_of("first", asyncio.run(_docs(served)))], dialect_of(served.dialect))
+    docs = asyncio.run(_docs(served))
+    side = Side([area_of("first", docs)], dialect_of(served.dialect))
     records = [r for r in read(str(log)) if isinstance(r, Record)]
     assert len(records) == len(CALLS)
     decided = [side.decide(keyed(side.areas, r), r.status).status for r in records]
     assert decided == answered
     # the calls the emulator refused are refused by replay too (not just recorded statuses echoed)
     assert {403, 596, 405} <= set(decided)
+    # the emulator's own log, exported in the call-log shape, replays to the same answers
+    exported = httpx.get(f"{served.api}/operator/traffic", params={"format": "calllog"},
+                         headers={"Authorization": f"Bearer {OPERATOR}"})
+    assert exported.status_code == 200 and exported.headers["content-type"].startswith("application/x-ndjson")
+    (tmp_path / "exported.jsonl").write_text(exported.text)
+    again = Side([area_of("first", docs)], dialect_of(served.dialect))
+    recorded = [r for r in read(str(tmp_path / "exported.jsonl")) if isinstance(r, Record)][-len(CALLS):]
+    assert [r.status for r in recorded] == answered
+    assert [again.decide(keyed(again.areas, r), r.status).status for r in recorded] == answered
+    assert all(json.loads(line)["api_key"] in ("", *served.keys.values(), "unknown-key-0123456789")
+               for line in exported.text.splitlines())
+    # the key found is blanked in the query, as the platform logs it
+    lines = [json.loads(line) for line in exported.text.splitlines()]
+    assert all(line["api_key"] not in line["uri"] for line in lines if line["api_key"] and "/pk/" not in line["uri"])
+    assert any("api_key=&" in line["uri"] or line["uri"].endswith("api_key=") for line in lines)
 
 
 MANIFEST = """
@@ -142,3 +158,38 @@ def test_plan_replay_blames_the_plan_change(served: Served, tmp_path: Path) -> N
     assert "> [!WARNING]\n> Replayed 6 recorded calls: 3 would get another answer." in comment.stdout
     assert "`plan:P/Basic`: 3 calls, 1 key, 1 application: `200` → `403 ERR_403_NOT_AUTHORIZED`" in comment.stdout
     assert served.keys["basic"] not in comment.stdout + shown.stdout
+
+
+def test_drift_and_apply_replay(served: Served, tmp_path: Path) -> None:
+    """drift --replay reads the drift backwards; apply --replay --max-changed-calls refuses
+    before writing anything, and applies within the bound (last: it changes the area)."""
+    from click.testing import CliRunner
+
+    from apimctl.cli import cli
+
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "packages.yaml").write_text(MANIFEST)
+    log = tmp_path / "calls.jsonl"
+    now = time.time()
+    log.write_text("".join(json.dumps(_record("GET", "/other/x", served.keys["basic"], False, 200, now + i)) + "\n"
+                           for i in range(3)))
+    connect = ["--url", served.api, "--token", FIRST, "--replay", str(log)]
+    drifted = CliRunner().invoke(cli, ["drift", str(tmp_path / "m"), *connect, "--no-color"])
+    assert drifted.exception is None, drifted.output
+    assert "plan:P/Basic: 3 call(s), 1 key(s), 1 application(s): 403 ERR_403_NOT_AUTHORIZED → 200" in drifted.output
+    refused = CliRunner().invoke(cli, ["apply", str(tmp_path / "m"), *connect, "--max-changed-calls", "2",
+                                       "--auto-approve"])
+    assert refused.exit_code != 0
+    assert "more than --max-changed-calls 2; nothing was written" in str(refused.exception)
+    assert _basic_endpoints(served) == 3  # untouched
+    done = CliRunner().invoke(cli, ["apply", str(tmp_path / "m"), *connect, "--max-changed-calls", "3",
+                                    "--auto-approve"])
+    assert done.exit_code == 0, done.output
+    assert _basic_endpoints(served) == 2
+
+
+def _basic_endpoints(served: Served) -> int:
+    """How many endpoints the plan Basic entitles (read as replay reads the area)."""
+    package = next(p for p in asyncio.run(_docs(served))["package"] if p["name"] == "P")
+    basic = next(p for p in package["plans"] if p["name"] == "Basic")
+    return sum(len(s.get("endpoints") or []) for s in basic.get("services") or [])
