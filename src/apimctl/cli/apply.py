@@ -93,7 +93,7 @@ from apimctl.plans.result import ApplyResult
 @click.option("--full", is_flag=True,
               help="Print the whole plan before the question (a long one goes to a pager on a "
                    "terminal) and every step in the summary (long lists are counted per kind).")
-@click.option("--replay", "replay_log", metavar="LOG",
+@click.option("--replay", "replay_log", metavar="LOG", type=click.Path(exists=True, allow_dash=True),
               help="Replay this call log against the plan before writing and say what callers would see.")
 @click.option("--max-changed-calls", type=click.IntRange(min=0), default=None, metavar="N",
               help="With --replay: refuse an apply that would change the answer of more than N recorded calls.")

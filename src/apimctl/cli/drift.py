@@ -43,7 +43,7 @@ from apimctl.render.drift import render_drift
 @click.option("--prune", is_flag=True,
               help="Count live top-level objects that no manifest declares as drift "
                    "(use it when apply runs with --prune).")
-@click.option("--replay", "replay_log", metavar="LOG",
+@click.option("--replay", "replay_log", metavar="LOG", type=click.Path(exists=True, allow_dash=True),
               help="Replay this call log against the manifests' configuration and the area as it is, and "
                    "report the calls whose answer the drift changes.")
 @impact_option

@@ -64,7 +64,7 @@ from apimctl.plans.model import Plan
 @click.option("--tests", "tests", multiple=True, type=click.Path(exists=True), metavar="PATH",
               help="Also run these call tests (apimctl test) on a throw-away area with the manifests "
                    "applied, and append their results; a failed check exits 1. Repeatable.")
-@click.option("--replay", "replay_log", metavar="LOG",
+@click.option("--replay", "replay_log", metavar="LOG", type=click.Path(exists=True, allow_dash=True),
               help="Replay this call log (a file, a folder or -: call-log records, gzip accepted) against "
                    "the area as it is and as the plan would leave it, and report the calls whose answer "
                    "would change, by plan change. Nothing is sent anywhere.")

@@ -118,6 +118,8 @@ packages:
 
 
 def test_plan_replay_blames_the_plan_change(served: Served, tmp_path: Path) -> None:
+    if served.dialect != "spec":
+        pytest.skip("the CLI's handling is one for both dialects (the agreement test covers both)")
     from click.testing import CliRunner
 
     from apimctl.cli import cli
@@ -163,6 +165,8 @@ def test_plan_replay_blames_the_plan_change(served: Served, tmp_path: Path) -> N
 def test_drift_and_apply_replay(served: Served, tmp_path: Path) -> None:
     """drift --replay reads the drift backwards; apply --replay --max-changed-calls refuses
     before writing anything, and applies within the bound (last: it changes the area)."""
+    if served.dialect != "spec":
+        pytest.skip("the CLI's handling is one for both dialects (the agreement test covers both)")
     from click.testing import CliRunner
 
     from apimctl.cli import cli
