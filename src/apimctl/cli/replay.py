@@ -40,9 +40,10 @@ async def replay_plan(source: str, plan: Plan, paths: Sequence[str], overlays: S
     dialect = dialect_of(plan.dialect or "spec")
     live = [area_of(AREA, docs)]
     planned = await planned_areas(docs, paths, overlays, plan.dialect or "spec")
-    before, after = (Side(planned, dialect), Side(live, dialect)) if reverse else \
-        (Side(live, dialect), Side(planned, dialect))
-    return replay(read(source), before, after, {s.address for s in plan.steps})
+    now, then = Side(live, dialect), Side(planned, dialect)
+    before, after = (then, now) if reverse else (now, then)
+    # the calls were made against the area as it is: their keys are placed and known there
+    return replay(read(source), before, after, {s.address for s in plan.steps}, recorded_on=now)
 
 
 def replay_gate(source: str, max_changed: int | None, paths: Sequence[str], overlays: Sequence[str],

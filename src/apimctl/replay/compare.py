@@ -74,8 +74,12 @@ def blame(step: str, before: Outcome, after: Outcome, plan: tuple[str, str], cha
     return OTHER
 
 
-def replay(records: Iterable[Record | BadRecord], before: Side, after: Side, changes: set[str]) -> Replay:
-    """Decide every record on both sides; group the changed answers by plan change."""
+def replay(records: Iterable[Record | BadRecord], before: Side, after: Side, changes: set[str],
+           *, recorded_on: Side | None = None) -> Replay:
+    """Decide every record on both sides; group the changed answers by plan change.
+    ``recorded_on``: the side the calls were recorded against (where a call's key is put and
+    whether the area knows it; ``before`` unless said)."""
+    placed = recorded_on or before
     out = Replay()
     for record in records:
         if isinstance(record, BadRecord):
@@ -84,10 +88,10 @@ def replay(records: Iterable[Record | BadRecord], before: Side, after: Side, cha
                 out.bad_shown.append(f"{record.where}: {record.reason}")
             continue
         out.calls += 1
-        call = keyed(before.areas, record)
+        call = keyed(placed.areas, record)
         old = before.decide(call, record.status)
         new = after.decide(call, record.status)
-        if record.key and not before.knows(record.key):
+        if record.key and not placed.knows(record.key):
             out.unknown_keys += 1
             continue
         if old.step == "route" and new.step == "route" and old.status == 596:
@@ -97,14 +101,14 @@ def replay(records: Iterable[Record | BadRecord], before: Side, after: Side, cha
             continue
         out.changed += 1
         step = differing_step(old, new)
-        plan = before.plan_of(record.key) if record.key else ("", "")
+        plan = placed.plan_of(record.key) if record.key else ("", "")
         change = blame(step, old, new, plan, changes)
         group = out.groups.setdefault((change, old.answer, new.answer, step),
                                       Group(change, old.answer, new.answer, step))
         group.calls += 1
         if record.key:
             group.keys.add(record.key)
-            application = before.application_of(record.key)
+            application = placed.application_of(record.key)
             if application:
                 group.applications.add(application)
         example = f"{record.method} {record.path}" + (f" (key {shown_key(record.key)})" if record.key else "")

@@ -43,7 +43,6 @@ class Record:
     https: bool
     status: int  # what the caller got
     error: str  # the traffic manager's error code ("" when the call passed)
-    routed: bool  # an endpoint served it (False: 596 recorded)
 
 
 @dataclass(frozen=True)
@@ -90,8 +89,7 @@ def from_calllog(record: dict[str, Any], where: str) -> Record | BadRecord:
     token = _text(record, "oauth_access_token")
     return Record(where, when, _text(record, "http_method").upper(), host, parts.path,
                   tuple(parse_qsl(parts.query, keep_blank_values=True)), _text(record, "api_key"), token,
-                  _text(record, "ssl_enabled") in ("1", "true", "True"), int(status), error,
-                  int(status) != 596 or bool(_text(record, "endpoint_name")))
+                  _text(record, "ssl_enabled") in ("1", "true", "True"), int(status), error)
 
 
 def from_traffic(entry: dict[str, Any], where: str) -> Record | BadRecord:
@@ -105,8 +103,7 @@ def from_traffic(entry: dict[str, Any], where: str) -> Record | BadRecord:
     parts = urlsplit(entry["path"])
     return Record(where, when, entry["method"].upper(), entry["host"], parts.path,
                   tuple(parse_qsl(parts.query, keep_blank_values=True)), str(entry.get("apiKey") or ""), "",
-                  entry.get("scheme") == "https", entry["status"], "", entry.get("decidedBy") != "route"
-                  or entry["status"] != 596)
+                  entry.get("scheme") == "https", entry["status"], "")
 
 
 def _records(value: Any, where: str) -> Iterator[Record | BadRecord]:

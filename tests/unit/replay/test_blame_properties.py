@@ -62,7 +62,7 @@ def apply_change(docs: dict[str, list[dict[str, Any]]], what: str, ep: int, plan
 
 def record(n: int, ep: int, plan: int, https: bool, key: str | None = None) -> Record:
     return Record(f"log:{n}", T0 + n, "GET", HOST, f"/e{ep}/x", (), key or f"key-{plan}-0123456789", "", https,
-                  200, "", True)
+                  200, "")
 
 
 def seeded(what: str, ep: int, plan: int, n: int) -> list[Record]:
@@ -91,7 +91,7 @@ def test_every_seeded_change_is_blamed_on_its_cause(changes: list[tuple[str, int
     for n, (ep, plan, https) in enumerate(noise):  # other calls: unknown keys, unrouted paths, ...
         key = "unknown-key-000000" if plan == PLANS else None
         log.append(record(n, ep, plan % PLANS, https, key) if ep < ENDPOINTS else
-                   Record(f"log:{n}", T0 + n, "GET", HOST, "/nowhere", (), "", "", True, 200, "", False))
+                   Record(f"log:{n}", T0 + n, "GET", HOST, "/nowhere", (), "", "", True, 200, ""))
     expected: dict[str, int] = {}
     for (what, ep, plan), address in zip(changes, addresses, strict=True):
         # the seeded call uses an endpoint and a plan no other change touches
