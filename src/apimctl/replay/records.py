@@ -106,13 +106,13 @@ def from_traffic(entry: dict[str, Any], where: str) -> Record | BadRecord:
                   entry.get("scheme") == "https", entry["status"], "")
 
 
-def _records(value: Any, where: str) -> Iterator[Record | BadRecord]:
-    if isinstance(value, list):
+def _records(value: Any, where: str, *, nested: bool = False) -> Iterator[Record | BadRecord]:
+    if isinstance(value, list) and not nested:
         for item in value:
-            yield from _records(item, where)
+            yield from _records(item, where, nested=True)
     elif not isinstance(value, dict):
         yield BadRecord(where, f"a JSON {type(value).__name__}, not a call record")
-    elif isinstance(value.get("data"), list):
+    elif isinstance(value.get("data"), list) and not nested:
         yield from _records(value["data"], where)
     elif "http_method" in value or "request_time" in value:
         yield from_calllog(value, where)
@@ -132,6 +132,9 @@ def _lines(stream: IO[bytes], name: str) -> Iterator[Record | BadRecord]:
             value = json.loads(line)
         except (ValueError, UnicodeDecodeError) as exc:
             yield BadRecord(where, f"not JSON ({str(exc).split(':')[0]})")
+            continue
+        except RecursionError:
+            yield BadRecord(where, "JSON nested too deeply")
             continue
         yield from _records(value, where)
 

@@ -64,10 +64,11 @@ def test_gzip_folders_and_stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 def test_bad_records_are_located_never_raised(tmp_path: Path) -> None:
     text = _lines(RECORD, {**RECORD, "http_status_code": "OK"}, {**RECORD, "request_time": "yesterday"},
-                  {"http_method": "GET"}, 7, {"hello": 1}) + "{not json\n"
+                  {"http_method": "GET"}, 7, {"hello": 1}) + "{not json\n" + "[" * 100_000 + "\n" + \
+        json.dumps([[RECORD]]) + "\n"
     found = read_text(text, tmp_path)
     bad = [r for r in found if isinstance(r, BadRecord)]
-    assert [b.where.rsplit(":", 1)[1] for b in bad] == ["2", "3", "4", "5", "6", "7"]
+    assert [b.where.rsplit(":", 1)[1] for b in bad] == ["2", "3", "4", "5", "6", "7", "8", "9"]
     assert "http_status_code" in bad[0].reason and "request_time" in bad[1].reason
     assert "missing" in bad[2].reason and "not JSON" in bad[5].reason
     assert [type(r).__name__ for r in read(str(tmp_path / "missing"))] == ["BadRecord"]
