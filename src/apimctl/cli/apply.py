@@ -104,6 +104,10 @@ from apimctl.plans.result import ApplyResult
               help="Continue a run that stopped (quota, --deadline, a signal, a crash): the "
                    "manifests are planned again and must match what is left of its plan.")
 @quota_option
+@click.option("--replay", "replay_log", metavar="LOG", type=click.Path(exists=True, allow_dash=True),
+              help="Replay this call log against the plan before writing and say what callers would see.")
+@click.option("--max-changed-calls", type=click.IntRange(min=0), default=None, metavar="N",
+              help="With --replay: refuse an apply that would change the answer of more than N recorded calls.")
 @lint_options
 @connection_options
 @click.pass_context
@@ -113,7 +117,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
             full: bool = False, lease_lifetime: float = DEFAULT_TTL, repair_duplicates: bool = False,
             rotate_secrets: bool = False, rotate: tuple[str, ...] = (),
             max_affected_keys: int | None = None, impact: str = "auto", journal: str | None = None,
-            resume: str | None = None, **_connection: Any) -> int:
+            resume: str | None = None, replay_log: str | None = None, max_changed_calls: int | None = None,
+            **_connection: Any) -> int:
     """Apply the manifests in PATH... (or a saved --plan FILE) to the area.
 
     Shows the plan and asks for confirmation on a terminal; pass --auto-approve in CI.
@@ -145,6 +150,15 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
         raise ApimctlError("apply needs confirmation and there is no terminal to ask on: "
                            "pass --auto-approve to apply without confirmation")
     settings = connection_settings(ctx)
+    if max_changed_calls is not None and replay_log is None:
+        raise click.UsageError("--max-changed-calls needs --replay LOG")
+    if replay_log is not None:  # before anything is written: what recorded callers would see
+        if plan_file:
+            raise click.UsageError("--replay replays the plan of manifest PATH..., not a saved --plan")
+        from apimctl.cli.replay import replay_gate
+
+        replay_gate(replay_log, max_changed_calls, paths, overlays, settings,
+                    lambda line: click.echo(line, err=True), prune=prune, targets=targets, ignores=ignores)
     term = Terminal(Console(stderr=True, no_color=not color_wanted(no_color, sys.stderr),
                             highlight=False, emoji=False),
                     interactive=interactive, color=color_wanted(no_color),

@@ -56,6 +56,9 @@ from apimctl.render.drift import render_drift
                    "written; values from ${VAR} and secrets are reported, never written.")
 @click.option("--adopt-deletes", is_flag=True,
               help="With --adopt: remove from the manifests the objects deleted in the area.")
+@click.option("--replay", "replay_log", metavar="LOG", type=click.Path(exists=True, allow_dash=True),
+              help="Replay this call log against the manifests' configuration and the area as it is, and "
+                   "report the calls whose answer the drift changes.")
 @impact_option
 @click.option("--no-color", is_flag=True,
               help="Plain output (also with NO_COLOR set, TERM=dumb, or when not a terminal).")
@@ -64,7 +67,7 @@ from apimctl.render.drift import render_drift
 def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, ...], fmt: str,
             ignores: tuple[str, ...], targets: tuple[str, ...], prune: bool, no_color: bool,
             impact: str = "auto", adopt: bool = False, adopt_deletes: bool = False,
-            **_connection: Any) -> int:
+            replay_log: str | None = None, **_connection: Any) -> int:
     """Compare the area with the manifests in PATH... and report what changed outside git.
 
     For each difference: what changed and, where the platform records it, who and when.
@@ -85,6 +88,14 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                          deadline_of(ctx), _say)
     color = fmt == "text" and color_wanted(no_color)
     click.echo(render_drift(report, fmt, color=color), nl=False)
+    if replay_log is not None:  # the drift's steps, read backwards: what callers get now
+        from apimctl.cli.replay import replay_plan
+        from apimctl.replay.result import render_text
+
+        found = run_command(lambda: replay_plan(replay_log, report.plan, paths, overlays,
+                                                lambda: open_client(**settings, announce=_say), reverse=True),
+                            deadline_of(ctx), _say)
+        click.echo(render_text(found), nl=False, err=fmt == "json")
     return EXIT_CHANGES if report.drifted else EXIT_OK
 
 

@@ -65,6 +65,10 @@ from apimctl.plans.model import Plan
 @click.option("--tests", "tests", multiple=True, type=click.Path(exists=True), metavar="PATH",
               help="Also run these call tests (apimctl test) on a throw-away area with the manifests "
                    "applied, and append their results; a failed check exits 1. Repeatable.")
+@click.option("--replay", "replay_log", metavar="LOG", type=click.Path(exists=True, allow_dash=True),
+              help="Replay this call log (a file, a folder or -: call-log records, gzip accepted) against "
+                   "the area as it is and as the plan would leave it, and report the calls whose answer "
+                   "would change, by plan change. Nothing is sent anywhere.")
 @rotation_options
 @impact_option
 @click.option("--no-color", is_flag=True,
@@ -81,7 +85,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
             prune: bool, max_deletes: int | None, ignores: tuple[str, ...], no_color: bool,
             full: bool = False, repair_duplicates: bool = False, rotate_secrets: bool = False,
             rotate: tuple[str, ...] = (), impact: str = "auto", tests: tuple[str, ...] = (),
-            **_connection: Any) -> int:
+            replay_log: str | None = None, **_connection: Any) -> int:
     """Show what apply would change to make the area match the manifests in PATH...
 
     Reads the live configuration and writes nothing. Without --url it plans against the
@@ -113,6 +117,11 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
             _say(f"Warning: {warning}.")
     if out_file:
         _say(f"Saved the plan to {out_file}; apply it with: apimctl apply --plan {out_file}")
+    if replay_log is not None:
+        from apimctl.cli.replay import replay_plan
+
+        made.replay = run_command(lambda: replay_plan(replay_log, made, paths, overlays, paced.connect),
+                                  deadline_of(ctx), _say)
     color = color_wanted(no_color)
     if fmt == "text":  # a long plan on a terminal: its totals, then a pager
         from apimctl.render.text import render_totals

@@ -43,6 +43,8 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     doc["target"] = safe_target(plan.target)
     doc["steps"] = [_step(step, redactor) for step in plan.steps]
     doc["risks"] = [_risk(r) for r in risks(plan, redactor)]
+    if plan.replay is not None:  # optional: present only with --replay
+        doc["replay"] = plan.replay.to_json()
     scrubbed: dict[str, Any] = _scrub(doc, redactor)
     return scrubbed
 

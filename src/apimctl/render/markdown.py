@@ -55,6 +55,7 @@ def render_plan(plan: Plan, *, limit: int = DEFAULT_LIMIT, saved: str | None = N
     doc.add(_head(plan, redactor))
     doc.add(_risk_alert(risks(plan, redactor), _cutting(plan), plan.affected_keys(), redactor,
                         doc.room() - RESERVE))
+    doc.add(_replay_alert(plan, redactor, doc.room() - RESERVE))
     doc.add(_warnings([redactor.text(w) for w in plan.warnings], doc.room() - RESERVE))
     doc.add(_duplicates(plan, redactor, doc.room() - RESERVE))
     tail = _tail(plan, redactor, (doc.room() - RESERVE) // 4)
@@ -153,6 +154,27 @@ def _risk_alert(items: list[Risk], cutting: list[tuple[Step, Impact]], affected:
     lines = [f"> - {_risk_line(r, redactor.text(r.key))}" for r in items]
     lines += [f"> - {step.kind} {code(_cut(redactor.text(step.key), MAX_CELL))}: "
               f"{_inline(_cut(redactor.text(item.text), 500))}" for step, item in cutting]
+    return "\n".join([intro, *_capped(lines, budget - len(intro) - 1, lambda n: f"> - ... and {n} more")])
+
+
+def _replay_alert(plan: Plan, redactor: Redactor, budget: int) -> str:
+    """What recorded callers would see (``--replay``): a warning when some answer changes."""
+    found = plan.replay
+    if found is None:
+        return ""
+    apart = (f"{plural(found.unknown_keys, 'call')} with a key the area does not know, "
+             f"{plural(found.unmatched, 'call')} no endpoint matched and {plural(found.bad, 'bad record')} "
+             "are not counted against the plan.")
+    if not found.changed:
+        return f"Replayed {plural(found.calls, 'recorded call')}: none would get another answer. {apart}"
+    intro = (f"> [!WARNING]\n> Replayed {plural(found.calls, 'recorded call')}: {found.changed} would get "
+             f"another answer. {apart}\n>")
+    lines = []
+    for group in found.ordered():
+        examples = ", ".join(code(_cut(redactor.text(e), MAX_CELL)) for e in group.examples)
+        lines.append(f"> - {code(_cut(redactor.text(group.change), MAX_CELL))}: {plural(group.calls, 'call')}, "
+                     f"{plural(len(group.keys), 'key')}, {plural(len(group.applications), 'application')}: "
+                     f"{code(group.before)} → {code(group.after)} (decided by {group.step}); e.g. {examples}")
     return "\n".join([intro, *_capped(lines, budget - len(intro) - 1, lambda n: f"> - ... and {n} more")])
 
 

@@ -70,6 +70,10 @@ def render_plan(plan: Plan, *, color: bool = False) -> str:
     if plan.warnings:
         out.append("")
     out += impact_summary(plan)
+    if plan.replay is not None:
+        from apimctl.replay.result import render_text as render_replay
+
+        out += [render_replay(plan.replay), ""]
     out.append(_totals(plan, paint))
     return redactor.text("\n".join(out) + "\n")
 

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apimctl.server.store import Store
+from apimctl.server.traffic.request import alias_path
 
+Entry = tuple[int, dict[str, Any], dict[str, Any]]  # (place in the area's order, service, endpoint)
 _KINDS = ("service", "package", "key", "event", "application", "member")
 
 
@@ -29,22 +31,25 @@ class Area:
     events: list[dict[str, Any]] = field(default_factory=list)
     applications: dict[str, dict[str, Any]] = field(default_factory=dict)
     members: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # public domain (lower case) -> (order, service, endpoint) of the endpoints it serves;
-    # made on the first call routed (the area's documents do not change after that)
-    _by_domain: dict[str, list[tuple[int, dict[str, Any], dict[str, Any]]]] | None = field(
-        default=None, repr=False, compare=False)
+    # public domain (lower case) -> normalised alias -> (order, service, endpoint) of the
+    # endpoints it serves; made on the first call routed (the area's documents do not change
+    # after that)
+    _by_domain: dict[str, dict[str, list[Entry]]] | None = field(default=None, repr=False, compare=False)
 
-    def by_domain(self) -> dict[str, list[tuple[int, dict[str, Any], dict[str, Any]]]]:
-        """The area's endpoints by public domain, each with its place in the area's order."""
+    def by_domain(self) -> dict[str, dict[str, list[Entry]]]:
+        """The area's endpoints by public domain and alias (as a normalised path prefix:
+        :func:`~apimctl.server.traffic.request.alias_path`), each with its place in the
+        area's order."""
         if self._by_domain is None:
-            table: dict[str, list[tuple[int, dict[str, Any], dict[str, Any]]]] = {}
+            table: dict[str, dict[str, list[Entry]]] = {}
             order = 0
             for service in self.services:
                 for endpoint in service.get("endpoints") or []:
                     domains = {str(d.get("address", "")).strip().lower()
                                for d in endpoint.get("publicDomains") or [] if isinstance(d, dict)}
+                    alias = alias_path(str(endpoint.get("requestPathAlias") or ""))
                     for domain in domains:
-                        table.setdefault(domain, []).append((order, service, endpoint))
+                        table.setdefault(domain, {}).setdefault(alias, []).append((order, service, endpoint))
                     order += 1
             self._by_domain = table
         return self._by_domain
@@ -55,6 +60,12 @@ class Area:
     def member_of(self, key: dict[str, Any]) -> dict[str, Any] | None:
         app = self.applications.get(str(key.get("_applicationId")))
         return None if app is None else self.members.get(str(app.get("_memberId")))
+
+
+def area_of(name: str, docs: dict[str, list[dict[str, Any]]]) -> Area:
+    """The area ``name`` of these documents (``service``, ``package``, ``key``, ``event``,
+    ``application``, ``member``; a kind left out has none), as the store holds them."""
+    return _area(name, {kind: docs.get(kind) or [] for kind in _KINDS})
 
 
 def _area(name: str, docs: dict[str, list[dict[str, Any]]]) -> Area:

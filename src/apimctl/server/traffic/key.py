@@ -127,6 +127,8 @@ def find_key(call: Call, area: Area, endpoint: dict[str, Any], trace: Trace) -> 
         trace.add("key", f"none in {where}; allowMissingApiKey: proceeding as {NO_KEY}")
         found = [(NO_KEY, None)]
     value, spot = next(((v, s) for v, s in found if v in area.keys), found[0])
+    if spot is not None:
+        trace.key = value
     label = spot.describe() if spot else f"the reserved key {NO_KEY}"
     key = area.keys.get(value)
     if key is None and spot is None:

@@ -18,7 +18,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import httpx
 
@@ -30,13 +30,13 @@ from apimctl.server.traffic.connections import KeepAliveTransport
 from apimctl.server.traffic.entitlement import check_entitlement
 from apimctl.server.traffic.errors import render
 from apimctl.server.traffic.forward import MAX_ANSWER_BYTES, forward
-from apimctl.server.traffic.key import NO_KEY, find_key, path_secrets
-from apimctl.server.traffic.limits import Limits
+from apimctl.server.traffic.key import NO_KEY, KeyFound, find_key, path_secrets
+from apimctl.server.traffic.limits import Limits, Usage
 from apimctl.server.traffic.log import CallLog
 from apimctl.server.traffic.maintenance import check_maintenance
 from apimctl.server.traffic.model import Answer, Call, Final, Refused, Trace
 from apimctl.server.traffic.request import check_call, escaped
-from apimctl.server.traffic.route import route
+from apimctl.server.traffic.route import Route, route
 from apimctl.server.traffic.transport import check_transport
 
 Clock = Callable[[], float]
@@ -103,23 +103,42 @@ class TrafficManager:
             return []
 
     async def _steps(self, call: Call, trace: Trace, origin_headers: list[tuple[str, str]]) -> Answer:
-        preflight = cors.is_preflight(call)
-        method = str(call.header("access-control-request-method")) if preflight else call.method
-        found_route = route(self.reader.areas(), method, call.host, call.path)
-        service, endpoint = found_route.service, found_route.endpoint
-        trace.service, trace.endpoint = service, endpoint
-        trace.add("route", f"{service.get('name')}/{endpoint.get('name')}")
-        check_transport(call, endpoint, trace)
-        check_maintenance(found_route.area.events, endpoint, call.time, trace)
-        if preflight:
-            cors.preflight(call, endpoint, trace)
-        found = find_key(call, found_route.area, endpoint, trace)
-        if len(found.value) >= 4 and found.value != NO_KEY:  # the reserved key is no secret
-            trace.secrets.append(found.value)
-        check_entitlement(call, found, service, endpoint, found_route.rest, trace)
-        usage = self.limits.check(found_route.area.name, service, endpoint, found, call.time, trace)
-        origin_headers += cors.actual_headers(call, endpoint, trace)
-        answer = await forward(self.transport, call, found_route, found, trace.message_id,
+        passed = gates(self.reader.areas(), self.limits, call, trace)
+        origin_headers += passed.origin_headers
+        answer = await forward(self.transport, call, passed.route, passed.key, trace.message_id,
                                self.dialect.host_header, trace, self.max_answer_bytes)
-        answer.headers += usage.headers + origin_headers
+        answer.headers += passed.usage.headers + origin_headers
         return answer
+
+
+@dataclass
+class Passed:
+    """A call every step before forward let through: where it goes, with which key."""
+
+    route: Route
+    key: KeyFound
+    usage: Usage
+    origin_headers: list[tuple[str, str]]
+
+
+def gates(areas: list[Area], limits: Limits, call: Call, trace: Trace) -> Passed:
+    """The steps before forward (route, transport, maintenance, CORS pre-flight, key,
+    entitlement, limits, CORS headers) on a call whose path is normalised: what passed, or
+    :class:`Refused` / :class:`Final` from the step that decides. ``apimctl plan --replay``
+    decides recorded calls with this same function, without forwarding them."""
+    preflight = cors.is_preflight(call)
+    method = str(call.header("access-control-request-method")) if preflight else call.method
+    found_route = route(areas, method, call.host, call.path)
+    service, endpoint = found_route.service, found_route.endpoint
+    trace.service, trace.endpoint = service, endpoint
+    trace.add("route", f"{service.get('name')}/{endpoint.get('name')}")
+    check_transport(call, endpoint, trace)
+    check_maintenance(found_route.area.events, endpoint, call.time, trace)
+    if preflight:
+        cors.preflight(call, endpoint, trace)
+    found = find_key(call, found_route.area, endpoint, trace)
+    if len(found.value) >= 4 and found.value != NO_KEY:  # the reserved key is no secret
+        trace.secrets.append(found.value)
+    check_entitlement(call, found, service, endpoint, found_route.rest, trace)
+    usage = limits.check(found_route.area.name, service, endpoint, found, call.time, trace)
+    return Passed(found_route, found, usage, cors.actual_headers(call, endpoint, trace))

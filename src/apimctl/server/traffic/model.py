@@ -70,6 +70,7 @@ class Trace:
     service: dict[str, Any] | None = None
     endpoint: dict[str, Any] | None = None
     secrets: list[str] = field(default_factory=list)  # never shown: the key of the call
+    key: str = ""  # the key the key step found (the call-log export's api_key; never in the trace)
 
     def masked(self, text: str) -> str:
         for secret in self.secrets:

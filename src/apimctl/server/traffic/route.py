@@ -4,8 +4,9 @@ The endpoint whose public domain equals the host (the port is ignored unless the
 names one) and whose ``requestPathAlias`` is the longest prefix of the path on a segment
 boundary, among the endpoints that support the call's method (several endpoints may share a
 path, §10.10.1). No endpoint at all: 596 Service Not Found; a path that only endpoints of
-other methods serve: 405 with ``Allow``. The endpoints are looked up by domain in the area's
-table (:meth:`~apimctl.server.traffic.area.Area.by_domain`), not walked one by one. The path is
+other methods serve: 405 with ``Allow``. The endpoints are looked up by domain and by each
+prefix of the path in the area's table (:meth:`~apimctl.server.traffic.area.Area.by_domain`),
+not walked one by one. The path is
 the call's normalised one (:mod:`~apimctl.server.traffic.request`), and an alias is compared
 as that path spells it (:func:`~apimctl.server.traffic.request.alias_path`); the route's
 ``alias`` and ``rest`` are what the forward step puts the target path in place of and after.
@@ -18,7 +19,6 @@ from typing import Any
 
 from apimctl.server.traffic.area import Area
 from apimctl.server.traffic.model import Answer, Final
-from apimctl.server.traffic.request import alias_path
 
 
 @dataclass
@@ -47,23 +47,36 @@ def _alias_matches(alias: str, path: str) -> str | None:
     return None
 
 
+def prefixes(path: str) -> list[str]:
+    """The aliases (normalised path prefixes) that may match ``path`` on a segment boundary:
+    the root, ``path`` up to each ``/`` after the first character, and ``path`` itself."""
+    out = [""]
+    out += [path[:i] for i in range(1, len(path)) if path[i] == "/"]
+    out.append(path)
+    return out
+
+
 def candidates(areas: list[Area], host: str, path: str) -> list[Route]:
     """Every endpoint whose domain and alias match, longest alias first (in the areas' order
     among aliases of one length)."""
     name = host.strip().lower()
     keys = {name} if name.startswith("[") else {name, name.rsplit(":", 1)[0]}
+    keys = {key for key in keys if _host_matches(key, host)}
+    aliases = prefixes(path)
     out: list[tuple[int, int, int, Route]] = []
     for place, area in enumerate(areas):
         table = area.by_domain()
-        found = {order: (service, ep) for key in keys for order, service, ep in table.get(key, [])}
-        for order, (service, ep) in found.items():
-            domains = [d.get("address", "") for d in ep.get("publicDomains") or [] if isinstance(d, dict)]
-            if not any(_host_matches(d, host) for d in domains):
+        found: dict[int, Route] = {}
+        for key in keys:
+            by_alias = table.get(key)
+            if not by_alias:
                 continue
-            alias = alias_path(str(ep.get("requestPathAlias") or ""))
-            rest = _alias_matches(alias, path)
-            if rest is not None:
-                out.append((-len(alias.strip("/")), place, order, Route(area, service, ep, alias, rest)))
+            for alias in aliases:
+                for order, service, ep in by_alias.get(alias, ()):
+                    rest = _alias_matches(alias, path)
+                    if rest is not None:
+                        found.setdefault(order, Route(area, service, ep, alias, rest))
+        out += [(-len(r.alias.strip("/")), place, order, r) for order, r in found.items()]
     out.sort(key=lambda item: item[:3])
     return [item[3] for item in out]
 

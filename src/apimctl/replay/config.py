@@ -1,0 +1,49 @@
+"""The configuration a replay decides on, read through the management API.
+
+:func:`read_documents` reads what the traffic manager's steps need of an area (services with
+their endpoints and error sets, packages with their plans, maintenance events, domains, and
+the package keys with their package and plan), in the shape the reference server stores
+them: a key names its package, plan and application by the internal fields the traffic
+manager reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apimctl.state.live import PAGE_SIZE, Lister, read_raw
+
+KEY_FIELDS = ("id,apikey,status,qpsLimitCeiling,qpsLimitExempt,rateLimitCeiling,rateLimitExempt,"
+              "package,plan,application")
+# the kinds of apimctl (top-level) -> the server's names of the same documents
+STORED = {"service": "service", "package": "package", "maintenanceEvent": "event", "domain": "domain"}
+
+
+def _id(ref: Any) -> str | None:
+    return str(ref["id"]) if isinstance(ref, dict) and ref.get("id") is not None else None
+
+
+def stored_key(key: dict[str, Any]) -> dict[str, Any]:
+    """A key as the server stores it (its package, plan and application by id)."""
+    doc = dict(key)
+    doc["_packageId"], doc["_planId"] = _id(key.get("package")), _id(key.get("plan"))
+    doc["_applicationId"] = _id(key.get("application"))
+    return doc
+
+
+async def read_documents(client: Lister) -> dict[str, list[dict[str, Any]]]:
+    """The area's documents by the server's kind names (``service``, ``package``, ``event``,
+    ``domain``, ``key``)."""
+    raw = await read_raw(client)
+    docs = {stored: list(raw.get(kind) or []) for kind, stored in STORED.items()}
+    keys = await client.list_all("/packageKeys", [("fields", KEY_FIELDS)], page_size=PAGE_SIZE)
+    docs["key"] = [stored_key(k) for k in keys if isinstance(k, dict) and isinstance(k.get("apikey"), str)]
+    if any(k["_applicationId"] is None for k in docs["key"]):  # the area does not name a key's application
+        owners = {str(key.get("id")): str(app["id"])
+                  for app in await client.list_all("/applications", [("fields", "id,packageKeys")],
+                                                   page_size=PAGE_SIZE)
+                  if isinstance(app, dict) and app.get("id") is not None
+                  for key in app.get("packageKeys") or [] if isinstance(key, dict)}
+        for key in docs["key"]:
+            key["_applicationId"] = key["_applicationId"] or owners.get(str(key.get("id")))
+    return docs

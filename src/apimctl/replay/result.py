@@ -1,0 +1,77 @@
+"""What replaying a log found: the changed answers grouped by plan change, the calls counted
+apart, the bad records located. Plain data and its text, for the renderers (which never see
+the traffic manager's steps). Keys are never kept here: a key is shown by its last four
+characters at most.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+EXAMPLES = 3
+BAD_SHOWN = 10
+OTHER = "(no single change)"
+
+
+def shown_key(key: str) -> str:
+    """A key as a report may show it: its last four characters, and only of a long key."""
+    return f"…{key[-4:]}" if len(key) >= 12 else "(key)"
+
+
+@dataclass
+class Group:
+    """The calls one plan change turns from one answer into another."""
+
+    change: str  # the plan step's address (or OTHER)
+    before: str  # "200", "403 ERR_403_NOT_AUTHORIZED"
+    after: str
+    step: str  # the step that now decides differently
+    calls: int = 0
+    keys: set[str] = field(default_factory=set, repr=False)
+    applications: set[str] = field(default_factory=set, repr=False)
+    examples: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"change": self.change, "before": self.before, "after": self.after, "step": self.step,
+                "calls": self.calls, "keys": len(self.keys), "applications": len(self.applications),
+                "examples": self.examples}
+
+
+@dataclass
+class Replay:
+    """What replaying a log found."""
+
+    calls: int = 0  # the records decided
+    changed: int = 0
+    unknown_keys: int = 0
+    unmatched: int = 0
+    bad: int = 0
+    bad_shown: list[str] = field(default_factory=list)  # "file:line: reason"
+    groups: dict[tuple[str, str, str, str], Group] = field(default_factory=dict)
+
+    def ordered(self) -> list[Group]:
+        return sorted(self.groups.values(), key=lambda g: (-g.calls, g.change, g.before, g.after))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"calls": self.calls, "changed": self.changed, "unknownKeys": self.unknown_keys,
+                "unmatched": self.unmatched, "badRecords": self.bad, "badShown": self.bad_shown,
+                "groups": [g.to_json() for g in self.ordered()]}
+
+
+def render_text(found: Replay) -> str:
+    """The replay's result as text (ends with a newline)."""
+    lines = [f"Replayed {found.calls} recorded call(s): {found.changed} would get another answer."]
+    for group in found.ordered():
+        lines.append(f"  {group.change}: {group.calls} call(s), {len(group.keys)} key(s), "
+                     f"{len(group.applications)} application(s): {group.before} → {group.after} "
+                     f"(decided by {group.step})")
+        lines += [f"      e.g. {example}" for example in group.examples]
+    if found.unknown_keys:
+        lines.append(f"  {found.unknown_keys} call(s) with a key the area does not know (not counted against the plan)")
+    if found.unmatched:
+        lines.append(f"  {found.unmatched} call(s) no endpoint matched (not counted against the plan)")
+    if found.bad:
+        lines.append(f"  {found.bad} bad record(s) skipped:")
+        lines += [f"      {where}" for where in found.bad_shown]
+    return "\n".join(lines) + "\n"
