@@ -372,3 +372,23 @@ def apply_summary(stdout: str) -> dict[str, Any]:
     summary: dict[str, Any] = json.loads(lines[-1])
     assert summary["type"] == "summary", summary
     return summary
+
+
+def killed_run(srv: Server, token: str, args: Sequence[str], writes: int) -> None:
+    """``apimctl ARGS`` in a child process of this one (forked: no Python start-up), killed
+    with SIGKILL once the server has seen ``writes`` more writes, or when it ends first."""
+    before = srv.writes()
+    pid = os.fork()
+    if pid == 0:  # the child: the real entry point, then out without any clean-up
+        code = 1
+        try:
+            code = run_in_process(list(args), apimctl_env(srv, token)).returncode
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 30
+    while srv.writes() < before + writes and time.monotonic() < deadline:
+        if os.waitpid(pid, os.WNOHANG) != (0, 0):
+            return  # it ended before it was killed
+        # no sleep: each look is a call to the server
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)

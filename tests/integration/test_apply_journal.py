@@ -12,10 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,9 +26,9 @@ from .apply_support import (
     TOKEN_B,
     Runs,
     Server,
-    apimctl_env,
     expected_objects,
     inventory,
+    killed_run,
     server,
     write_manifest,
 )
@@ -55,18 +51,9 @@ def spec_srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def killed_apply(srv: Server, token: str, folder: Path, path: Path, writes: int, *options: str) -> None:
-    """`apply` in a process killed with SIGKILL once the server has seen ``writes`` more
-    writes (or the process ended first)."""
-    before = srv.writes()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "apimctl", "apply", "--auto-approve", "--qps", "20", *options,
-         "--journal", str(path), str(folder)],
-        env=apimctl_env(srv, token), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while srv.writes() < before + writes and proc.poll() is None and time.monotonic() < deadline:
-        pass  # each look is a call to the server: no sleep needed
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(10)
+    """`apply` killed with SIGKILL once the server has seen ``writes`` more writes."""
+    killed_run(srv, token, ["apply", "--auto-approve", "--qps", "20", *options, "--journal", str(path), str(folder)],
+               writes)
 
 
 def export(runs: Runs, srv: Server, token: str) -> str:
