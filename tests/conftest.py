@@ -6,6 +6,8 @@ output instead of comparing against them; ``APIMCTL_UPDATE_GOLDENS=1`` does the 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 
@@ -27,6 +29,14 @@ def _no_target_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_fa
     for name in _TARGET_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "xdg-config"))
+
+
+@pytest.fixture(autouse=True)
+def _runs_in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs in its own temporary directory: what a command writes where it runs
+    (an apply's journal in ``.apimctl/runs``, the embedded server's ``.apimctl/local.db``)
+    lands there, never in the repository."""
+    monkeypatch.chdir(tmp_path)
 
 
 @pytest.fixture(autouse=True)

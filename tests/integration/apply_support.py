@@ -68,6 +68,14 @@ class Server:
     port: int = 0
     proc: subprocess.Popen[bytes] | None = None
     used: int = 0
+    _http: httpx.Client | None = None  # one connection pool for the tests' own reads
+
+    @property
+    def http(self) -> httpx.Client:
+        """The client of the tests' direct calls (one, not a new TLS context per call)."""
+        if self._http is None:
+            self._http = httpx.Client(timeout=5)
+        return self._http
 
     def fresh_token(self) -> str:
         """The token of an area no test has used yet on this server."""
@@ -111,6 +119,8 @@ class Server:
         raise RuntimeError("server did not start")
 
     def stop(self) -> None:
+        if self._http is not None:
+            self._http.close()
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -123,7 +133,7 @@ class Server:
         return {"Authorization": f"Bearer {OPERATOR}"}
 
     def calls(self) -> dict[str, Any]:
-        reply = httpx.get(f"{self.base}/operator/calls", headers=self.operator(), timeout=5)
+        reply = self.http.get(f"{self.base}/operator/calls", headers=self.operator())
         reply.raise_for_status()
         data: dict[str, Any] = reply.json()
         return data
@@ -137,8 +147,8 @@ class Server:
         last = ""
         for _ in range(60):
             try:
-                reply = httpx.get(self.url + path, params=params, timeout=3,
-                                  headers={"Authorization": f"Bearer {token}"})
+                reply = self.http.get(self.url + path, params=params, timeout=3,
+                                      headers={"Authorization": f"Bearer {token}"})
             except httpx.TransportError as exc:
                 last = repr(exc)
                 continue
@@ -153,7 +163,7 @@ class Server:
         return one(self.get(path, params, token))
 
     def put(self, path: str, body: Any, token: str = TOKEN) -> None:
-        reply = httpx.put(self.url + path, json=body, timeout=5, headers={"Authorization": f"Bearer {token}"})
+        reply = self.http.put(self.url + path, json=body, headers={"Authorization": f"Bearer {token}"})
         assert reply.status_code == 200, reply.text
 
 
@@ -362,3 +372,23 @@ def apply_summary(stdout: str) -> dict[str, Any]:
     summary: dict[str, Any] = json.loads(lines[-1])
     assert summary["type"] == "summary", summary
     return summary
+
+
+def killed_run(srv: Server, token: str, args: Sequence[str], writes: int) -> None:
+    """``apimctl ARGS`` in a child process of this one (forked: no Python start-up), killed
+    with SIGKILL once the server has seen ``writes`` more writes, or when it ends first."""
+    before = srv.writes()
+    pid = os.fork()
+    if pid == 0:  # the child: the real entry point, then out without any clean-up
+        code = 1
+        try:
+            code = run_in_process(list(args), apimctl_env(srv, token)).returncode
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 30
+    while srv.writes() < before + writes and time.monotonic() < deadline:
+        if os.waitpid(pid, os.WNOHANG) != (0, 0):
+            return  # it ended before it was killed
+        # no sleep: each look is a call to the server
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)

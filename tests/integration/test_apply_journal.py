@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
-import sys
-import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,9 +26,9 @@ from .apply_support import (
     TOKEN_B,
     Runs,
     Server,
-    apimctl_env,
     expected_objects,
     inventory,
+    killed_run,
     server,
     write_manifest,
 )
@@ -39,8 +36,28 @@ from .apply_support import (
 pytestmark = pytest.mark.slow  # every test runs a server
 
 
-def export(runs: Runs, srv: Server) -> str:
-    done = runs.run(srv, "export")
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory, dialect_options: tuple[str, ...]) -> Iterator[Server]:
+    """One server per dialect for the module; each test takes an area of its own."""
+    with server(tmp_path_factory.mktemp("journal"), *dialect_options, areas=2) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def spec_srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server of the ``spec`` dialect for the tests that need only one."""
+    with server(tmp_path_factory.mktemp("journal-spec"), areas=4) as running:
+        yield running
+
+
+def killed_apply(srv: Server, token: str, folder: Path, path: Path, writes: int, *options: str) -> None:
+    """`apply` killed with SIGKILL once the server has seen ``writes`` more writes."""
+    killed_run(srv, token, ["apply", "--auto-approve", "--qps", "20", *options, "--journal", str(path), str(folder)],
+               writes)
+
+
+def export(runs: Runs, srv: Server, token: str) -> str:
+    done = runs.run(srv, "export", token=token)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -68,57 +85,59 @@ def run_id_of(path: Path) -> str:
     return str(json.loads(path.read_text().splitlines()[0])["run_id"])
 
 
-def test_journal_runs_and_rollback_of_a_complete_run(tmp_path: Path, dialect_options: tuple[str, ...]) -> None:
-    with server(tmp_path, *dialect_options) as srv:
-        runs = Runs()
-        first = runs.run(srv, "apply", "--auto-approve", "--journal", str(tmp_path / "runs" / "one.jsonl"),
-                         str(write_manifest(tmp_path / "m", services=2)))
-        assert first.returncode == 0, first.stderr
-        before = export(runs, srv)
-        path = tmp_path / "runs" / "two.jsonl"
-        second = runs.run(srv, "apply", "--auto-approve", "--prune", "--journal", str(path),
-                          str(changed_manifest(tmp_path / "m")))
-        assert second.returncode == 0, second.stderr
-        run_id = run_id_of(path)
-        assert f"Run {run_id}: journal {path}" in second.stderr
+def test_journal_runs_and_rollback_of_a_complete_run(srv: Server, tmp_path: Path) -> None:
+    token = srv.fresh_token()
+    runs = Runs()
+    first = runs.run(srv, "apply", "--auto-approve", "--journal", str(tmp_path / "runs" / "one.jsonl"),
+                     str(write_manifest(tmp_path / "m", services=2)), token=token)
+    assert first.returncode == 0, first.stderr
+    before = export(runs, srv, token)
+    path = tmp_path / "runs" / "two.jsonl"
+    second = runs.run(srv, "apply", "--auto-approve", "--prune", "--journal", str(path),
+                      str(changed_manifest(tmp_path / "m")), token=token)
+    assert second.returncode == 0, second.stderr
+    run_id = run_id_of(path)
+    assert f"Run {run_id}: journal {path}" in second.stderr
 
-        # the journal: every step done, the ids of what it created, and no secret value
-        run = journal.load(path, run_id=run_id)
-        assert run.complete and run.area == srv.url
-        assert run.done == {s.address for s in run.plan.steps}
-        assert set(run.created) == {"service:Svc2", "errorSet:Svc2/JSON errors",
-                                    "endpoint:Svc2/Forecast", "endpoint:Svc2/Alerts"}
-        text = path.read_text()
-        for value in SECRET_VALUES.values():
-            assert value not in text
-        listed = runs.run(srv, "runs", "--dir", str(path.parent))
-        assert listed.returncode == 0
-        assert f"{run_id}  {srv.url}  9/9 done, 0 failed, 0 not done  complete" in listed.stdout
+    # the journal: every step done, the ids of what it created, and no secret value
+    run = journal.load(path, run_id=run_id)
+    assert run.complete and run.area == srv.url
+    assert run.done == {s.address for s in run.plan.steps}
+    assert set(run.created) == {"service:Svc2", "errorSet:Svc2/JSON errors",
+                                "endpoint:Svc2/Forecast", "endpoint:Svc2/Alerts"}
+    text = path.read_text()
+    for value in SECRET_VALUES.values():
+        assert value not in text
+    listed = runs.run(srv, "runs", "--dir", str(path.parent), token=token)
+    assert listed.returncode == 0
+    assert f"{run_id}  {srv.url}  9/9 done, 0 failed, 0 not done  complete" in listed.stdout
 
-        # someone changes an object the run wrote: refused, naming it, nothing written
-        ep = srv.get("/services", {"fields": "id,name,endpoints.id,endpoints.name", "limit": "100"})
-        svc1 = next(s for s in ep if s["name"] == "Svc1")
-        forecast = next(e for e in svc1["endpoints"] if e["name"] == "Forecast")
-        srv.put(f"/services/{svc1['id']}/endpoints/{forecast['id']}", {"requestPathAlias": "/moved"})
-        writes = srv.writes()
-        refused = runs.run(srv, "rollback", run_id, "--journal", str(path), "--out", str(tmp_path / "rb.json"))
-        assert refused.returncode == 1, refused.stdout + refused.stderr
-        assert "endpoint:Svc1/Forecast: changed since the run" in refused.stderr
-        assert "Traceback" not in refused.stderr and not (tmp_path / "rb.json").exists()
-        assert srv.writes() == writes
-        srv.put(f"/services/{svc1['id']}/endpoints/{forecast['id']}", {"requestPathAlias": "/s1/forecast"})
+    # someone changes an object the run wrote: refused, naming it, nothing written
+    ep = srv.get("/services", {"fields": "id,name,endpoints.id,endpoints.name", "limit": "100"}, token)
+    svc1 = next(s for s in ep if s["name"] == "Svc1")
+    forecast = next(e for e in svc1["endpoints"] if e["name"] == "Forecast")
+    srv.put(f"/services/{svc1['id']}/endpoints/{forecast['id']}", {"requestPathAlias": "/moved"}, token)
+    writes = srv.writes()
+    refused = runs.run(srv, "rollback", run_id, "--journal", str(path), "--out", str(tmp_path / "rb.json"),
+                       token=token)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "endpoint:Svc1/Forecast: changed since the run" in refused.stderr
+    assert "Traceback" not in refused.stderr and not (tmp_path / "rb.json").exists()
+    assert srv.writes() == writes
+    srv.put(f"/services/{svc1['id']}/endpoints/{forecast['id']}", {"requestPathAlias": "/s1/forecast"}, token)
 
-        # nothing else changed the area: the rollback restores the export byte for byte
-        planned = runs.run(srv, "rollback", run_id, "--journal", str(path), "--out", str(tmp_path / "rb.json"))
-        assert planned.returncode == 0, planned.stderr
-        assert 'delete service "Svc2"' in planned.stdout and "cors.maxAge: 90 -> 60" in planned.stdout
-        assert 'create endpoint "Svc1/Alerts"' in planned.stdout
-        assert 'create maintenanceEvent "Upgrade"' in planned.stdout
-        assert "recreated with a new id" in planned.stderr
-        applied = runs.run(srv, "apply", "--auto-approve", "--plan", str(tmp_path / "rb.json"))
-        assert applied.returncode == 0, applied.stdout + applied.stderr
-        assert export(runs, srv) == before
-        runs.assert_no_secrets(*path.parent.glob("*.jsonl"))
+    # nothing else changed the area: the rollback restores the export byte for byte
+    planned = runs.run(srv, "rollback", run_id, "--journal", str(path), "--out", str(tmp_path / "rb.json"),
+                       token=token)
+    assert planned.returncode == 0, planned.stderr
+    assert 'delete service "Svc2"' in planned.stdout and "cors.maxAge: 90 -> 60" in planned.stdout
+    assert 'create endpoint "Svc1/Alerts"' in planned.stdout
+    assert 'create maintenanceEvent "Upgrade"' in planned.stdout
+    assert "recreated with a new id" in planned.stderr
+    applied = runs.run(srv, "apply", "--auto-approve", "--plan", str(tmp_path / "rb.json"), token=token)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert export(runs, srv, token) == before
+    runs.assert_no_secrets(*path.parent.glob("*.jsonl"))
 
 
 def test_resume_after_the_daily_quota_stops_a_run(tmp_path: Path, dialect_options: tuple[str, ...]) -> None:
@@ -153,35 +172,38 @@ def test_resume_after_the_daily_quota_stops_a_run(tmp_path: Path, dialect_option
         runs.assert_no_secrets(path)
 
 
-def test_bad_journals_and_resumes_are_refused(tmp_path: Path) -> None:
-    with server(tmp_path) as srv:
-        runs = Runs()
-        folder = write_manifest(tmp_path / "m", services=1)
-        path = tmp_path / "ok.jsonl"
-        assert runs.run(srv, "apply", "--auto-approve", "--journal", str(path), str(folder)).returncode == 0
-        run_id = run_id_of(path)
-        writes = srv.writes()
+def test_bad_journals_and_resumes_are_refused(spec_srv: Server, tmp_path: Path) -> None:
+    srv, token = spec_srv, spec_srv.fresh_token()
+    runs = Runs()
+    folder = write_manifest(tmp_path / "m", services=1)
+    path = tmp_path / "ok.jsonl"
+    assert runs.run(srv, "apply", "--auto-approve", "--journal", str(path), str(folder),
+                    token=token).returncode == 0
+    run_id = run_id_of(path)
+    writes = srv.writes()
 
-        unknown = runs.run(srv, "rollback", "nosuchrun", "--journal", str(tmp_path / "none.jsonl"))
-        assert unknown.returncode == 1 and "unknown run 'nosuchrun'" in unknown.stderr
-        truncated = tmp_path / "cut.jsonl"
-        truncated.write_text(path.read_text()[:-7])
-        cut = runs.run(srv, "rollback", run_id, "--journal", str(truncated))
-        assert cut.returncode == 1 and "truncated" in cut.stderr
-        other = runs.run(srv, "rollback", run_id, "--journal", str(path), env={"APIMCTL_URL": srv.url + "/x"})
-        assert other.returncode == 1 and "of the area" in other.stderr
-        # a run killed before its last unit ended, whose manifests changed since: the resume
-        # is refused
-        crashed = tmp_path / "crashed.jsonl"
-        crashed.write_text("".join(path.read_text().splitlines(keepends=True)[:-2]))
-        assert not journal.load(crashed).complete
-        (folder / "main.yaml").write_text((folder / "main.yaml").read_text().replace("maxAge: 60", "maxAge: 5"))
-        changed = runs.run(srv, "apply", "--auto-approve", "--resume", run_id, "--journal", str(crashed))
-        assert changed.returncode == 1, changed.stdout + changed.stderr
-        assert "plan no longer matches" in changed.stderr and "update endpoint:Svc0/Forecast" in changed.stderr
-        for done in (unknown, cut, other, changed):
-            assert "Traceback" not in done.stderr
-        assert srv.writes() == writes
+    unknown = runs.run(srv, "rollback", "nosuchrun", "--journal", str(tmp_path / "none.jsonl"), token=token)
+    assert unknown.returncode == 1 and "unknown run 'nosuchrun'" in unknown.stderr
+    truncated = tmp_path / "cut.jsonl"
+    truncated.write_text(path.read_text()[:-7])
+    cut = runs.run(srv, "rollback", run_id, "--journal", str(truncated), token=token)
+    assert cut.returncode == 1 and "truncated" in cut.stderr
+    other = runs.run(srv, "rollback", run_id, "--journal", str(path), env={"APIMCTL_URL": srv.url + "/x"},
+                     token=token)
+    assert other.returncode == 1 and "of the area" in other.stderr
+    # a run killed before its last unit ended, whose manifests changed since: the resume
+    # is refused
+    crashed = tmp_path / "crashed.jsonl"
+    crashed.write_text("".join(path.read_text().splitlines(keepends=True)[:-2]))
+    assert not journal.load(crashed).complete
+    (folder / "main.yaml").write_text((folder / "main.yaml").read_text().replace("maxAge: 60", "maxAge: 5"))
+    changed = runs.run(srv, "apply", "--auto-approve", "--resume", run_id, "--journal", str(crashed),
+                       token=token)
+    assert changed.returncode == 1, changed.stdout + changed.stderr
+    assert "plan no longer matches" in changed.stderr and "update endpoint:Svc0/Forecast" in changed.stderr
+    for done in (unknown, cut, other, changed):
+        assert "Traceback" not in done.stderr
+    assert srv.writes() == writes
 
 
 def budget_of(stderr: str) -> tuple[int, int]:
@@ -192,92 +214,79 @@ def budget_of(stderr: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-def test_the_budget_of_a_plan_and_the_daily_quota(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_budget_of_a_plan_and_the_daily_quota(spec_srv: Server, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """`plan` states the calls applying it makes, as apply then makes them; an apply that
     cannot fit in what is left of the daily quota (--daily-quota, or a profile's daily_quota,
     less what today's journaled runs made) is refused before its first write, saying when it
     would fit."""
     folder = write_manifest(tmp_path / "m", services=2)
     monkeypatch.chdir(tmp_path)  # the profile and today's journals are found here
-    with server(tmp_path) as srv:
-        runs = Runs()
-        planned = runs.run(srv, "plan", "--qps", "4", str(folder))
-        assert planned.returncode == 0, planned.stderr
-        total, writes = budget_of(planned.stderr)
-        assert f"about {total / 4:.0f} s at --qps 4." in planned.stderr
+    srv, token = spec_srv, spec_srv.fresh_token()
+    runs = Runs()
+    start = srv.writes()
+    planned = runs.run(srv, "plan", "--qps", "4", str(folder), token=token)
+    assert planned.returncode == 0, planned.stderr
+    total, writes = budget_of(planned.stderr)
+    assert f"about {total / 4:.0f} s at --qps 4." in planned.stderr
 
-        (tmp_path / "apimctl.toml").write_text('[default]\nprofile = "small"\n\n[profiles.small]\ndaily_quota = 3\n')
-        whole = runs.run(srv, "apply", "--auto-approve", str(folder))
-        assert whole.returncode == 1, whole.stdout + whole.stderr
-        assert "more than a whole day's quota of 3 calls" in whole.stderr
-        assert srv.writes() == 0  # nothing was written, not even the lease
+    (tmp_path / "apimctl.toml").write_text('[default]\nprofile = "small"\n\n[profiles.small]\ndaily_quota = 3\n')
+    whole = runs.run(srv, "apply", "--auto-approve", str(folder), token=token)
+    assert whole.returncode == 1, whole.stdout + whole.stderr
+    assert "more than a whole day's quota of 3 calls" in whole.stderr
+    assert srv.writes() == start  # nothing was written, not even the lease
 
-        done = runs.run(srv, "apply", "--auto-approve", "--daily-quota", "1000", str(folder))
-        assert done.returncode == 0, done.stderr
-        assert srv.writes() == writes + 2  # as planned, and the lease: created, then deleted
+    done = runs.run(srv, "apply", "--auto-approve", "--daily-quota", "1000", str(folder), token=token)
+    assert done.returncode == 0, done.stderr
+    assert srv.writes() == start + writes + 2  # as planned, and the lease: created, then deleted
 
-        changed = changed_manifest(folder)
-        again = runs.run(srv, "plan", str(changed))
-        needed, _ = budget_of(again.stderr)
-        later = runs.run(srv, "apply", "--auto-approve", "--daily-quota", str(needed + 5), str(changed))
-        assert later.returncode == 1, later.stdout + later.stderr
-        assert "today's runs made" in later.stderr and "it would fit after the quota resets at" in later.stderr
-        assert srv.writes() == writes + 2
+    changed = changed_manifest(folder)
+    again = runs.run(srv, "plan", str(changed), token=token)
+    needed, _ = budget_of(again.stderr)
+    later = runs.run(srv, "apply", "--auto-approve", "--daily-quota", str(needed + 5), str(changed),
+                     token=token)
+    assert later.returncode == 1, later.stdout + later.stderr
+    assert "today's runs made" in later.stderr and "it would fit after the quota resets at" in later.stderr
+    assert srv.writes() == start + writes + 2
 
 
-def test_rollback_of_a_run_killed_midway(tmp_path: Path) -> None:
+def test_rollback_of_a_run_killed_midway(spec_srv: Server, tmp_path: Path) -> None:
     """A run killed with SIGKILL leaves a journal without its end; its rollback undoes what it
     wrote, the unit it was writing when killed included, back to the export taken before."""
-    first = write_manifest(tmp_path / "m0", services=1)
-    folder = changed_manifest(tmp_path / "m", services=4)
+    srv, token = spec_srv, spec_srv.fresh_token()
+    runs = Runs()
+    assert runs.run(srv, "apply", "--auto-approve", str(write_manifest(tmp_path / "m0", services=1)),
+                    token=token).returncode == 0
+    before = export(runs, srv, token)
     path = tmp_path / "killed.jsonl"
-    with server(tmp_path) as srv:
-        runs = Runs()
-        assert runs.run(srv, "apply", "--auto-approve", str(first)).returncode == 0
-        before = export(runs, srv)
-        writes = srv.writes()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "apimctl", "apply", "--auto-approve", "--qps", "8", "--parallelism", "2",
-             "--no-lock", "--journal", str(path), str(folder)],
-            env=apimctl_env(srv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while srv.writes() < writes + 2 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-        run = journal.load(path)
-        assert not run.complete and run.done, "killed after it wrote something"
-        listed = runs.run(srv, "runs", "--dir", str(tmp_path))
-        assert "INCOMPLETE" in listed.stdout
-        planned = runs.run(srv, "rollback", run.run_id, "--journal", str(path), "--out", str(tmp_path / "rb.json"))
-        assert planned.returncode == 0, planned.stdout + planned.stderr
-        assert "did not finish" in planned.stderr
-        applied = runs.run(srv, "apply", "--auto-approve", "--plan", str(tmp_path / "rb.json"))
-        assert applied.returncode == 0, applied.stdout + applied.stderr
-        assert export(runs, srv) == before
+    killed_apply(srv, token, changed_manifest(tmp_path / "m", services=3), path, 2,
+                 "--parallelism", "2", "--no-lock")
+    run = journal.load(path)
+    assert not run.complete and run.done, "killed after it wrote something"
+    listed = runs.run(srv, "runs", "--dir", str(tmp_path), token=token)
+    assert "INCOMPLETE" in listed.stdout
+    planned = runs.run(srv, "rollback", run.run_id, "--journal", str(path), "--out", str(tmp_path / "rb.json"),
+                       token=token)
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    assert "did not finish" in planned.stderr
+    applied = runs.run(srv, "apply", "--auto-approve", "--plan", str(tmp_path / "rb.json"), token=token)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert export(runs, srv, token) == before
 
 
-def test_resume_of_a_killed_run_takes_over_its_lease(tmp_path: Path) -> None:
+def test_resume_of_a_killed_run_takes_over_its_lease(spec_srv: Server, tmp_path: Path) -> None:
     """A run killed with SIGKILL leaves its lease behind; its resume takes it over (it is its
     own run's) and completes the plan without a duplicate."""
-    folder = write_manifest(tmp_path / "m", services=4)
+    srv, token = spec_srv, spec_srv.fresh_token()
+    folder = write_manifest(tmp_path / "m", services=2)
     path = tmp_path / "killed.jsonl"
-    with server(tmp_path) as srv:
-        runs = Runs()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "apimctl", "apply", "--auto-approve", "--qps", "8", "--parallelism", "1",
-             "--journal", str(path), str(folder)],
-            env=apimctl_env(srv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while srv.writes() < 3 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)  # the lease and two units
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-        run = journal.load(path)
-        assert not run.complete and len(run.done) < len(run.plan.steps)
-        resumed = runs.run(srv, "apply", "--auto-approve", "--resume", run.run_id, "--journal", str(path))
-        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-        assert f"took over the apply lease run {run.run_id} left" in resumed.stderr
-        found = inventory(srv)
-        assert {k: n for k, n in found.items() if n > 1} == {}
-        assert set(found) == expected_objects(4)
+    killed_apply(srv, token, folder, path, 3, "--parallelism", "1")  # the lease and two units
+    run = journal.load(path)
+    assert not run.complete and len(run.done) < len(run.plan.steps)
+    runs = Runs()
+    resumed = runs.run(srv, "apply", "--auto-approve", "--resume", run.run_id, "--journal", str(path), token=token)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert f"took over the apply lease run {run.run_id} left" in resumed.stderr
+    found = inventory(srv, token)
+    assert {k: n for k, n in found.items() if n > 1} == {}
+    assert set(found) == expected_objects(2)

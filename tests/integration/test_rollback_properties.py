@@ -10,10 +10,6 @@ refused and writes nothing.
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +19,7 @@ from hypothesis import strategies as st
 
 from apimctl.applying import journal
 
-from .apply_support import Runs, Server, apimctl_env, server, write_manifest
+from .apply_support import Runs, Server, killed_run, server, write_manifest
 
 pytestmark = pytest.mark.slow
 
@@ -63,17 +59,8 @@ def changed(folder: Path, services: int, changes: frozenset[str]) -> Path:
 
 def killed_apply(srv: Server, token: str, folder: Path, path: Path) -> None:
     """`apply` in a process killed with SIGKILL once it has written once."""
-    writes = srv.writes()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "apimctl", "apply", "--auto-approve", "--prune", "--qps", "8",
-         "--parallelism", "1", "--no-lock", "--journal", str(path), str(folder)],
-        env=apimctl_env(srv, token), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while srv.writes() < writes + 1 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(10)
+    killed_run(srv, token, ["apply", "--auto-approve", "--prune", "--qps", "20", "--parallelism", "1",
+                            "--no-lock", "--journal", str(path), str(folder)], 1)
 
 
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
