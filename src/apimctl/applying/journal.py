@@ -87,7 +87,7 @@ class Journal:
               resumes: str | None = None) -> None:
         self.write({"type": "run", "format": FORMAT, "run_id": self.run_id, "area": area,
                     "dialect": plan.dialect, "started": _now(), "sources": list(sources),
-                    "resumes": resumes, "plan": _journaled(plan)})
+                    "resumes": resumes, "steps_planned": _journaled(plan)})
 
     async def keep_deleted(self, client: Client, plan: Plan, ids: Mapping[str, str]) -> None:
         """Before the first write: the objects the plan deletes as they are (manifest shape,
@@ -282,7 +282,7 @@ def load(path: Path, *, run_id: str | None = None, area: str | None = None) -> R
         raise JournalError(f"{path}: the journal is of the area {head.get('area')!r}, not "
                            f"{area!r}; nothing was written")
     try:
-        plan = Plan.from_json(head["plan"])
+        plan = Plan.from_json(head["steps_planned"])
     except (KeyError, TypeError, ValueError) as exc:
         raise JournalError(f"{path}:1: the journal's plan is damaged: {exc}") from None
     run = Run(path, str(head["run_id"]), str(head.get("area", "")), str(head.get("dialect", "")),
