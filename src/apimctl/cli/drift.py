@@ -92,7 +92,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
         from apimctl.cli.replay import replay_plan
         from apimctl.replay.result import render_text
 
-        found = run_command(lambda: replay_plan(replay_log, report.plan, paths, overlays,
+        found = run_command(lambda: replay_plan(replay_log, report.plan,
                                                 lambda: open_client(**settings, announce=_say), reverse=True),
                             deadline_of(ctx), _say)
         click.echo(render_text(found), nl=False, err=fmt == "json")

@@ -120,7 +120,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     if replay_log is not None:
         from apimctl.cli.replay import replay_plan
 
-        made.replay = run_command(lambda: replay_plan(replay_log, made, paths, overlays, paced.connect),
+        made.replay = run_command(lambda: replay_plan(replay_log, made, paced.connect),
                                   deadline_of(ctx), _say)
     color = color_wanted(no_color)
     if fmt == "text":  # a long plan on a terminal: its totals, then a pager

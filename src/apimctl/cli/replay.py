@@ -3,14 +3,17 @@ plan would leave it.
 
 The area as it is: its documents read through the management API
 (:func:`apimctl.replay.config.read_documents`). The area as the plan would leave it: a
-throw-away reference server seeded with those same documents (ids, keys and all), the
-manifests planned and applied there, and its configuration read back. Nothing is sent to the
+throw-away reference server seeded with those same documents (ids, keys and all), the very
+plan shown applied there (made with the command's ``--prune``, ``--target``, ``--ignore``,
+overlays and variables, so its deletes and only its steps count), and its configuration read
+back. Nothing is sent to the
 area or to any back end; the recorded calls are decided by the traffic manager's steps
 (:mod:`apimctl.replay`).
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -27,11 +30,11 @@ from apimctl.replay.result import Replay
 AREA = "replay"
 
 
-async def replay_plan(source: str, plan: Plan, paths: Sequence[str], overlays: Sequence[str],
-                      connect: Callable[[], AbstractAsyncContextManager[Any]], *, reverse: bool = False) -> Replay:
-    """Replay the log ``source`` against ``plan`` (made from ``paths`` and ``overlays``).
-    ``reverse`` (drift): the manifests' configuration is the one callers had, the area as it
-    is the one they get now."""
+async def replay_plan(source: str, plan: Plan, connect: Callable[[], AbstractAsyncContextManager[Any]], *,
+                      reverse: bool = False) -> Replay:
+    """Replay the log ``source`` against ``plan``, made against the area ``connect()`` opens.
+    ``reverse`` (drift): the configuration the plan leaves is the one callers had, the area as
+    it is the one they get now."""
     from apimctl.server.dialects import dialect_of
     from apimctl.server.traffic.area import area_of
 
@@ -39,7 +42,7 @@ async def replay_plan(source: str, plan: Plan, paths: Sequence[str], overlays: S
         docs = await read_documents(client)
     dialect = dialect_of(plan.dialect or "spec")
     live = [area_of(AREA, docs)]
-    planned = await planned_areas(docs, paths, overlays, plan.dialect or "spec")
+    planned = await planned_areas(docs, plan, plan.dialect or "spec")
     now, then = Side(live, dialect), Side(planned, dialect)
     before, after = (then, now) if reverse else (now, then)
     # the calls were made against the area as it is: their keys are placed and known there
@@ -63,7 +66,7 @@ def replay_gate(source: str, max_changed: int | None, paths: Sequence[str], over
                           ignores=tuple(ignores), target=target_label(settings.get("url")), impact=None)
     paced = Paced(settings, say)
     made = run_command(lambda: plan(request, paced.connect, notice=say, keep=process.keep), None, say)
-    found = run_command(lambda: replay_plan(source, made, paths, overlays, paced.connect), None, say)
+    found = run_command(lambda: replay_plan(source, made, paced.connect), None, say)
     for line in render_text(found).rstrip("\n").split("\n"):
         say(line)
     if max_changed is not None and found.changed > max_changed:
@@ -71,11 +74,9 @@ def replay_gate(source: str, max_changed: int | None, paths: Sequence[str], over
                            f"--max-changed-calls {max_changed}; nothing was written")
 
 
-async def planned_areas(docs: dict[str, list[dict[str, Any]]], paths: Sequence[str], overlays: Sequence[str],
-                        dialect: str) -> list[Any]:
-    """The areas of a throw-away server holding ``docs`` with the manifests applied."""
+async def planned_areas(docs: dict[str, list[dict[str, Any]]], plan: Plan, dialect: str) -> list[Any]:
+    """The areas of a throw-away server holding ``docs`` with ``plan`` applied."""
     from apimctl.cli.emulator import open_emulator
-    from apimctl.cli.test import _apply
 
     with tempfile.TemporaryDirectory(prefix="apimctl-replay-") as folder:
         emulator = open_emulator(str(Path(folder) / "area.db"), AREA, dialect=dialect)
@@ -86,10 +87,25 @@ async def planned_areas(docs: dict[str, list[dict[str, Any]]], paths: Sequence[s
                 for kind, items in docs.items():
                     for doc in items:
                         txn.put(AREA, kind, str(doc["id"]), doc)
-            if paths:
-                await _apply(emulator, paths, overlays)
+            await _apply(emulator, plan)
             areas: list[Any] = emulator.manager.reader.areas()
             return areas
         finally:
             await emulator.manager.aclose()
             emulator.close()
+
+
+async def _apply(emulator: Any, plan: Plan) -> None:
+    """Apply ``plan`` to the throw-away area (its ids are the area's own: it holds the same
+    documents); a step that fails there refuses the replay, which would not be the plan's."""
+    from apimctl.api.client import ApiClient
+    from apimctl.applying.run import ApplyOptions, apply_plan
+    from apimctl.errors import ApimctlError
+
+    async with ApiClient("http://embedded/v3/rest", token=emulator.token, qps=None,
+                         transport=emulator.management) as client:
+        result = await apply_plan(client, plan, ApplyOptions(env=dict(os.environ)))
+    if not result.ok:
+        why = [f"{o.action} {o.address}: {o.reason}" for o in (*result.failed, *result.skipped)]
+        raise ApimctlError("applying the plan to the replay's copy of the area failed:\n"
+                           + "\n".join(why or ["(no step failed; the copy did not converge)"]))

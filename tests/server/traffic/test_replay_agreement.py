@@ -22,7 +22,7 @@ from apimctl.replay.records import Record, read
 from apimctl.server.dialects import dialect_of
 from apimctl.server.traffic.area import area_of
 
-from .served import FIRST, HOST, OPERATOR, Served, serve
+from .served import FIRST, HOST, OPERATOR, Served, _one, endpoint, serve
 
 # (method, path with query, key, https, extra headers)
 CALLS: list[tuple[str, str, str, bool]] = [
@@ -160,6 +160,52 @@ def test_plan_replay_blames_the_plan_change(served: Served, tmp_path: Path) -> N
     assert "> [!WARNING]\n> Replayed 6 recorded calls: 3 would get another answer." in comment.stdout
     assert "`plan:P/Basic`: 3 calls, 1 key, 1 application: `200` → `403 ERR_403_NOT_AUTHORIZED`" in comment.stdout
     assert served.keys["basic"] not in comment.stdout + shown.stdout
+
+
+def _plan_replay(served: Served, folder: Path, log: Path, *options: str) -> Any:
+    from click.testing import CliRunner
+
+    from apimctl.cli import cli
+
+    result = CliRunner().invoke(cli, ["plan", str(folder), "--url", served.api, "--token", FIRST, "--replay", str(log),
+                                      "--format", "json", *options])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_plan_replay_sees_the_plan_as_shown(served: Served, tmp_path: Path) -> None:
+    """The planned side is the area as the plan shown would leave it: --prune's deletes count,
+    a change outside --target is not made, an --ignore'd field keeps its live value."""
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "packages.yaml").write_text(MANIFEST)
+    extra = _one(served.manage("POST", "/services", json={"name": "Extra"}))
+    _one(served.manage("POST", f"/services/{extra['id']}/endpoints", json=endpoint(
+        "Free", "/free", "127.0.0.1:9", allowMissingApiKey=True)))
+    try:
+        log = tmp_path / "calls.jsonl"
+        now = time.time()
+        lines = [_record("GET", "/other/x", served.keys["basic"], False, 200, now + i) for i in range(3)]
+        lines.append(_record("GET", "/free/y", "", False, 200, now))
+        log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        pruned = _plan_replay(served, tmp_path / "m", log, "--prune")
+        assert any(s["address"] == "service:Extra" and s["action"] == "delete" for s in pruned["steps"])
+        gone = [g for g in pruned["replay"]["groups"] if g["change"] == "service:Extra"]
+        assert [(g["after"], g["calls"], g["step"]) for g in gone] == [("596", 1, "route")]
+        assert gone[0]["before"] != "596"
+        assert pruned["replay"]["changed"] == 4
+        # without --prune the unmanaged service stays, and its call's answer with it
+        kept = _plan_replay(served, tmp_path / "m", log)
+        assert kept["replay"]["changed"] == 3
+        assert {g["change"] for g in kept["replay"]["groups"]} == {"plan:P/Basic"}
+        # the plan's only change is outside the target: nothing is made, nothing replayed changes
+        targeted = _plan_replay(served, tmp_path / "m", log, "--target", "service:Weather")
+        assert targeted["steps"] == [] or all(s["action"] == "read" for s in targeted["steps"])
+        assert (targeted["replay"]["calls"], targeted["replay"]["changed"]) == (4, 0)
+        ignored = _plan_replay(served, tmp_path / "m", log, "--ignore", "plan:P/Basic:services")
+        assert not any(s["address"] == "plan:P/Basic" for s in ignored["steps"])
+        assert (ignored["replay"]["calls"], ignored["replay"]["changed"]) == (4, 0)
+    finally:
+        served.manage("DELETE", f"/services/{extra['id']}")
 
 
 def test_drift_and_apply_replay(served: Served, tmp_path: Path) -> None:
