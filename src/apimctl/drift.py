@@ -127,8 +127,10 @@ class DriftReport:
         ``differences[]`` (``kind``, ``key``, ``address``, ``action`` (the step apply would
         take), ``what``, ``attribution`` (``source``, ``who``, ``when``, ``revision``) or
         null); ``ignored[]`` and ``ignore_rules[]`` (``target``, ``reason``); ``unmanaged[]``;
-        ``warnings[]``. The renderer adds each difference's ``changes`` as
-        ``{path, git, live}`` after redacting secrets.
+        ``warnings[]``; ``replay`` (present only with ``--replay LOG``: the calls whose answer
+        the drift changed, the object of ``plan --format json``, see docs/plan-format.md). The
+        renderer adds each difference's ``changes`` as ``{path, git, live}`` after redacting
+        secrets.
         """
         out = {
             "format_version": "1.0",
@@ -151,6 +153,8 @@ class DriftReport:
         }
         if self.duplicates:  # optional: present only when the area holds some
             out["duplicates"] = [d.to_json() for d in self.duplicates]
+        if self.plan.replay is not None:  # optional: present only with --replay
+            out["replay"] = self.plan.replay.to_json()
         return out
 
 

@@ -86,16 +86,15 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     report = run_command(lambda: drift(request, lambda: open_client(**settings, announce=_say), notice=_say,
                                        keep=process.keep),
                          deadline_of(ctx), _say)
-    color = fmt == "text" and color_wanted(no_color)
-    click.echo(render_drift(report, fmt, color=color), nl=False)
     if replay_log is not None:  # the drift's steps, read backwards: what callers get now
         from apimctl.cli.replay import replay_plan
-        from apimctl.replay.result import render_text
 
-        found = run_command(lambda: replay_plan(replay_log, report.plan,
-                                                lambda: open_client(**settings, announce=_say), reverse=True),
-                            deadline_of(ctx), _say)
-        click.echo(render_text(found), nl=False, err=fmt == "json")
+        report.plan.replay = run_command(lambda: replay_plan(replay_log, report.plan,
+                                                             lambda: open_client(**settings, announce=_say),
+                                                             reverse=True),
+                                         deadline_of(ctx), _say)
+    color = fmt == "text" and color_wanted(no_color)
+    click.echo(render_drift(report, fmt, color=color), nl=False)
     return EXIT_CHANGES if report.drifted else EXIT_OK
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 import click
 
 from apimctl.drift import Difference, DriftReport
+from apimctl.render.markdown import replay_alert
 from apimctl.render.style import (
     Redactor,
     duplicate_line,
@@ -118,6 +119,10 @@ def _text(report: DriftReport, redactor: Redactor, color: bool = False) -> str:
                      "the manifests to accept the area's state.")
     else:
         lines.append(f"No drift. The area matches the manifests{where}.")
+    if report.plan.replay is not None:
+        from apimctl.replay.result import render_text as render_replay
+
+        lines += ["", render_replay(report.plan.replay)]
     return "\n".join(lines)
 
 
@@ -191,7 +196,7 @@ def _markdown(report: DriftReport, redactor: Redactor, limit: int) -> str:
     thousands of differences the table itself is cut, so the whole stays under the limit
     (an issue body holds at most 65,536 characters)."""
     where = f" in `{_cell(safe_target(report.target))}`" if report.target else ""
-    tail = _md_tail(report)
+    tail = _md_tail(report, redactor, limit // 4)
     if not report.drifted:
         return "\n".join([f"### No drift{where}", "", "The area matches the manifests.", "", tail])
     head = [f"### Drift{where}: {_objects_differ(report)} from git", "", f"{_counts(report)}.", "",
@@ -244,7 +249,9 @@ def _md_details(diff: Difference, redactor: Redactor) -> str:
     return "\n".join(lines)
 
 
-def _md_tail(report: DriftReport) -> str:
+def _md_tail(report: DriftReport, redactor: Redactor, budget: int) -> str:
+    """Ignore rules, duplicates, unmanaged objects and what recorded callers see now
+    (``--replay``, within ``budget`` characters)."""
     lines: list[str] = []
     if report.rules:
         lines += ["**Accepted changes outside git** (ignore rules):", ""]
@@ -262,4 +269,7 @@ def _md_tail(report: DriftReport) -> str:
         names = ", ".join(f"`{_cell(u.kind)}` {_name(u.key)}" for u in report.unmanaged[:50])
         more = f" and {len(report.unmanaged) - 50} more" if len(report.unmanaged) > 50 else ""
         lines += [f"Unmanaged (not in git, left alone): {names}{more}", ""]
+    alert = replay_alert(report.plan.replay, redactor, budget, against="the drift")
+    if alert:
+        lines += [alert, ""]
     return "\n".join(lines)

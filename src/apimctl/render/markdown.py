@@ -29,6 +29,7 @@ from apimctl.render.style import (
     risks,
     safe_target,
 )
+from apimctl.replay.result import Replay
 
 DEFAULT_LIMIT: Final = 60_000
 MIN_LIMIT: Final = 2_000
@@ -55,7 +56,7 @@ def render_plan(plan: Plan, *, limit: int = DEFAULT_LIMIT, saved: str | None = N
     doc.add(_head(plan, redactor))
     doc.add(_risk_alert(risks(plan, redactor), _cutting(plan), plan.affected_keys(), redactor,
                         doc.room() - RESERVE))
-    doc.add(_replay_alert(plan, redactor, doc.room() - RESERVE))
+    doc.add(replay_alert(plan.replay, redactor, doc.room() - RESERVE))
     doc.add(_warnings([redactor.text(w) for w in plan.warnings], doc.room() - RESERVE))
     doc.add(_duplicates(plan, redactor, doc.room() - RESERVE))
     tail = _tail(plan, redactor, (doc.room() - RESERVE) // 4)
@@ -157,14 +158,14 @@ def _risk_alert(items: list[Risk], cutting: list[tuple[Step, Impact]], affected:
     return "\n".join([intro, *_capped(lines, budget - len(intro) - 1, lambda n: f"> - ... and {n} more")])
 
 
-def _replay_alert(plan: Plan, redactor: Redactor, budget: int) -> str:
-    """What recorded callers would see (``--replay``): a warning when some answer changes."""
-    found = plan.replay
+def replay_alert(found: Replay | None, redactor: Redactor, budget: int, *, against: str = "the plan") -> str:
+    """What recorded callers would see (``--replay``): a warning when some answer changes
+    (``against``: what the changes are blamed on, the plan or the drift)."""
     if found is None:
         return ""
     apart = (f"{plural(found.unknown_keys, 'call')} with a key the area does not know, "
              f"{plural(found.unmatched, 'call')} no endpoint matched and {plural(found.bad, 'bad record')} "
-             "are not counted against the plan.")
+             f"are not counted against {against}.")
     if not found.changed:
         return f"Replayed {plural(found.calls, 'recorded call')}: none would get another answer. {apart}"
     intro = (f"> [!WARNING]\n> Replayed {plural(found.calls, 'recorded call')}: {found.changed} would get "

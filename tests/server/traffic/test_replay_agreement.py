@@ -227,6 +227,25 @@ def test_drift_and_apply_replay(served: Served, tmp_path: Path) -> None:
     drifted = CliRunner().invoke(cli, ["drift", str(tmp_path / "m"), *connect, "--no-color"])
     assert drifted.exception is None, drifted.output
     assert "plan:P/Basic: 3 call(s), 1 key(s), 1 application(s): 403 ERR_403_NOT_AUTHORIZED → 200" in drifted.output
+    # in drift's JSON (stdout alone, stderr apart) and as a warning of its Markdown, as plan shows it
+    shown = CliRunner().invoke(cli, ["drift", str(tmp_path / "m"), *connect, "--format", "json"])
+    assert shown.exception is None, shown.output
+    doc = json.loads(shown.stdout)
+    assert doc["drift"] is True and "Replayed" not in shown.stderr
+    assert doc["replay"]["groups"] == [{
+        "change": "plan:P/Basic", "before": "403 ERR_403_NOT_AUTHORIZED", "after": "200", "step": "entitlement",
+        "calls": 3, "keys": 1, "applications": 1, "examples": ["GET /other/x (key …6789)"]}]
+    assert (doc["replay"]["calls"], doc["replay"]["changed"]) == (3, 3)
+    plain = CliRunner().invoke(cli, ["drift", str(tmp_path / "m"), "--url", served.api, "--token", FIRST,
+                                     "--format", "json"])
+    assert "replay" not in json.loads(plain.stdout)
+    comment = CliRunner().invoke(cli, ["drift", str(tmp_path / "m"), *connect, "--format", "markdown"])
+    assert comment.exception is None, comment.output
+    assert "> [!WARNING]\n> Replayed 3 recorded calls: 3 would get another answer." in comment.stdout
+    assert "are not counted against the drift." in comment.stdout
+    assert ("`plan:P/Basic`: 3 calls, 1 key, 1 application: `403 ERR_403_NOT_AUTHORIZED` → `200`"
+            in comment.stdout)
+    assert served.keys["basic"] not in shown.stdout + comment.stdout
     refused = CliRunner().invoke(cli, ["apply", str(tmp_path / "m"), *connect, "--max-changed-calls", "2",
                                        "--auto-approve"])
     assert refused.exit_code != 0
