@@ -193,6 +193,20 @@ def test_plan_replay_sees_the_plan_as_shown(served: Served, tmp_path: Path) -> N
         assert [(g["after"], g["calls"], g["step"]) for g in gone] == [("596", 1, "route")]
         assert gone[0]["before"] != "596"
         assert pruned["replay"]["changed"] == 4
+        # drift --prune reads the same delete backwards; apply --prune refuses on it before writing
+        from click.testing import CliRunner
+
+        from apimctl.cli import cli
+
+        connect = ["--url", served.api, "--token", FIRST, "--replay", str(log), "--prune"]
+        drifted = CliRunner().invoke(cli, ["drift", str(tmp_path / "m"), *connect, "--format", "json"])
+        assert drifted.exception is None, drifted.output
+        back = [g for g in json.loads(drifted.stdout)["replay"]["groups"] if g["change"] == "service:Extra"]
+        assert [(g["before"], g["after"]) for g in back] == [("596", gone[0]["before"])]
+        refused = CliRunner().invoke(cli, ["apply", str(tmp_path / "m"), *connect, "--max-changed-calls", "3",
+                                           "--auto-approve"])
+        assert "would change the answer of 4 recorded call(s)" in str(refused.exception)
+        assert served.manage("GET", f"/services/{extra['id']}").status_code == 200  # nothing written
         # without --prune the unmanaged service stays, and its call's answer with it
         kept = _plan_replay(served, tmp_path / "m", log)
         assert kept["replay"]["changed"] == 3
