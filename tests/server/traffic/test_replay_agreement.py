@@ -276,3 +276,38 @@ def _basic_endpoints(served: Served) -> int:
     package = next(p for p in asyncio.run(_docs(served))["package"] if p["name"] == "P")
     basic = next(p for p in package["plans"] if p["name"] == "Basic")
     return sum(len(s.get("endpoints") or []) for s in basic.get("services") or [])
+
+
+def test_replay_refuses_the_key_of_an_inactive_member(served: Served, tmp_path: Path) -> None:
+    """A key whose member is no longer active is refused by replay as by the emulator (the
+    member and its application are read through the management API with the keys)."""
+    package = next(p for p in served.manage("GET", "/packages", params={"fields": "id,name,plans"}).json()
+                   if p["name"] == "P")
+    plan = next(p for p in package["plans"] if p["name"] == "All")
+    value = f"gone-{served.dialect}-0123456789"
+    member = _one(served.manage("POST", "/members", json={
+        "username": "gone", "email": "gone@example.com", "displayName": "Gone", "externalId": "gone",
+        "passwdNew": "pw-gone-1234567", "applications": [{"name": "G", "username": "gone", "packageKeys": [
+            {"apikey": value, "package": {"id": package["id"]}, "plan": {"id": plan["id"]}}]}]}))
+    try:
+        _one(served.manage("PUT", f"/members/{member['id']}", json={"areaStatus": "disabled"}))
+        log = tmp_path / "calls.jsonl"
+        when = time.time()
+        answered = _send(served, "GET", "/other", value, False)
+        log.write_text(json.dumps(_record("GET", "/other", value, False, answered, when)) + "\n")
+        exported = httpx.get(f"{served.api}/operator/traffic", params={"format": "calllog"},
+                             headers={"Authorization": f"Bearer {OPERATOR}"})
+        emulated = json.loads(exported.text.splitlines()[-1])
+        assert (answered, emulated["traffic_manager_error_code"]) == (403, "ERR_403_DEVELOPER_INACTIVE")
+        side = Side([area_of("first", asyncio.run(_docs(served)))], dialect_of(served.dialect))
+        [record] = [r for r in read(str(log)) if isinstance(r, Record)]
+        decided = side.decide(keyed(side.areas, record), record.status)
+        assert (decided.status, decided.error, decided.step) == (403, "ERR_403_DEVELOPER_INACTIVE", "key")
+        # the member made active again: the emulator forwards the call, replay lets it pass every gate
+        _one(served.manage("PUT", f"/members/{member['id']}", json={"areaStatus": "active"}))
+        assert _send(served, "GET", "/other", value, False) == 200
+        again = Side([area_of("first", asyncio.run(_docs(served)))], dialect_of(served.dialect))
+        passed = again.decide(keyed(again.areas, record), 200)
+        assert (passed.status, passed.error, passed.step) == (200, "", "forward")
+    finally:
+        served.manage("DELETE", f"/members/{member['id']}")
