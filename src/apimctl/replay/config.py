@@ -55,7 +55,8 @@ async def _holders(client: Lister, keys: list[dict[str, Any]]) -> tuple[list[dic
     members = [m for m in await client.list_all("/members", [("fields", MEMBER_FIELDS)], page_size=PAGE_SIZE)
                if isinstance(m, dict) and m.get("id") is not None]
     by_name = {m.get("username"): str(m["id"]) for m in members}
-    stored = [{**app, "id": str(app["id"]), "_memberId": by_name.get(app.get("username"))} for app in apps]
+    stored = [{"id": str(app["id"]), "username": app.get("username"), "_memberId": by_name.get(app.get("username"))}
+              for app in apps]
     owners = {str(key.get("id")): str(app["id"]) for app in apps
               for key in app.get("packageKeys") or [] if isinstance(key, dict)}
     for key in keys:
