@@ -29,6 +29,26 @@ CALL_TEST_SUFFIXES = (".test.yaml", ".test.yml")
 _T = TypeVar("_T")
 
 
+class NotUtf8(ValueError):
+    """Bytes that are not UTF-8 text: where the first bad byte stands (1-based) and its value."""
+
+    def __init__(self, line: int, column: int, byte: int) -> None:
+        super().__init__(f"not UTF-8 text at {line}:{column} (byte 0x{byte:02x})")
+        self.line, self.column, self.byte = line, column, byte
+
+
+def utf8_text(data: bytes) -> str:
+    """``data`` as UTF-8 text, a byte order mark dropped; :class:`NotUtf8` locates a bad byte."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise NotUtf8(line, column, data[exc.start]) from None
+
+
 def is_manifest_name(name: str) -> bool:
     """Whether a directory entry named ``name`` is read as a manifest: ``*.yaml``/``*.yml``,
     not hidden, not a call-test file."""

@@ -29,8 +29,10 @@ from apimctl.manifests.documents import (
     CALL_TEST_SUFFIXES,
     MAX_FILE_BYTES,
     Document,
+    NotUtf8,
     SourceFile,
     is_manifest_name,
+    utf8_text,
 )
 from apimctl.manifests.environment import outside_folder
 from apimctl.manifests.model import Position, Problems
@@ -190,15 +192,11 @@ def _read_text(src: SourceFile, problems: Problems) -> str | None:
         problems.error(Position(src.display, 1, 1), "", "UTF-16 text (as some Windows editors and shells "
                        "write it); manifests must be UTF-8 encoded: save the file as UTF-8")
         return None
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        problems.error(Position(src.display, line, col), "",
-                       f"not UTF-8 text (byte 0x{data[exc.start]:02x}); manifests must be UTF-8 encoded")
+        return utf8_text(data)
+    except NotUtf8 as exc:
+        problems.error(Position(src.display, exc.line, exc.column), "",
+                       f"not UTF-8 text (byte 0x{exc.byte:02x}); manifests must be UTF-8 encoded")
         return None
 
 

@@ -23,7 +23,7 @@ from typing import IO, Any
 import yaml
 
 from apimctl.errors import ApimctlError, Problem
-from apimctl.manifests.documents import MAX_FILE_BYTES
+from apimctl.manifests.documents import MAX_FILE_BYTES, NotUtf8, utf8_text
 from apimctl.manifests.model import JsonPath, Position, Problems
 from apimctl.manifests.yaml_events import Abort, EventReader
 
@@ -88,15 +88,11 @@ def _unreadable(file: str, what: str, reason: str) -> OpenApiError:
 
 def decode(file: str, data: bytes) -> str:
     """``data`` as UTF-8 text (a byte order mark dropped)."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise OpenApiError([Problem(file, line, col, "", "not UTF-8 text: an OpenAPI document "
-                                                         "must be UTF-8 encoded")]) from None
+        return utf8_text(data)
+    except NotUtf8 as exc:
+        raise OpenApiError([Problem(file, exc.line, exc.column, "", "not UTF-8 text: an OpenAPI document "
+                                                                    "must be UTF-8 encoded")]) from None
 
 
 class _DocumentReader(EventReader):
