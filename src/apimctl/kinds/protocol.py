@@ -131,7 +131,7 @@ class Held(Protocol):
 
 class Holdings(Protocol):
     """What the live area holds, as :meth:`KindOps.goes_with` reads it (planning's caller
-    impact passes its index of the area, ``apimctl.planning.impact_world.World``)."""
+    impact passes its index of the area, ``apimctl.planning.impact.world.World``)."""
 
     def kind(self, name: str) -> KindFacts:
         """The kind called ``name``."""

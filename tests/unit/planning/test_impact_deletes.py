@@ -1,4 +1,4 @@
-"""What goes with a delete (``apimctl.planning.impact_deletes``), from a live area made by
+"""What goes with a delete (``apimctl.planning.impact.deletes``), from a live area made by
 hand: a service with two endpoints (one returning a named error set), a package whose plan
 entitles one endpoint and gives a role key permissions, and that role."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from apimctl.planning.impact_deletes import goes_with
-from apimctl.planning.impact_world import World
+from apimctl.planning.impact.deletes import goes_with
+from apimctl.planning.impact.world import World
 from apimctl.plans.model import Step
 from apimctl.state.live import LiveObject, LiveState
 

@@ -1,8 +1,8 @@
 """Who each change of a plan affects: the rules, one function per kind of change (pure).
 
 :func:`impacts_of` gives a step's :class:`~apimctl.plans.model.Impact` lines from the live
-facts (:class:`~apimctl.planning.impact_world.World`) and the keys
-(:class:`~apimctl.planning.impact_world.KeySource`):
+facts (:class:`~apimctl.planning.impact.world.World`) and the keys
+(:class:`~apimctl.planning.impact.world.KeySource`):
 
 - a plan's entitlements removed or added (a service, an endpoint, methods): the keys on the
   plan that lose or gain access;
@@ -27,8 +27,8 @@ from typing import Any
 
 from apimctl import kinds
 from apimctl.kinds import Kind
-from apimctl.planning.impact_deletes import goes_with
-from apimctl.planning.impact_world import KeySource, PlanFacts, World
+from apimctl.planning.impact.deletes import goes_with
+from apimctl.planning.impact.world import KeySource, PlanFacts, World
 from apimctl.plans.model import Change, Impact, Step
 from apimctl.state.keys import KeyFacts
 
@@ -103,7 +103,7 @@ def _reach(plans: Sequence[PlanFacts], keys: KeySource, *, owners: bool = True) 
 
 def impacts_of(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
     """The impact lines of ``step`` (empty when nothing in it governs calls), and what goes
-    with it when it deletes (:func:`apimctl.planning.impact_deletes.goes_with`)."""
+    with it when it deletes (:func:`apimctl.planning.impact.deletes.goes_with`)."""
     going = goes_with(step, world)
     return _governing(step, world, keys) + ((going,) if going is not None else ())
 

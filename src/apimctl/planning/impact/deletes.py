@@ -2,7 +2,7 @@
 
 :func:`goes_with` asks the deleted object's kind (``KindOps.goes_with``, in the kind's module)
 what the platform removes or changes along with the object, from the live area
-(:class:`~apimctl.planning.impact_world.World`, the kinds' ``Holdings``): a service's
+(:class:`~apimctl.planning.impact.world.World`, the kinds' ``Holdings``): a service's
 endpoints and error sets, the plans' entitlements that name it and its role permissions; an
 endpoint's entitlements; a package's plans; a plan's entitlements and role permissions; a
 role's permissions on services and plans; the endpoints that return an error set's messages
@@ -13,7 +13,7 @@ role's permissions on services and plans; the endpoints that return an error set
 from __future__ import annotations
 
 from apimctl import kinds
-from apimctl.planning.impact_world import World
+from apimctl.planning.impact.world import World
 from apimctl.plans.model import Impact, Step
 
 

@@ -1,7 +1,7 @@
 """Caller impact: who each change of a plan affects, from the area's live package keys.
 
 ``plan``, ``apply`` and ``drift`` call :func:`attach_impact` once the plan is built, with the
-live state it was built from. It runs the rules of :mod:`apimctl.planning.impact_rules` twice:
+live state it was built from. It runs the rules of :mod:`apimctl.planning.impact.rules` twice:
 first with a recorder, which notes the plans whose keys the changes need (and whether their
 owners are needed: applications and members); then, if any, the keys of those plans are read
 once (:func:`apimctl.state.keys.read_keys`: ``⌈keys/1000⌉`` list calls, or
@@ -24,8 +24,8 @@ import dataclasses
 from typing import Final
 
 from apimctl.errors import ApimctlError, PlanError
-from apimctl.planning.impact_rules import count, impacts_of
-from apimctl.planning.impact_world import Known, Recorder, World
+from apimctl.planning.impact.rules import count, impacts_of
+from apimctl.planning.impact.world import Known, Recorder, World
 from apimctl.plans.model import Change, Impact, ImpactRead, Plan, Step
 from apimctl.speed import collector_paused
 from apimctl.state.keys import KeyRead, PageReader, read_keys

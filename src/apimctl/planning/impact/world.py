@@ -1,6 +1,6 @@
 """What the caller impact needs to know of the live area besides its keys.
 
-:mod:`apimctl.planning.impact_rules` asks this index which live plans entitle a service or
+:mod:`apimctl.planning.impact.rules` asks this index which live plans entitle a service or
 an endpoint, which plans a package holds, what a plan's limits and flags are, and what goes
 with a deleted service or endpoint. Plans are decoded once (an area holds few of them); the
 services' endpoints and error sets are only counted, by their parent key, when a delete asks.
