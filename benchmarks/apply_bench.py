@@ -42,9 +42,9 @@ from generated import (
 from apimctl.api.client import ApiClient
 from apimctl.applying import reading
 from apimctl.applying.run import ApplyOptions, ApplyResult, apply_plan
-from apimctl.applying.schedule import ProgressEvent
 from apimctl.planning import build_plan
 from apimctl.plans.model import Plan
+from apimctl.plans.progress import ProgressEvent
 
 TOKEN = "bench-token"
 OPERATOR = "bench-operator"

@@ -19,7 +19,8 @@ from click.testing import CliRunner
 from apimctl import kinds
 from apimctl.api.client import ApiClient
 from apimctl.cli import cli
-from apimctl.drift import DriftReport, detect_drift
+from apimctl.drift import detect_drift
+from apimctl.plans.drift import DriftReport
 from apimctl.render.drift import render_drift
 from apimctl.server import ServerConfig, create_app
 
@@ -344,7 +345,7 @@ def test_attribution_when_names_contain_a_slash(tmp_path: Path, dialect: str) ->
 
 
 def test_markdown_shows_odd_names_as_written_and_counts_agree() -> None:
-    from apimctl.drift import Difference
+    from apimctl.plans.drift import Difference
     from apimctl.plans.model import Change, Plan, Step, Unmanaged
 
     step = Step("update", "endpoint", "<b>*Ops*</b>/</details> [x]", "e1", "service:<b>*Ops*</b>",
@@ -364,7 +365,7 @@ def test_markdown_shows_odd_names_as_written_and_counts_agree() -> None:
 def test_markdown_with_thousands_of_differences_stays_under_the_limit() -> None:
     """The summary table is cut too, not only the details: an issue body holds 65,536
     characters at most, and the nightly job posts this text as one."""
-    from apimctl.drift import Difference
+    from apimctl.plans.drift import Difference
     from apimctl.plans.model import Change, Plan, Step
 
     steps = [Step("update", "endpoint", f"Service {i:04}/A rather long endpoint name {i}", f"e{i}",

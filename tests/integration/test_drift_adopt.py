@@ -20,22 +20,13 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from apimctl.adopt import (
-    ADDED,
-    OBJECT,
-    REMOVED,
-    UNDECLARED,
-    VARIABLE,
-    WRITTEN,
-    Unfaithful,
-    plan_adoption,
-    read_exported,
-)
-from apimctl.adopt import SECRET as SECRET_STATUS
+from apimctl.adopt import Unfaithful, plan_adoption, read_exported
 from apimctl.api.client import ApiClient
 from apimctl.cli import cli
 from apimctl.drift import detect_drift
 from apimctl.manifests.edits import write_edits
+from apimctl.plans.adoption import ADDED, OBJECT, REMOVED, UNDECLARED, VARIABLE, WRITTEN
+from apimctl.plans.adoption import SECRET as SECRET_STATUS
 from apimctl.render.adopt import render_adoption
 
 from .dialect_support import ThreadServer, served_in_thread

@@ -44,6 +44,7 @@ from apimctl.applying.units import group_units
 from apimctl.applying.writes import Writer
 from apimctl.errors import ApiError
 from apimctl.kinds import Kind
+from apimctl.planning.domains import awaited_domains
 from apimctl.plans.model import Plan, Step, address
 from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.state import live
@@ -158,6 +159,9 @@ async def apply_plan(client: Client, plan: Plan, options: ApplyOptions | None = 
     result = await execute_units(units, execute, parallelism=opts.parallelism, progress=opts.progress,
                                  interrupt=opts.interrupt, grace=opts.grace)
     result.plan = plan
+    if result.failed:
+        result.awaited_domains = awaited_domains(plan, [o.address for o in result.done],
+                                                 {o.address for o in result.failed})
     if opts.verify and result.done:
         result.non_converged = await verify(client, plan, result, env_mapping(opts.env), index)
     after_counts = _counts(stats)

@@ -28,6 +28,8 @@ from typing import Any, Literal
 from apimctl.applying.fence import LeaseLost
 from apimctl.errors import ApimctlError, AuthError, QuotaExhausted, Unreachable
 from apimctl.plans.model import Step
+from apimctl.plans.progress import EventKind, ProgressEvent
+from apimctl.plans.progress import ProgressCallback as ProgressCallback
 
 STOPPING_ERRORS: tuple[type[BaseException], ...] = (QuotaExhausted, AuthError, Unreachable, LeaseLost)
 
@@ -35,8 +37,6 @@ INTERRUPTED = "interrupted (Ctrl-C or SIGTERM)"
 # seconds the running calls get to finish after an interrupt: a CI runner sends SIGKILL 10 s
 # after its first signal, and the lease and the summary still need their turn
 GRACE = 3.0
-
-EventKind = Literal["start", "done", "failed", "skipped", "note"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,19 +57,6 @@ class Unit:
         return tuple(s.address for s in self.steps)
 
 
-@dataclass(frozen=True)
-class ProgressEvent:
-    """One thing that happened during an apply, for a progress display."""
-
-    kind: EventKind
-    address: str
-    action: str
-    message: str = ""
-    completed: int = 0
-    total: int = 0
-
-
-ProgressCallback = Callable[[ProgressEvent], None]
 Execute = Callable[["Unit"], Coroutine[Any, Any, None]]
 
 

@@ -30,9 +30,10 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from apimctl.applying.schedule import GRACE, ProgressCallback, ProgressEvent
+from apimctl.applying.schedule import GRACE
 from apimctl.cli.pager import show_plan
 from apimctl.plans.model import Plan
+from apimctl.plans.progress import ProgressCallback, ProgressEvent
 from apimctl.plans.result import ApplyResult
 from apimctl.render import json as render_json
 from apimctl.render import text as render_text

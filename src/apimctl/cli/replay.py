@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from apimctl.plans.model import Plan
+from apimctl.plans.replay import Replay
 from apimctl.replay.compare import replay
 from apimctl.replay.config import read_documents
 from apimctl.replay.decide import Side
 from apimctl.replay.records import read
-from apimctl.replay.result import Replay
 
 AREA = "replay"
 
@@ -60,14 +60,14 @@ def replay_gate(source: str, max_changed: int | None, paths: Sequence[str], over
     from apimctl.cli.target import Paced, target_label
     from apimctl.errors import ApimctlError
     from apimctl.planning.command import PlanRequest, plan
-    from apimctl.replay.result import render_text
+    from apimctl.render.text import render_replay
 
     request = PlanRequest(paths=tuple(paths), overlays=tuple(overlays), prune=prune, targets=tuple(targets),
                           ignores=tuple(ignores), target=target_label(settings.get("url")), impact=None)
     paced = Paced(settings, say)
     made = run_command(lambda: plan(request, paced.connect, notice=say, keep=process.keep), None, say)
     found = run_command(lambda: replay_plan(source, made, paced.connect), None, say)
-    for line in render_text(found).rstrip("\n").split("\n"):
+    for line in render_replay(found).rstrip("\n").split("\n"):
         say(line)
     if max_changed is not None and found.changed > max_changed:
         raise ApimctlError(f"the plan would change the answer of {found.changed} recorded call(s), more than "

@@ -357,7 +357,7 @@ class Plan:
     budget: Budget | None = field(default=None, compare=False)  # the calls applying it makes
     # what the deletes take away, as the area was read (the apply journal keeps it); not saved
     deleted_images: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False, compare=False)
-    # what recorded callers would see (``--replay``): apimctl.replay.compare.Replay; None: not asked
+    # what recorded callers would see (``--replay``): apimctl.plans.replay.Replay; None: not asked
     replay: Any = field(default=None, compare=False)
 
     @property

@@ -50,6 +50,9 @@ class ApplyResult:
     plan: Plan | None = field(default=None, repr=False, compare=False)
     run_id: str = ""  # the run's id and journal (apimctl runs, rollback, apply --resume)
     journal: str = ""
+    # the domains this apply created that its failed steps need: the area refuses those
+    # objects until an operator approves the domains, so a rerun alone changes nothing
+    awaited_domains: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

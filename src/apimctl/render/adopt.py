@@ -1,4 +1,4 @@
-"""Render what ``apimctl drift --adopt`` did (:class:`apimctl.adopt.Adoption`) as text, JSON or
+"""Render what ``apimctl drift --adopt`` did (:class:`apimctl.plans.adoption.Adoption`) as text, JSON or
 Markdown; the Markdown form is the body of the pull request the nightly job opens.
 
 Per change: the object and field, the value git had and the live one now written, the file
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from apimctl.adopt import ADDED, REMOVED, Adopted, Adoption
+from apimctl.plans.adoption import ADDED, REMOVED, Adopted, Adoption
 from apimctl.render.drift import DEFAULT_LIMIT, _cell, _name
 from apimctl.render.style import Redactor, format_value, plural, safe_target
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import click
 
-from apimctl.drift import Difference, DriftReport
+from apimctl.plans.drift import Difference, DriftReport
 from apimctl.render.markdown import replay_alert
 from apimctl.render.style import (
     Redactor,
@@ -28,6 +28,7 @@ from apimctl.render.style import (
     plural,
     safe_target,
 )
+from apimctl.render.text import render_replay
 
 SYMBOL = {"update": "~", "create": "-", "delete": "+"}
 COLOR = {"update": "yellow", "create": "red", "delete": "green"}
@@ -120,8 +121,6 @@ def _text(report: DriftReport, redactor: Redactor, color: bool = False) -> str:
     else:
         lines.append(f"No drift. The area matches the manifests{where}.")
     if report.plan.replay is not None:
-        from apimctl.replay.result import render_text as render_replay
-
         lines += ["", render_replay(report.plan.replay)]
     return "\n".join(lines)
 

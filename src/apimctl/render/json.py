@@ -18,8 +18,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from apimctl.applying.schedule import ProgressEvent
 from apimctl.plans.model import Change, Plan, Step
+from apimctl.plans.progress import ProgressEvent
 from apimctl.plans.result import ApplyResult
 from apimctl.render.style import (
     SENSITIVE_TEXT,

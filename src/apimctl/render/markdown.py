@@ -17,6 +17,7 @@ from typing import Final
 
 from apimctl import kinds
 from apimctl.plans.model import ACTIONS, WRITE_ONLY_NOTE, Impact, Plan, Step
+from apimctl.plans.replay import Replay
 from apimctl.render.style import (
     SYMBOLS,
     FieldLine,
@@ -29,7 +30,6 @@ from apimctl.render.style import (
     risks,
     safe_target,
 )
-from apimctl.replay.result import Replay
 
 DEFAULT_LIMIT: Final = 60_000
 MIN_LIMIT: Final = 2_000

@@ -15,6 +15,7 @@ from collections.abc import Callable
 import click
 
 from apimctl.plans.model import WRITE_ONLY_NOTE, Impact, Plan, Step
+from apimctl.plans.replay import Replay
 from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.render.style import (
     SYMBOLS,
@@ -41,6 +42,24 @@ def _painter(color: bool) -> Paint:
             return click.style(text, bold=True)
         return click.style(text, fg=_COLORS.get(style, style))
     return paint
+
+
+def render_replay(found: Replay) -> str:
+    """What replaying a log found (``--replay LOG``), as text (ends with a newline)."""
+    lines = [f"Replayed {found.calls} recorded call(s): {found.changed} would get another answer."]
+    for group in found.ordered():
+        lines.append(f"  {group.change}: {group.calls} call(s), {len(group.keys)} key(s), "
+                     f"{len(group.applications)} application(s): {group.before} → {group.after} "
+                     f"(decided by {group.step})")
+        lines += [f"      e.g. {example}" for example in group.examples]
+    if found.unknown_keys:
+        lines.append(f"  {found.unknown_keys} call(s) with a key the area does not know (not counted against the plan)")
+    if found.unmatched:
+        lines.append(f"  {found.unmatched} call(s) no endpoint matched (not counted against the plan)")
+    if found.bad:
+        lines.append(f"  {found.bad} bad record(s) skipped:")
+        lines += [f"      {where}" for where in found.bad_shown]
+    return "\n".join(lines) + "\n"
 
 
 def dialect_note(plan: Plan) -> str:
@@ -71,8 +90,6 @@ def render_plan(plan: Plan, *, color: bool = False) -> str:
         out.append("")
     out += impact_summary(plan)
     if plan.replay is not None:
-        from apimctl.replay.result import render_text as render_replay
-
         out += [render_replay(plan.replay), ""]
     out.append(_totals(plan, paint))
     return redactor.text("\n".join(out) + "\n")
@@ -215,17 +232,6 @@ def _outcome(outcome: StepOutcome, paint: Paint) -> str:
     return f"{line}: {outcome.reason}" if outcome.reason else line
 
 
-def _waiting_domains(result: ApplyResult) -> list[str]:
-    """The domains this apply created that its failed endpoints need: the area refuses those
-    endpoints until the domains are approved, so a rerun alone changes nothing."""
-    if result.plan is None or not result.failed:
-        return []
-    from apimctl.planning.domains import awaited_domains  # only a partial apply needs it
-
-    return awaited_domains(result.plan, [o.address for o in result.done],
-                           {o.address for o in result.failed})
-
-
 def _apply_headline(result: ApplyResult) -> str:
     counts = Counter(o.action for o in result.done)
     done = f"{counts['create']} created, {counts['update']} updated, {counts['delete']} deleted"
@@ -239,7 +245,7 @@ def _apply_headline(result: ApplyResult) -> str:
         (("failed", result.failed), ("skipped", result.skipped), ("not converged", result.non_converged))
         if items
     )
-    waiting = _waiting_domains(result)
+    waiting = result.awaited_domains
     if waiting:
         return (f"Apply finished partially: {done}; {problems}. A rerun cannot converge yet: "
                 f"the new domain{'s' if len(waiting) > 1 else ''} {', '.join(waiting)} "

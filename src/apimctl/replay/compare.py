@@ -16,9 +16,9 @@ from collections.abc import Iterable
 
 from apimctl import kinds
 from apimctl.plans.model import address
+from apimctl.plans.replay import BAD_SHOWN, EXAMPLES, OTHER, Group, Replay, shown_key
 from apimctl.replay.decide import Outcome, Side, keyed
 from apimctl.replay.records import BadRecord, Record
-from apimctl.replay.result import BAD_SHOWN, EXAMPLES, OTHER, Group, Replay, shown_key
 
 STEPS = ("request", "route", "transport", "maintenance", "cors", "key", "entitlement", "limits", "forward")
 

@@ -13,10 +13,10 @@ import pytest
 
 from apimctl import kinds
 from apimctl.applying.command import ApplyRequest, apply
-from apimctl.applying.schedule import ProgressCallback, ProgressEvent
 from apimctl.errors import ManifestError, PlanError
 from apimctl.plans.file import save_plan
 from apimctl.plans.model import Fingerprint, Plan, Step
+from apimctl.plans.progress import ProgressCallback, ProgressEvent
 from apimctl.plans.result import ApplyResult
 
 from ..areakit import ROLES, FakeArea, role

@@ -8,9 +8,10 @@ import pytest
 
 from apimctl.applying.command import check_deletes
 from apimctl.applying.run import execute_units
-from apimctl.applying.schedule import PartlyDone, ProgressEvent, Unit, build_graph, is_acyclic
+from apimctl.applying.schedule import PartlyDone, Unit, build_graph, is_acyclic
 from apimctl.errors import Invalid, PlanError, QuotaExhausted, ServerError
 from apimctl.plans.model import Plan, Step
+from apimctl.plans.progress import ProgressEvent
 from apimctl.plans.result import ApplyResult, StepOutcome
 
 

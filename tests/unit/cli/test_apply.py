@@ -7,10 +7,10 @@ import io
 from click.testing import CliRunner
 from rich.console import Console
 
-from apimctl.applying.schedule import ProgressEvent
 from apimctl.cli import cli
 from apimctl.cli.apply_terminal import plain_progress, progress_display, scrubbed
 from apimctl.plans.model import Plan, Step
+from apimctl.plans.progress import ProgressEvent
 from apimctl.render.style import Redactor
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from apimctl.applying.schedule import ProgressEvent
 from apimctl.cli.apply_terminal import json_events
+from apimctl.plans.progress import ProgressEvent
 from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.render.json import render_apply_interrupt, render_apply_summary
 from apimctl.render.text import render_apply_summary as render_text_summary

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 
-from apimctl.drift import DriftReport, attribute
+from apimctl.drift import attribute
 from apimctl.kinds.plan import entitlement_words
+from apimctl.plans.drift import DriftReport
 from apimctl.plans.model import Change, Impact, ImpactRead, Plan, Step
 from apimctl.render.drift import render_drift
 from apimctl.render.markdown import render_plan as render_markdown

@@ -1,9 +1,9 @@
-"""What replaying a log found: the changed answers grouped by plan change, the calls counted
-apart, the bad records located. Plain data and its text, for the renderers (which never see
-the traffic manager's steps). Keys are never kept here: a key is shown by its last four
-characters at most.
+"""What replaying a log found (``--replay LOG``): the changed answers grouped by plan change,
+the calls counted apart, the bad records located. Plain data: :mod:`apimctl.replay.compare`
+fills it, the plan's ``replay`` carries it, :mod:`apimctl.render.text` shows it (the renderers
+never see the traffic manager's steps). Keys are never kept here: a key is shown by its last
+four characters at most.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -58,20 +58,3 @@ class Replay:
                 "unmatched": self.unmatched, "badRecords": self.bad, "badShown": self.bad_shown,
                 "groups": [g.to_json() for g in self.ordered()]}
 
-
-def render_text(found: Replay) -> str:
-    """The replay's result as text (ends with a newline)."""
-    lines = [f"Replayed {found.calls} recorded call(s): {found.changed} would get another answer."]
-    for group in found.ordered():
-        lines.append(f"  {group.change}: {group.calls} call(s), {len(group.keys)} key(s), "
-                     f"{len(group.applications)} application(s): {group.before} → {group.after} "
-                     f"(decided by {group.step})")
-        lines += [f"      e.g. {example}" for example in group.examples]
-    if found.unknown_keys:
-        lines.append(f"  {found.unknown_keys} call(s) with a key the area does not know (not counted against the plan)")
-    if found.unmatched:
-        lines.append(f"  {found.unmatched} call(s) no endpoint matched (not counted against the plan)")
-    if found.bad:
-        lines.append(f"  {found.bad} bad record(s) skipped:")
-        lines += [f"      {where}" for where in found.bad_shown]
-    return "\n".join(lines) + "\n"
