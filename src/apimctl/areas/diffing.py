@@ -20,7 +20,7 @@ import asyncio
 from dataclasses import dataclass
 
 from apimctl import kinds
-from apimctl.areas.compare import Comparison, Side, compare
+from apimctl.areas.compare import compare
 from apimctl.areas.reading import (
     AreaSource,
     ManifestSource,
@@ -34,6 +34,7 @@ from apimctl.areas.reading import (
 from apimctl.areas.rules import Rules, load_rules
 from apimctl.kinds import Kind
 from apimctl.kinds.dialects import SPEC
+from apimctl.plans.comparison import Comparison, Side
 from apimctl.state.alike import Subtrees, alike, without
 
 

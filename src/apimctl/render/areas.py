@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from apimctl import sensitive
-from apimctl.areas.compare import DEFAULT, STATUSES, Comparison, FieldDifference, Side
+from apimctl.plans.comparison import DEFAULT, STATUSES, Comparison, FieldDifference, Side
 from apimctl.render.style import SENSITIVE_TEXT
 
 FORMAT_VERSION = 1

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from apimctl.areas.compare import Side, compare
+from apimctl.areas.compare import compare
 from apimctl.areas.rules import Rule, Rules
+from apimctl.plans.comparison import Side
 
 
 def _side(prefix: str, secret: str, password: str) -> dict[str, list[Any]]:
