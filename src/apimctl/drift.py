@@ -22,7 +22,7 @@ Unmanaged top-level objects are listed but are not drift (with ``prune``, or whe
 
 Attribution comes from what the platform records: a service's ``editorHandle`` and
 ``updated`` (which move with every write to the service or anything in it, so they cover its
-endpoints and error sets: ``Kind.editor_recorded``, ``Kind.covered_by_parent``), and
+endpoints and error sets: ``Kind.editor_recorded``, ``Kind.write.covered_by_parent``), and
 ``updated`` of plans, packages, roles and maintenance events. ``editorHandle`` is read with
 one extra list call per 1,000 services, made only when a difference involves a service.
 """
@@ -181,9 +181,9 @@ def _parent_key(step: Step) -> str:
 
 def _owner(step: Step) -> tuple[str, str] | None:
     """The (kind, key) whose records say who touched the step's object: its parent's when
-    the parent's records cover it (``Kind.covered_by_parent``)."""
+    the parent's records cover it (``Kind.write.covered_by_parent``)."""
     kind = kinds.get(step.kind)
-    if kind.covered_by_parent and kind.parent is not None:
+    if kind.write.covered_by_parent and kind.parent is not None:
         return kind.parent, _parent_key(step)
     if step.action == "create" and kind.parent is not None:
         return kind.parent, _parent_key(step)

@@ -178,7 +178,7 @@ class _Exporter:
 
     def head(self, kind: Kind, obj: LiveObject) -> dict[str, Any]:
         out: dict[str, Any] = {kind.identity: escape_literal(obj.name)}
-        if self.with_ids and kind.pinnable:
+        if self.with_ids and kind.export.pinnable:
             out["id"] = obj.id
         return out
 

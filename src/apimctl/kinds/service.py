@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from apimctl.kinds.base import Kind, Reference, frozen
+from apimctl.kinds.base import Callers, Compare, Export, Kind, Reference, frozen
 from apimctl.kinds.dialects import ROLE_ACTIONS, UNMANAGED
 from apimctl.kinds.endpoint import ENDPOINT
 from apimctl.kinds.error_set import ERROR_SET
@@ -61,23 +61,25 @@ class ServiceOps(Ops):
 
 
 SERVICE: Kind = Kind(
-    name="service", manifest_key="services", label="service", manifest_rank=0, path="/services", body="service",
+    name="service", manifest_key="services", label="service", path="/services", body="service",
     depends_on=("role",),
     references=(Reference("roles[]", "role"),),
-    computed=frozenset({"id", "created", "updated", "revisionNumber", "editorHandle",
-                        "robotsPolicy", "crossdomainPolicy"}),
     defaults=frozen({"description": "", "version": "", "qpsLimitOverall": 0,
                       "rfc3986Encode": False}),
     nested=frozen({"cache": frozen({"cacheTtl": 0}),
                     "securityProfile": frozen({"oauth": None}),
                     "securityProfile.oauth": OAUTH_DEFAULTS}),
-    nullable=frozenset({"securityProfile.oauth"}),
-    # read as null where never set (SUPPLEMENT §10.10.3; nullable in public clients)
-    unset=frozen({"qpsLimitOverall": (None,)}),
-    enum_arrays=frozenset({"securityProfile.oauth.forwardedHeaders",
-                           "securityProfile.oauth.grantTypes"}),
-    sets=frozenset({"roles"}),
-    left_alone=frozenset({"roles"}),
+    compare=Compare(
+        computed=frozenset({"id", "created", "updated", "revisionNumber", "editorHandle",
+                            "robotsPolicy", "crossdomainPolicy"}),
+        nullable=frozenset({"securityProfile.oauth"}),
+        # read as null where never set (SUPPLEMENT §10.10.3; nullable in public clients)
+        unset=frozen({"qpsLimitOverall": (None,)}),
+        enum_arrays=frozenset({"securityProfile.oauth.forwardedHeaders",
+                               "securityProfile.oauth.grantTypes"}),
+        sets=frozenset({"roles"}),
+        left_alone=frozenset({"roles"}),
+    ),
     children=("errorSet", "endpoint"),
     read_also=(
         "created", "updated", "revisionNumber", "roles.id", "roles.name",
@@ -88,11 +90,13 @@ SERVICE: Kind = Kind(
     file_per_object=True,
     probed=True,
     editor_recorded=True,
-    role_permits="read",
-    called=True,
-    shared_qps="qpsLimitOverall",
-    export_first=("description", "version"),
-    risky=frozenset({"qpsLimitOverall", "securityProfile.oauth.qpsLimitCeiling",
-                     "securityProfile.oauth.rateLimitCeiling"}),
+    export=Export(manifest_rank=0, export_first=("description", "version")),
+    callers=Callers(
+        risky=frozenset({"qpsLimitOverall", "securityProfile.oauth.qpsLimitCeiling",
+                         "securityProfile.oauth.rateLimitCeiling"}),
+        called=True,
+        shared_qps="qpsLimitOverall",
+        role_permits="read",
+    ),
     operations=ServiceOps,
 )

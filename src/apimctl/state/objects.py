@@ -162,7 +162,7 @@ ABSENT: Any = object()  # a kept field the raw object lacks
 
 @per_name
 def kept_of(kind: Kind) -> Kept:
-    paths = (*kind.keyed, *kind.sets)
+    paths = (*kind.keyed, *kind.compare.sets)
     scalars = tuple(sorted({"id", "created", "status", kind.identity}))
     return Kept(kind, scalars, tuple(sorted({p.split(".")[0] for p in paths})),
                  tuple((tuple(p.split(".")), kind.keyed.get(p, "id")) for p in paths),
