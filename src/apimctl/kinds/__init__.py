@@ -64,11 +64,14 @@ from apimctl.kinds.organization import ORGANIZATION
 from apimctl.kinds.package import PACKAGE
 from apimctl.kinds.plan import ENTITLED_ENDPOINT_DEFAULTS, PLAN
 from apimctl.kinds.role import ROLE
+from apimctl.kinds.roles import ROLES, Roles
 from apimctl.kinds.service import OAUTH_DEFAULTS, SERVICE
 
 # the error message catalog (SUPPLEMENT §5)
 ERROR_CATALOG = platform.ERROR_CATALOG
 
+# the roles one kind alone holds (the lease's kind, the probe, the kind keys are issued for...)
+# are :data:`ROLES`, in :mod:`apimctl.kinds.roles`
 KINDS: tuple[Kind, ...] = (
     DOMAIN, ORGANIZATION, EMAIL_TEMPLATE_SET, ROLE, SERVICE, ERROR_SET, ENDPOINT, PACKAGE, PLAN,
     MAINTENANCE_EVENT,
@@ -142,6 +145,7 @@ __all__ = [
     "PROCESSOR_DEFAULTS",
     "RESPONSE_FILTER_DEFAULTS",
     "ROLE",
+    "ROLES",
     "SERVICE",
     "SYSTEM_DOMAIN_AUTH_DEFAULTS",
     "TOP_LEVEL",
@@ -150,6 +154,7 @@ __all__ = [
     "Export",
     "Kind",
     "Reference",
+    "Roles",
     "Write",
     "by_manifest_key",
     "children_of",

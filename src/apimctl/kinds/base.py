@@ -223,12 +223,6 @@ class Kind:
     write: Write = field(default_factory=Write)
     export: Export = field(default_factory=Export)
     callers: Callers = field(default_factory=Callers)
-    reserved: frozenset[str] = frozenset()
-    file_per_object: bool = False
-    issues_keys: bool = False
-    probed: bool = False
-    lease: str = ""
-    editor_recorded: bool = False
     _: KW_ONLY
     operations: InitVar[Callable[[Kind], KindOps]]
     ops: KindOps = field(init=False, compare=False, repr=False)

@@ -48,12 +48,6 @@ ERROR_CODE_HEADERS: tuple[str, ...] = ("X-Svc-Error-Code", "X-Mashery-Error-Code
 # headers only a ``mashery`` target sends (auto-detection, §10.1)
 MASHERY_HEADER_PREFIX = "x-mashery-"
 MASHERY_HOST_SUFFIX = "mashery.com"
-# the kind whose live objects tell the dialect by their values: every endpoint of a
-# ``mashery`` area returns ``mashery-responder`` unless told not to (auto-detection, §10.1)
-TELLING_KIND = "endpoint"
-# the kind read by the probe of an area whose replies have not told: one object of it that
-# does not exist, a 404 in both dialects
-PROBE_KIND = "service"
 
 
 def _frozen(value: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -313,6 +313,5 @@ PLAN: Kind = Kind(
         risky_suffixes=("Exempt", "OverrideAllowed"),
         role_permits="key",
     ),
-    issues_keys=True,
     operations=PlanOps,
 )

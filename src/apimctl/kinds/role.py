@@ -19,9 +19,8 @@ ORGANIZATION = ORGANIZATION_KIND.name
 ORGANIZATION_PATH = ORGANIZATION_KIND.path
 
 # The role that is the area's apply lease (:mod:`apimctl.applying.lease`): created and deleted
-# by apply, never read into live state, planned, pruned or exported.
+# by apply, never read into live state, planned, pruned or exported (``ROLES.lease``).
 LEASE_NAME = "apimctl-apply-lease"
-RESERVED_NAMES: frozenset[str] = frozenset({LEASE_NAME})
 
 
 def _whole(dialect: Dialect) -> bool:
@@ -82,6 +81,4 @@ ROLE: Kind = Kind(
     page_index=True,
     export=Export(manifest_rank=2, export_first=("description",)),
     operations=RoleOps,
-    reserved=RESERVED_NAMES,
-    lease=LEASE_NAME,
 )

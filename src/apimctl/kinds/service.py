@@ -87,9 +87,6 @@ SERVICE: Kind = Kind(
         *(f"{ERROR_SET.manifest_key}.{f}" for f in ERROR_SET.fields),
         *(f"{ENDPOINT.manifest_key}.{f}" for f in ENDPOINT.fields),
     ),
-    file_per_object=True,
-    probed=True,
-    editor_recorded=True,
     export=Export(manifest_rank=0, export_first=("description", "version")),
     callers=Callers(
         risky=frozenset({"qpsLimitOverall", "securityProfile.oauth.qpsLimitCeiling",

@@ -53,7 +53,6 @@ from apimctl.api.dialect import Detected, detect, setting_of
 from apimctl.errors import PlanError
 from apimctl.kinds.dialects import (
     SPEC_NAME,
-    TELLING_KIND,
     dialect_of,
     translate,
     translated_heads,
@@ -277,8 +276,9 @@ def _telling(live: LiveState) -> list[dict[str, Any]]:
     """What detection needs of the live objects of the kind that tells (endpoints), one
     document at most: the first with values spelled the ``mashery`` way (found while
     reading), else the first (whether there is any), rather than every document at once."""
-    spelled = live.spelled.get(TELLING_KIND)
+    telling = kinds.ROLES.tells_dialect.name
+    spelled = live.spelled.get(telling)
     if spelled is not None:
         return [spelled]
-    found = live.of(TELLING_KIND)
+    found = live.of(telling)
     return [found[0].doc] if found else []

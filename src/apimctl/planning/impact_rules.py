@@ -109,13 +109,13 @@ def impacts_of(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
 
 
 def _governing(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
-    """By the kind's data: an object keys are issued for (``Kind.issues_keys``: a plan), a
+    """By the kind's data: an object keys are issued for (``ROLES.keys_for``: a plan), a
     deleted parent of such objects (a package), an object keys call (``Kind.callers.called``: a
     service, an endpoint)."""
     if step.action == "create":
         return ()
     kind = kinds.get(step.kind)
-    if kind.issues_keys:
+    if kind is kinds.ROLES.keys_for:
         plan = world.plan(step)
         if plan is None:
             return ()
@@ -124,7 +124,7 @@ def _governing(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
             return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to everything the plan entitles",
                                  "cuts_off", None),)
         return tuple(i for c in step.changes for i in _plan_change(plan, step, c, keys))
-    if step.action == "delete" and any(c.issues_keys for c in kinds.children_of(kind)):
+    if step.action == "delete" and any(c is kinds.ROLES.keys_for for c in kinds.children_of(kind)):
         plans = world.of_package(step.key)
         reach = _reach(plans, keys)
         return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to everything the package's plans entitle",
