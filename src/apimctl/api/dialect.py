@@ -119,7 +119,7 @@ async def detect(client: Probed, setting: str | None = None, live_endpoints: Any
     if found is not None:
         return found
     endpoints = list(live_endpoints)
-    if any(mashery_values(kinds.ROLES.tells_dialect.name, doc) for doc in endpoints):
+    if any(mashery_values(kinds.ROLES.tells_dialect, doc) for doc in endpoints):
         return Detected(MASHERY_NAME, "mashery-* values in live endpoints")
     if endpoints:  # every endpoint of a mashery area returns mashery-responder unless told not to
         return Detected(SPEC_NAME, "no mashery-* values in live endpoints")

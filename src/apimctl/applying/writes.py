@@ -186,7 +186,7 @@ class Writer(CollectionWrites):
                 value = desired[name]
                 fields[name] = full_nested(kind, name, value) if name in kind.nested else copy.deepcopy(value)
             else:
-                own = field_default(kind.name, name, self.dialect)
+                own = field_default(kind, name, self.dialect)
                 fields[name] = own if own is not None else default_of(kind, name)
         return self.bodies.body(step, fields) if fields else {}
 

@@ -7,13 +7,16 @@ the rules that belong to it; :mod:`apimctl.kinds` lists them in :data:`~apimctl.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, InitVar, dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from apimctl.kinds.dialects import Spelling, spelling_of
 from apimctl.kinds.protocol import KindOps
+from apimctl.platform import Vocabulary
 
 
 def frozen(mapping: dict[str, Any]) -> Mapping[str, Any]:
@@ -77,6 +80,12 @@ class Compare:
     - ``left_alone``: nested collections left alone when the manifest omits the key.
     - ``fold_case``: the identity is case-insensitive (domains: ``Example.COM`` is
       ``example.com``), for matching and comparing.
+    - ``vocabularies``: by path, the enum values of a field in each dialect, in the same order
+      (SUPPLEMENT §10.2): both sides of a comparison and every write are in the target's
+      spelling (:func:`apimctl.kinds.dialects.translate`).
+    - ``unmanaged``: fields of real deployments apimctl does not manage (SUPPLEMENT §10.8):
+      carried through writes untouched, dropped from writes to a dialect without them, and
+      compared only when a manifest names them.
     """
 
     computed: frozenset[str] = frozenset()
@@ -90,6 +99,14 @@ class Compare:
     opaque: frozenset[str] = frozenset()
     left_alone: frozenset[str] = frozenset()
     fold_case: bool = False
+    vocabularies: Mapping[str, Vocabulary] = field(default_factory=lambda: frozen({}))
+    unmanaged: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def spelling(self) -> Spelling:
+        """What the dialect functions read of ``vocabularies`` and ``unmanaged``, made once
+        (the facet is constant; the functions run for most objects)."""
+        return spelling_of(self.vocabularies, self.unmanaged)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Callers, Compare, Export, Kind, Reference, Write, frozen, split_first
-from apimctl.kinds.dialects import ENDPOINT_EXTRA_READ_FIELDS, validated_routes_by_method
+from apimctl.kinds.dialects import validated_routes_by_method
 from apimctl.kinds.error_set import ERROR_SET
 from apimctl.kinds.findings import (
     Declaration,
@@ -34,6 +34,7 @@ from apimctl.kinds.ops import (
 )
 from apimctl.kinds.protocol import Holdings
 from apimctl.kinds.words import entitlements_in
+from apimctl.platform import FORWARDED_HEADERS, GRANT_TYPES, RETURNED_HEADERS, Vocabulary
 
 # the label of an endpoint's methods in lookups and in apply's index of ids
 METHOD = "method"
@@ -110,6 +111,16 @@ ENDPOINT_UNSET: Mapping[str, tuple[Any, ...]] = MappingProxyType({
     "methods.sampleJsonResponse": (None, ""),
     "methods.sampleXmlResponse": (None, ""),
 })
+# enum fields each dialect spells its own way (SUPPLEMENT §10.2)
+VOCABULARIES: Mapping[str, Vocabulary] = MappingProxyType({
+    "forwardedHeaders": FORWARDED_HEADERS,
+    "returnedHeaders": RETURNED_HEADERS,
+    "oauthGrantTypes": GRANT_TYPES,
+})
+# fields of real deployments apimctl does not manage (SUPPLEMENT §10.8): the read projection
+# names them (a ``spec`` target ignores them, §1); compared only when a manifest names them
+UNMANAGED: tuple[str, ...] = ("inboundMsslRequired", "userControlledErrorLocation",
+                              "userControlledErrorLocationKey", "rateLimitHeadersEnabled")
 ENDPOINT_ENUM_ARRAYS = frozenset({
     "apiKeyValueLocations", "apiMethodDetectionLocations", "forwardedHeaders", "returnedHeaders",
     "oauthGrantTypes", "supportedHttpMethods", "cache.contentCacheKeyHeaders",
@@ -385,10 +396,12 @@ ENDPOINT: Kind = Kind(
         unset=ENDPOINT_UNSET,
         opaque=frozenset({"processor.preInputs", "processor.postInputs"}),
         left_alone=frozenset({"methods", "methods.responseFilters"}),
+        vocabularies=VOCABULARIES,
+        unmanaged=UNMANAGED,
     ),
     # the rest of the read projection comes from the tables (``read_fields``); the fields of
     # real deployments (SUPPLEMENT §10.8) are compared only when a manifest names them
-    read_also=("created", "updated", *ENDPOINT_EXTRA_READ_FIELDS),
+    read_also=("created", "updated", *UNMANAGED),
     write=Write(batch_updates=True, covered_by_parent=True, referenced_items=(METHODS,)),
     export=Export(
         export_first=("requestPathAlias", "trafficManagerDomain", *DOMAIN_FIELDS, ERROR_SET_FIELD)),

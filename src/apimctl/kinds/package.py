@@ -37,6 +37,8 @@ PACKAGE: Kind = Kind(
         # type them nullable)
         unset=frozen({"nearQuotaThreshold": (None,), "keyLength": (None,),
                       "sharedSecretLength": (None,)}),
+        # of real deployments, not managed (SUPPLEMENT §10.8): compared only when named
+        unmanaged=("organization",),
     ),
     children=("plan",),
     fields=(

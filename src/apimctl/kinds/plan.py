@@ -8,7 +8,6 @@ from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Callers, Compare, Export, Kind, Reference, frozen, join_key
-from apimctl.kinds.dialects import ROLE_ACTIONS
 from apimctl.kinds.email_template_set import EMAIL_TEMPLATE_SET
 from apimctl.kinds.endpoint import ENDPOINT, METHOD, METHODS
 from apimctl.kinds.findings import Declaration, Declarations, Finding, identity, strings
@@ -31,6 +30,8 @@ from apimctl.kinds.words import listed
 
 SERVICES = "services"
 ROLES = "roles"
+# what a role a plan names may do with it (its permission's action, SUPPLEMENT §10.7)
+ROLE_ACTION = "register_keys"
 # the email template set of the plan's notices: by name in manifests, by id in the API
 TEMPLATE_SET = "emailTemplateSet"
 TEMPLATE_SET_ID = "emailTemplateSetId"
@@ -155,7 +156,7 @@ class PlanOps(Ops):
     writes: Mapping[str, NestedWrite] = frozen({
         SERVICES: Entitlements(fields=fields_under(PLAN_READ_FIELDS, SERVICES), inner=ENDPOINTS,
                                leaf=METHODS, flag="undefinedMethodsAllowed"),
-        ROLES: permissions(ROLE_ACTIONS["plan"]),
+        ROLES: permissions(ROLE_ACTION),
     })
 
     def expand(self, entry: dict[str, Any], names: Names) -> None:

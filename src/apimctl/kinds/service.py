@@ -7,7 +7,6 @@ from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Callers, Compare, Export, Kind, Reference, frozen
-from apimctl.kinds.dialects import ROLE_ACTIONS, UNMANAGED
 from apimctl.kinds.endpoint import ENDPOINT
 from apimctl.kinds.error_set import ERROR_SET
 from apimctl.kinds.nested_writes import NestedWrite, Singleton
@@ -15,8 +14,17 @@ from apimctl.kinds.ops import Lookups, Ops, Read, Resolver, fingerprint, names_o
 from apimctl.kinds.protocol import Holdings
 from apimctl.kinds.role import ROLE, permissions, role_permissions
 from apimctl.kinds.words import counted, entitlements_in
+from apimctl.platform import GRANT_TYPES
 
 ROLES = "roles"
+# what a role a service names may do with it (its permission's action, SUPPLEMENT §10.7)
+ROLE_ACTION = "read"
+# fields of real deployments apimctl does not manage (SUPPLEMENT §10.8): compared only when a
+# manifest names them
+UNMANAGED: tuple[str, ...] = (
+    "organization", "securityProfile.oauth.masheryTokenApiEnabled",
+    "securityProfile.oauth.enableRefreshTokenTtl", "securityProfile.oauth.forceOauthRedirectUrl",
+    "securityProfile.oauth.macAlgorithm")
 
 OAUTH_DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "accessTokenTtlEnabled": False, "accessTokenTtl": 0, "authorizationCodeTtl": 0,
@@ -32,7 +40,7 @@ class ServiceOps(Ops):
     sub-resource of its own; its error sets and endpoints are objects of their own."""
 
     writes: Mapping[str, NestedWrite] = frozen({
-        "securityProfile": Singleton(), ROLES: permissions(ROLE_ACTIONS["service"])})
+        "securityProfile": Singleton(), ROLES: permissions(ROLE_ACTION)})
 
     def child_keys(self) -> tuple[str, ...]:
         return (ERROR_SET.manifest_key, ENDPOINT.manifest_key)
@@ -79,11 +87,14 @@ SERVICE: Kind = Kind(
                                "securityProfile.oauth.grantTypes"}),
         sets=frozenset({"roles"}),
         left_alone=frozenset({"roles"}),
+        # enum values each dialect spells its own way (SUPPLEMENT §10.2)
+        vocabularies=frozen({"securityProfile.oauth.grantTypes": GRANT_TYPES}),
+        unmanaged=UNMANAGED,
     ),
     children=("errorSet", "endpoint"),
     read_also=(
         "created", "updated", "revisionNumber", "roles.id", "roles.name",
-        *UNMANAGED["service"],  # compared only when a manifest names them (SUPPLEMENT §10.8)
+        *UNMANAGED,
         *(f"{ERROR_SET.manifest_key}.{f}" for f in ERROR_SET.fields),
         *(f"{ENDPOINT.manifest_key}.{f}" for f in ENDPOINT.fields),
     ),

@@ -215,11 +215,11 @@ def _translate(desired: Desires, table: Any) -> list[str]:
     warnings = []
     for objs in desired.values():
         for obj in objs:
-            heads = translated_heads(obj.kind.name)
+            heads = translated_heads(obj.kind)
             if heads.isdisjoint(obj.doc):
                 continue  # no field translation reads: nothing to change
             obj.doc = {k: copy.deepcopy(v) if k in heads else v for k, v in obj.doc.items()}
-            for path in translate(obj.kind.name, obj.doc, table):
+            for path in translate(obj.kind, obj.doc, table):
                 warnings.append(f"{obj.address}: {path} exists only in the mashery dialect; "
                                 f"not written to this {table.name} target")
     return warnings

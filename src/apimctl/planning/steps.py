@@ -167,7 +167,7 @@ class Builder:
                 return
             if not self._unchanged(live, live_ctx, want):
                 have = normalise(obj.kind, self.live_doc(live), live_ctx)
-                comparable(obj.kind.name, have, want, obj.doc, self.dialect)
+                comparable(obj.kind, have, want, obj.doc, self.dialect)
                 changes = diff(obj.kind, have, want)
         changes = self._apply_ignores(obj, changes)
         nested = nested_duplicates(obj.kind, obj.key, live.raw, self.repair) if live.keeps_lists else []

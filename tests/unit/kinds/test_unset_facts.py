@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 
 from apimctl import kinds, platform
-from apimctl.kinds import dialects as client
 from apimctl.server import catalog
 from apimctl.server.fields import MISSING, Field
 
@@ -64,7 +63,7 @@ def _same(a: Any, b: Any) -> bool:
 def _compared(kind: kinds.Kind, path: str) -> bool:
     """Whether the reconciler compares the field (reads it and is not told to skip it)."""
     top = path.split(".")[0]
-    unmanaged = set(client.UNMANAGED.get(kind.name, ()))
+    unmanaged = set(kind.compare.unmanaged)
     read = any(f == path or f.startswith(path + ".") for f in kind.fields)
     return top not in kind.compare.computed and path not in unmanaged and (read or top in kind.defaults)
 
