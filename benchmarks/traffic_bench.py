@@ -211,7 +211,7 @@ def populate(api: httpx.Client, address: str, dialect: str) -> None:
                 "forwardedHeaders": ["svc-host", "svc-message-id"], "returnedHeaders": ["svc-message-id"],
                 "cors": {"domainsAllowed": [ORIGIN], "headersExposed": ["X-Svc-Message-ID"]},
                 "systemDomains": [{"address": address}]}
-    translate(kinds.ENDPOINT.name, endpoint, dialect_of(dialect))
+    translate(kinds.ENDPOINT, endpoint, dialect_of(dialect))
     created = _one(api.post("/services", json={"name": "Weather", "endpoints": [endpoint]}))
     service = _one(api.get(f"/services/{created['id']}", params={"fields": "id,endpoints.id,endpoints.methods.id"}))
     ep = service["endpoints"][0]

@@ -22,7 +22,7 @@ Unmanaged top-level objects are listed but are not drift (with ``prune``, or whe
 
 Attribution comes from what the platform records: a service's ``editorHandle`` and
 ``updated`` (which move with every write to the service or anything in it, so they cover its
-endpoints and error sets: ``Kind.editor_recorded``, ``Kind.covered_by_parent``), and
+endpoints and error sets: ``ROLES.editor_recorded``, ``Kind.write.covered_by_parent``), and
 ``updated`` of plans, packages, roles and maintenance events. ``editorHandle`` is read with
 one extra list call per 1,000 services, made only when a difference involves a service.
 """
@@ -73,9 +73,9 @@ def _parent_key(step: Step) -> str:
 
 def _owner(step: Step) -> tuple[str, str] | None:
     """The (kind, key) whose records say who touched the step's object: its parent's when
-    the parent's records cover it (``Kind.covered_by_parent``)."""
+    the parent's records cover it (``Kind.write.covered_by_parent``)."""
     kind = kinds.get(step.kind)
-    if kind.covered_by_parent and kind.parent is not None:
+    if kind.write.covered_by_parent and kind.parent is not None:
         return kind.parent, _parent_key(step)
     if step.action == "create" and kind.parent is not None:
         return kind.parent, _parent_key(step)
@@ -110,7 +110,7 @@ def attribute(steps: Sequence[Step], live: LiveState,
 
 async def read_editors(client: Lister, recorded: Iterable[Kind]) -> dict[tuple[str, str], Editor]:
     """``editorHandle``, ``updated`` and ``revisionNumber`` of every object of the ``recorded``
-    kinds (``Kind.editor_recorded``), by kind name and id."""
+    kinds (``ROLES.editor_recorded``), by kind name and id."""
     out = {}
     for kind in recorded:
         rows = await client.list_all(kind.collection_path(), [("fields", EDITOR_FIELDS)],
@@ -143,7 +143,7 @@ def report(manifest: ManifestLike, live: LiveState, editors: Mapping[tuple[str, 
 def _needs_editors(plan: Plan) -> list[Kind]:
     """The kinds whose editors the differences of ``plan`` are attributed to."""
     owners = {o[0] for o in map(_owner, plan.steps) if o is not None}
-    return [k for k in kinds.KINDS if k.editor_recorded and k.name in owners]
+    return [k for k in (kinds.ROLES.editor_recorded,) if k.name in owners]
 
 
 async def detect_drift(client: Lister, manifest: ManifestLike, *, ignores: Sequence[str] = (),

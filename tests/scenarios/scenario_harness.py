@@ -20,7 +20,7 @@ from apimctl import kinds
 from apimctl.api.client import ApiClient
 from apimctl.api.dialect import PROBE_PATH
 from apimctl.errors import ApimctlError
-from apimctl.kinds.dialects import ROLE_ACTIONS, SPEC_NAME, Dialect, dialect_of, translate
+from apimctl.kinds.dialects import SPEC_NAME, Dialect, dialect_of, translate
 from apimctl.manifests import load_manifests
 from apimctl.planning import PlanOptions, make_plan
 from apimctl.render.json import render_plan as render_json
@@ -96,10 +96,10 @@ def _translate_enums(path: str, body: Any, dialect: Dialect) -> None:
             doc: dict[str, Any] = body
             for key in reversed(nesting):
                 doc = {key: doc}
-            translate(kind, doc, dialect)
+            translate(kinds.get(kind), doc, dialect)
             if kind == "service" and not nesting:
                 for endpoint in body.get("endpoints") or []:
-                    translate("endpoint", endpoint, dialect)
+                    translate(kinds.ENDPOINT, endpoint, dialect)
 
 
 async def _role_collection(client: ApiClient, method: str, path: str, body: Any) -> Request | None:
@@ -110,7 +110,7 @@ async def _role_collection(client: ApiClient, method: str, path: str, body: Any)
         match = pattern.fullmatch(path)
         if match is None or not (match["id"] or method == "POST"):
             continue  # a write of the whole collection is already the collection's way
-        collection, action = f"{match['holder']}/roles", ROLE_ACTIONS[kind]
+        collection, action = f"{match['holder']}/roles", kinds.get(kind).ops.writes["roles"].action
         role_id = match["id"] or body["id"]
         roles = [{"id": r["id"], "action": r.get("action") or action}
                  for r in await client.get(collection) or [] if r["id"] != role_id]

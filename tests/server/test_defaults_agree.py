@@ -121,7 +121,7 @@ def test_nested_defaults_agree() -> None:
 
 def test_nullable_nested_objects_default_to_null_on_the_server() -> None:
     for k in kinds.KINDS:
-        for path in k.nullable:
+        for path in k.compare.nullable:
             *head, last = path.split(".")
             res = server_resource(k.name, ".".join(head))
             f = res.by_name[last]

@@ -24,14 +24,12 @@ from apimctl.kinds.dialects import (
     MASHERY_HEADER_PREFIX,
     MASHERY_HOST_SUFFIX,
     MASHERY_NAME,
-    PROBE_KIND,
     SPEC_NAME,
-    TELLING_KIND,
     mashery_values,
 )
 
 PROBE_ID = "apimctl-dialect-probe"
-PROBE_PATH = kinds.get(PROBE_KIND).item_path(PROBE_ID)
+PROBE_PATH = kinds.ROLES.probe.item_path(PROBE_ID)
 
 
 @dataclass(frozen=True)
@@ -121,7 +119,7 @@ async def detect(client: Probed, setting: str | None = None, live_endpoints: Any
     if found is not None:
         return found
     endpoints = list(live_endpoints)
-    if any(mashery_values(TELLING_KIND, doc) for doc in endpoints):
+    if any(mashery_values(kinds.ROLES.tells_dialect, doc) for doc in endpoints):
         return Detected(MASHERY_NAME, "mashery-* values in live endpoints")
     if endpoints:  # every endpoint of a mashery area returns mashery-responder unless told not to
         return Detected(SPEC_NAME, "no mashery-* values in live endpoints")

@@ -24,7 +24,7 @@ from apimctl.kinds.dialects import SPEC, Dialect
 from apimctl.kinds.nested_writes import Catalog, Links
 from apimctl.plans.model import Step, address
 
-SECRET_PATHS = {k.name: tuple(sorted(k.secret)) for k in kinds.KINDS if k.secret}
+SECRET_PATHS = {k.name: tuple(sorted(k.compare.secret)) for k in kinds.KINDS if k.compare.secret}
 _REF = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -247,6 +247,6 @@ def full_nested(kind: Kind, name: str, value: Any) -> Any:
 
 def default_of(kind: Kind, name: str) -> Any:
     if name in kind.nested:
-        return None if name in kind.nullable else dict(kind.nested[name])
+        return None if name in kind.compare.nullable else dict(kind.nested[name])
     return copy.deepcopy(kind.defaults.get(name))
 

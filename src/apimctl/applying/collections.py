@@ -300,7 +300,7 @@ def _same_leaves(have: Mapping[str, Any], want: Mapping[str, Any], spec: Entitle
 
 def _nullable_under(kind: Kind, name: str) -> str | None:
     """The nullable nested object at ``name`` or under it, if any."""
-    return next((p for p in sorted(kind.nullable) if p == name or p.startswith(name + ".")), None)
+    return next((p for p in sorted(kind.compare.nullable) if p == name or p.startswith(name + ".")), None)
 
 
 def doubled_keys(step: Step, collection: str) -> set[str]:

@@ -18,7 +18,7 @@ from apimctl import kinds
 from apimctl.applying.calls import Client, find_by_name
 from apimctl.errors import ApimctlError
 
-_PLAN = next(k for k in kinds.KINDS if k.issues_keys)  # the kind keys are issued for
+_PLAN = kinds.ROLES.keys_for  # the kind keys are issued for
 _PACKAGE = kinds.get(str(_PLAN.parent))
 
 

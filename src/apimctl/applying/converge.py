@@ -326,7 +326,7 @@ def remaining_changes(plan: Plan, step: Step, obj: Seen | None, env: Mapping[str
     kind = kinds.get(step.kind)
     desired = resolve_secrets(step, step.desired or {}, plan.secret_values, env)
     have, want = normalise(kind, obj.doc, obj.context), normalise(kind, desired, obj.context)
-    comparable(kind.name, have, want, desired, dialect_of(plan.dialect))
+    comparable(kind, have, want, desired, dialect_of(plan.dialect))
     changes = diff(kind, have, want)
     changes, _ = ignored(changes, _ignore_patterns(plan, step.address))
     if not changes:

@@ -24,8 +24,8 @@ Status = Literal["ok", "warn", "fail", "skip"]
 QUOTA_HEADERS = ("x-packagekey-qps-allotted", "x-packagekey-qps-current",
                  "x-packagekey-quota-allotted", "x-packagekey-quota-current", "x-plan-quota-reset",
                  "retry-after")
-# the kind the first call lists (``Kind.probed``): one object of it, its id only
-_PROBED = next(k for k in kinds.KINDS if k.probed)
+# the kind the first call lists (``ROLES.probe``): one object of it, its id only
+_PROBED = kinds.ROLES.probe
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ Two pipelines applying to one area at once create duplicates (both see an object
 both create it). ``apply`` therefore takes an area-wide lease before its first write and
 releases it at the end, like Terraform's state lock.
 
-The lease is a **role** named :data:`LEASE_NAME` (the kind whose entry names it as its
-``Kind.lease``: :data:`LEASE_KIND`): role names are unique in an area, so its
+The lease is a **role** named :data:`LEASE_NAME` (the kind holding the role
+``ROLES.lease``: :data:`LEASE_KIND`): role names are unique in an area, so its
 creation is atomic on the platform (a second create is refused as a duplicate). Its
 ``description`` holds who holds it and until when (JSON: user, host, start time, the run's id,
 expiry). The holder renews the expiry while the apply runs; a lease whose expiry has passed is
@@ -16,7 +16,7 @@ cannot be read (missing, or not ours to parse) is held until its ``updated`` tim
 ``created``) plus the lifetime, and never taken over before; this run knows its own by the
 role's id. ``apimctl unlock`` deletes it by hand (like ``terraform force-unlock``). The role is
 visible in the platform's administration pages and under ``GET /roles``; planning never shows
-or prunes it (``Kind.reserved``).
+or prunes it (``ROLES.reserved``).
 
 Fencing (:mod:`apimctl.applying.fence`): the writes of the apply go through a client that
 sends nothing unless the lease is known to be held (:meth:`Lease.hold`), confirming it first
@@ -54,9 +54,9 @@ POLL = 2.0  # seconds between tries while waiting for a held lease
 CREATE_TRIES = 5  # POSTs of the lease when one's outcome is unknown or it vanished meanwhile
 LEASE_FIELDS = "id,name,description,updated,created"  # named: a description may not come unasked
 _PREFIX = "apimctl apply lease "
-# the kind whose one object is the lease, and that object's identity (``Kind.lease``)
-LEASE_KIND = next(k for k in kinds.KINDS if k.lease)
-LEASE_NAME = LEASE_KIND.lease
+# the kind whose one object is the lease, and that object's identity (``ROLES.lease``)
+LEASE_KIND = kinds.ROLES.lease
+LEASE_NAME = kinds.ROLES.lease_name
 
 
 class LeaseClient(Protocol):

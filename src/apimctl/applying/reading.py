@@ -35,7 +35,7 @@ class Keeper:
 
     def see(self, kind: Kind, item: Mapping[str, Any]) -> None:
         """One top-level object as listed (with its child objects)."""
-        if item.get(kind.identity) in kind.reserved:
+        if kinds.ROLES.reserved(kind, item.get(kind.identity)):
             return
         self.index.add_tree(kind, item)
         self.snapshot.add(kind, item)

@@ -94,7 +94,7 @@ async def plan_rollback(client: Client, run: Run, *, force: bool = False,
             continue  # started, no end recorded, and the area shows nothing of it
         out.changed += _changed_since(run, step, obj, environ)
         if step.action == "create" and obj is not None:
-            if not kinds.get(step.kind).deletable:
+            if not kinds.get(step.kind).write.deletable:
                 out.lost.append(f"{step.address}: created by the run; a {step.kind} cannot be deleted "
                                 "through the management API: remove it by hand")
             elif step.parent not in created:  # a child goes with its parent

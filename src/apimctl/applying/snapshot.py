@@ -78,7 +78,7 @@ class KindDigest:
         self.fields = snapshot_fields(self.kind)
 
     def add(self, item: Mapping[str, Any]) -> None:
-        if item.get(self.kind.identity) in self.kind.reserved:
+        if kinds.ROLES.reserved(self.kind, item.get(self.kind.identity)):
             return  # the apply lease: never live state, and taken in between
         self.count += 1
         self.total = (self.total + _digest(self.fields, item)) % _MOD

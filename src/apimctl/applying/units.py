@@ -14,8 +14,8 @@ from apimctl.plans.model import Plan, Step
 # Child kinds written by their parent's call: created inside a new parent's POST, and gone
 # with a deleted parent (the API deletes the whole tree).
 NESTED_KINDS = {k.name: k.children for k in kinds.KINDS if k.children}
-# Kinds whose updates under one parent are one call (``Kind.batch_updates``).
-BATCHED_KINDS = frozenset(k.name for k in kinds.KINDS if k.batch_updates)
+# Kinds whose updates under one parent are one call (``Kind.write.batch_updates``).
+BATCHED_KINDS = frozenset(k.name for k in kinds.KINDS if k.write.batch_updates)
 
 
 def group_units(plan: Plan, *, batch: bool = True) -> list[Unit]:

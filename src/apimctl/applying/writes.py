@@ -186,7 +186,7 @@ class Writer(CollectionWrites):
                 value = desired[name]
                 fields[name] = full_nested(kind, name, value) if name in kind.nested else copy.deepcopy(value)
             else:
-                own = field_default(kind.name, name, self.dialect)
+                own = field_default(kind, name, self.dialect)
                 fields[name] = own if own is not None else default_of(kind, name)
         return self.bodies.body(step, fields) if fields else {}
 
@@ -197,7 +197,7 @@ class Writer(CollectionWrites):
         await self.update_parts(step)
 
     async def update_batch(self, steps: tuple[Step, ...]) -> None:
-        """Several updates of objects of one kind under one parent (``Kind.batch_updates``):
+        """Several updates of objects of one kind under one parent (``Kind.write.batch_updates``):
         one ``PUT`` of the parent's collection (``PUT /services/{id}/endpoints``) with an entry
         per object, then the nested parts of each."""
         entries: list[dict[str, Any]] = []
@@ -239,7 +239,7 @@ class Writer(CollectionWrites):
     # -- delete -----------------------------------------------------------------------
 
     async def delete(self, step: Step) -> None:
-        if not kinds.get(step.kind).deletable:
+        if not kinds.get(step.kind).write.deletable:
             raise StepError(f"a {step.kind} cannot be deleted through the management API; remove it by hand")
         await delete_quietly(self.client, self.item(step))
 

@@ -6,7 +6,7 @@ same normal forms, modulo the rules. Each object (top-level, and the endpoints, 
 plans under them) is identical, different (each differing field with both values; a field a
 side does not write holds the default there), or present on one side only (what it holds goes
 with it). Secret fields are marked ``sensitive`` and their values never shown; a write-only
-field (``Kind.write_only``: an area never returns it) is never a difference, its value unknown.
+field (``Kind.compare.write_only``: an area never returns it) is never a difference, its value unknown.
 The result is a value of :mod:`apimctl.plans.comparison`, which ``render`` shows.
 """
 
@@ -78,7 +78,7 @@ def _fields(kind: Kind, schema: str, shown: str, a: Any, b: Any) -> Iterator[Fie
         for key in sorted(set(ours) | set(theirs)):
             yield from _fields(kind, schema, f"{shown}[{key}]", ours.get(key, DEFAULT), theirs.get(key, DEFAULT))
         return
-    if schema in kind.write_only:
+    if schema in kind.compare.write_only:
         return  # never read back: an area's value is unknown, not different
     yield FieldDifference(shown, a, b, _secret(kind, schema))
 
@@ -93,4 +93,4 @@ def _keyed(items: list[Any], key_field: str) -> dict[str, Any]:
 
 
 def _secret(kind: Kind, schema: str) -> bool:
-    return any(schema == s or schema.startswith(s + ".") or s.startswith(schema + ".") for s in kind.secret)
+    return any(schema == s or schema.startswith(s + ".") or s.startswith(schema + ".") for s in kind.compare.secret)

@@ -160,7 +160,7 @@ class _Walker:
 def _map_references(kind: Kind, item: dict[str, Any], own: str, variable: str) -> None:
     """In ``item`` and the objects under it, each secret reference ``${OWN_REST}`` (``own``:
     the area's prefix as a variable writes it, maybe empty) becomes ``${VARIABLE_REST}``."""
-    for path in kind.secret:
+    for path in kind.compare.secret:
         *parents, last = path.split(".")
         holder: Any = item
         for part in parents:
@@ -190,7 +190,7 @@ def _referred(kind: Kind, path: str) -> str | None:
 
 
 def _is_secret(kind: Kind, path: str) -> bool:
-    return any(path == s or path.startswith(s + ".") for s in kind.secret)
+    return any(path == s or path.startswith(s + ".") for s in kind.compare.secret)
 
 
 def _top_names(docs: Mapping[str, list[Any]]) -> set[tuple[str, str]]:
@@ -198,7 +198,7 @@ def _top_names(docs: Mapping[str, list[Any]]) -> set[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
     for key, items in docs.items():
         kind = kinds.by_manifest_key(key)
-        if kind is None or kind.fold_case:
+        if kind is None or kind.compare.fold_case:
             continue
         for item in items:
             name = item if isinstance(item, str) else item.get(kind.identity) if isinstance(item, dict) else None

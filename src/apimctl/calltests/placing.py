@@ -30,7 +30,7 @@ from apimctl import kinds, sensitive
 from apimctl.api.quirks import as_list
 
 # the kind keys call (endpoints) and the kind holding them (services)
-_CALLED = next(k for k in kinds.KINDS if k.called and k.ops.route_fields)
+_CALLED = next(k for k in kinds.KINDS if k.callers.called and k.ops.route_fields)
 _HOLDER = kinds.get(str(_CALLED.parent))
 _ALIAS, _DOMAINS, _METHODS = _CALLED.ops.route_fields
 _LOCATIONS, _LOCATION_KEY = "apiKeyValueLocations", "apiKeyValueLocationKey"

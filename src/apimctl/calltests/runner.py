@@ -115,7 +115,7 @@ def _one(response: httpx.Response, what: str) -> dict[str, Any]:
 
 # the kind keys are issued for (plans) and its parent's (packages): a consumer names its plan
 # by both, as a package key's body does
-_PLAN = next(k for k in kinds.KINDS if k.issues_keys)
+_PLAN = kinds.ROLES.keys_for
 _PACKAGE = kinds.get(str(_PLAN.parent))
 PACKAGE_FIELD, PLAN_FIELD, PLANS = _PACKAGE.name, _PLAN.name, _PLAN.manifest_key
 

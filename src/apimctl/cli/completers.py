@@ -95,7 +95,7 @@ def complete_field_address(ctx: click.Context, param: click.Parameter,
     for address in addresses(_paths(ctx)):
         if incomplete.startswith(address + ":"):
             kind = kinds.BY_NAME[address.partition(":")[0]]
-            fields = sorted({f.partition(".")[0] for f in (*kind.fields, *kind.nested, *kind.secret)}
+            fields = sorted({f.partition(".")[0] for f in (*kind.fields, *kind.nested, *kind.compare.secret)}
                             - {"id", "created", "updated"})
             return [CompletionItem(f"{address}:{f}") for f in fields
                     if f"{address}:{f}".startswith(incomplete)]

@@ -25,7 +25,7 @@ def join_path(prefix: str, name: str) -> str:
 def differing(kind: Kind, prefix: str, norm: Mapping[str, Any],
               base: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of the normal form ``norm`` that differ from ``base`` (the defaults' form)."""
-    order = _order(kind.export_first, prefix, tuple(norm), tuple(base))
+    order = _order(kind.export.export_first, prefix, tuple(norm), tuple(base))
     out: dict[str, Any] = {}
     for name, path in order.first:
         if name in base:
@@ -74,7 +74,7 @@ def _empty(value: Any) -> bool:
 def _exported(kind: Kind, path: str, value: Any, default: Any) -> Any:
     if path in kind.keyed and isinstance(value, Mapping):
         return _keyed_list(kind, path, value)
-    if path in kind.opaque:
+    if path in kind.compare.opaque:
         return _sorted_deep(value)
     if path in kind.nested and isinstance(value, Mapping):
         base = default if isinstance(default, Mapping) else kind.nested[path]

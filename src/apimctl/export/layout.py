@@ -28,7 +28,7 @@ SINGLE_FILE = "apimctl.yaml"
 
 def layout_files(docs: Mapping[str, list[Any]], layout: Layout, source: str = "") -> list[ExportFile]:
     """The export's files in the chosen layout (``per-service``: each kind's objects in the
-    kind's file, ``Kind.file_name``, or one file per object, ``Kind.file_per_object``)."""
+    kind's file, ``Kind.file_name``, or one file per object, ``ROLES.file_per_object``)."""
     if layout == "single":
         return [export_file(SINGLE_FILE, docs, source)]
     files: list[ExportFile] = []
@@ -36,7 +36,7 @@ def layout_files(docs: Mapping[str, list[Any]], layout: Layout, source: str = ""
         key = kind.manifest_key
         if key not in docs:
             continue
-        if kind.file_per_object:
+        if kind is kinds.ROLES.file_per_object:
             files.extend(_object_files(kind, docs[key], source))
         else:
             files.append(export_file(kind.file_name, {key: docs[key]}, source))

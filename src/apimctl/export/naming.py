@@ -25,8 +25,8 @@ TOP_ORDER = tuple(k.manifest_key for k in kinds.TOP_LEVEL)
 # with the objects that refer to them (:func:`apimctl.export.objects.build_documents`)
 DEFAULT_ORDER = tuple(k.manifest_key for k in kinds.TOP_LEVEL if not k.read_only)
 _SLUG_LENGTH = 60
-# the kind the ``per-service`` layout writes one object a file
-_PER_OBJECT = next(k for k in kinds.TOP_LEVEL if k.file_per_object)
+# the kind the ``per-service`` layout writes one object a file (``ROLES.file_per_object``)
+_PER_OBJECT = kinds.ROLES.file_per_object
 
 
 # --- which kinds ------------------------------------------------------------------------------
@@ -174,7 +174,7 @@ def service_file_names(names: Iterable[str]) -> dict[str, str]:
 
 
 def object_file_names(kind_name: str, names: Iterable[str]) -> dict[str, str]:
-    """The file of each object of a kind written one object a file (``Kind.file_per_object``):
+    """The file of each object of a kind written one object a file (``ROLES.file_per_object``):
     ``<kind>-<slug>.yaml`` (``service-weather.yaml``).
 
     Names that slug alike (``A B``, ``a/b``, ``a-b``), and names with nothing left to slug

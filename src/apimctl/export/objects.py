@@ -178,7 +178,7 @@ class _Exporter:
 
     def head(self, kind: Kind, obj: LiveObject) -> dict[str, Any]:
         out: dict[str, Any] = {kind.identity: escape_literal(obj.name)}
-        if self.with_ids and kind.pinnable:
+        if self.with_ids and kind.export.pinnable:
             out["id"] = obj.id
         return out
 
@@ -188,9 +188,9 @@ class _Exporter:
         (written in ``written_ctx``)."""
         norm = normalise(kind, live, ctx)
         if self.area.declared:  # a manifest's object: what it does not write is the dialect's default
-            comparable(kind.name, None, norm, live, self.area.dialect)
+            comparable(kind, None, norm, live, self.area.dialect)
         else:
-            comparable(kind.name, norm, {}, {}, self.area.dialect)  # in the target's vocabulary
+            comparable(kind, norm, {}, {}, self.area.dialect)  # in the target's vocabulary
         base = self.defaults(kind, written_ctx or ctx)
         norm.pop(kind.identity, None)
         found = differing(kind, "", norm, base)
@@ -207,7 +207,7 @@ class _Exporter:
         base = self.bases.get(key)
         if base is None:
             base = self.bases[key] = normalise(kind, {}, ctx)
-            comparable(kind.name, None, base, {}, self.area.dialect)
+            comparable(kind, None, base, {}, self.area.dialect)
         return base
 
     def secret(self, *parts: str) -> str:

@@ -35,8 +35,12 @@ from types import MappingProxyType
 
 from apimctl import platform
 from apimctl.kinds.base import (
+    Callers,
+    Compare,
+    Export,
     Kind,
     Reference,
+    Write,
     escape_name,
     join_key,
     split_first,
@@ -60,11 +64,14 @@ from apimctl.kinds.organization import ORGANIZATION
 from apimctl.kinds.package import PACKAGE
 from apimctl.kinds.plan import ENTITLED_ENDPOINT_DEFAULTS, PLAN
 from apimctl.kinds.role import ROLE
+from apimctl.kinds.roles import ROLES, Roles
 from apimctl.kinds.service import OAUTH_DEFAULTS, SERVICE
 
 # the error message catalog (SUPPLEMENT §5)
 ERROR_CATALOG = platform.ERROR_CATALOG
 
+# the roles one kind alone holds (the lease's kind, the probe, the kind keys are issued for...)
+# are :data:`ROLES`, in :mod:`apimctl.kinds.roles`
 KINDS: tuple[Kind, ...] = (
     DOMAIN, ORGANIZATION, EMAIL_TEMPLATE_SET, ROLE, SERVICE, ERROR_SET, ENDPOINT, PACKAGE, PLAN,
     MAINTENANCE_EVENT,
@@ -115,11 +122,46 @@ def split_key(kind: Kind, key: str) -> tuple[str | None, str]:
 
 
 __all__ = [
-    "BY_NAME", "CORS_DEFAULTS", "DOMAIN", "EMAIL_TEMPLATE_SET", "ENDPOINT", "ENDPOINT_CACHE_DEFAULTS",
-    "ENTITLED_ENDPOINT_DEFAULTS", "ERROR_CATALOG", "ERROR_MESSAGE_FIELDS", "ERROR_SET", "KINDS",
-    "MAINTENANCE_EVENT", "META_FIELDS", "METHOD_DEFAULTS", "NESTED_COMPUTED_FIELDS",
-    "OAUTH_DEFAULTS", "ORDER", "ORGANIZATION", "PACKAGE", "PLAN", "PROCESSOR_DEFAULTS", "RESPONSE_FILTER_DEFAULTS",
-    "ROLE", "SERVICE", "SYSTEM_DOMAIN_AUTH_DEFAULTS", "TOP_LEVEL", "Kind", "Reference",
-    "by_manifest_key", "children_of", "escape_name", "get", "join_key",
-    "split_first", "split_key", "unescape_name",
+    "BY_NAME",
+    "CORS_DEFAULTS",
+    "DOMAIN",
+    "EMAIL_TEMPLATE_SET",
+    "ENDPOINT",
+    "ENDPOINT_CACHE_DEFAULTS",
+    "ENTITLED_ENDPOINT_DEFAULTS",
+    "ERROR_CATALOG",
+    "ERROR_MESSAGE_FIELDS",
+    "ERROR_SET",
+    "KINDS",
+    "MAINTENANCE_EVENT",
+    "META_FIELDS",
+    "METHOD_DEFAULTS",
+    "NESTED_COMPUTED_FIELDS",
+    "OAUTH_DEFAULTS",
+    "ORDER",
+    "ORGANIZATION",
+    "PACKAGE",
+    "PLAN",
+    "PROCESSOR_DEFAULTS",
+    "RESPONSE_FILTER_DEFAULTS",
+    "ROLE",
+    "ROLES",
+    "SERVICE",
+    "SYSTEM_DOMAIN_AUTH_DEFAULTS",
+    "TOP_LEVEL",
+    "Callers",
+    "Compare",
+    "Export",
+    "Kind",
+    "Reference",
+    "Roles",
+    "Write",
+    "by_manifest_key",
+    "children_of",
+    "escape_name",
+    "get",
+    "join_key",
+    "split_first",
+    "split_key",
+    "unescape_name",
 ]

@@ -7,13 +7,16 @@ the rules that belong to it; :mod:`apimctl.kinds` lists them in :data:`~apimctl.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, InitVar, dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from apimctl.kinds.dialects import Spelling, spelling_of
 from apimctl.kinds.protocol import KindOps
+from apimctl.platform import Vocabulary
 
 
 def frozen(mapping: dict[str, Any]) -> Mapping[str, Any]:
@@ -59,64 +62,60 @@ class Reference:
 
 
 @dataclass(frozen=True)
-class Kind:
-    """Everything the pipeline needs to know about one kind of object.
+class Compare:
+    """How objects of a kind come to their normal form and are compared (``state.normalise``,
+    ``planning.diff``, ``areas.compare``, and the output that hides secrets). Field paths are
+    dotted schema paths, as in :class:`Kind`.
 
-    Field paths below are dotted *schema* paths within the object in manifest shape, without
-    collection keys (``methods.responseFilters``, ``securityProfile.oauth.grantTypes``).
-
-    - ``manifest_key``: top-level manifest key, or the key inside the parent for child kinds.
-    - ``path``: API collection path; ``{service}``/``{package}`` stand for the parent's id.
-    - ``body``: the body parameter name of writes (spec "Common rules" 4).
-    - ``identity``: the natural-key field; ``parent``: the kind this one lives in.
-    - ``depends_on``: kinds whose creates/updates must run first; ``references``: the fields
-      carrying those references by name.
     - ``computed``: server-computed fields, never diffed; ``write_only``: never read back.
     - ``secret``: fields compared by hash and shown as ``(sensitive)``.
     - ``enum_arrays`` and ``sets``: lists compared as sets (a single string is a one-element set).
-    - ``datetimes``: compared as instants. ``defaults``: SUPPLEMENT §3 for top-level fields.
-    - ``nested``: defaults of nested objects (singletons and items of keyed lists) by path;
-      ``nullable``: nested objects whose absence is ``null`` rather than the defaults.
+    - ``datetimes``: compared as instants.
+    - ``nullable``: nested objects whose absence is ``null`` rather than the defaults.
     - ``unset``: by path, the spellings of "not set" that the platform treats as the field's
       default (SUPPLEMENT §10.10.3: an unset secret reads ``null`` or ``""``, excluded headers
       ``null`` or ``[""]``); normalisation and write bodies fold them into the default, so no
       plan shows a change from one spelling to another.
-    - ``keyed``: nested lists compared as maps, with the item field that keys them.
     - ``opaque``: free-form objects compared whole (``eav``).
     - ``left_alone``: nested collections left alone when the manifest omits the key.
-    - ``children``: child kinds; ``fields``: the read projection (children included), every
-      field named at every level (real areas honour no nested wildcard and return some fields
-      only when named, SUPPLEMENT §10.10.8); when not given, :func:`read_fields` derives it
-      from the kind's tables, with ``read_also`` (fields the tables do not list: server fields
-      the stages use, child kinds' fields) after the identity.
-    - ``page_index``: list paging counts pages rather than items.
-    - ``pinnable``: the manifest may carry ``id``/``previousNames``; ``deletable``: the API can
-      delete it (domains cannot be deleted).
-    - ``ops``: what the kind does at each stage (:class:`KindOps`), made by the entry with
-      itself from ``operations`` (the kind's ``Ops`` class, or any callable taking the entry):
-      ``Kind(..., operations=EndpointOps)``; every entry names its operations.
-    - ``reserved``: identities apimctl itself uses (the apply lease role): never read into
-      live state, so never planned, pruned or exported.
     - ``fold_case``: the identity is case-insensitive (domains: ``Example.COM`` is
       ``example.com``), for matching and comparing.
-    - ``label``: the human name of one object, for messages (``error set``); ``item_labels``:
-      the same for the items of keyed nested lists, by path (``methods``: ``method``).
-    - ``read_only``: read into live state and exported, never planned or written (a data
-      source: manifests may declare such objects, for references to them to be checked).
+    - ``vocabularies``: by path, the enum values of a field in each dialect, in the same order
+      (SUPPLEMENT §10.2): both sides of a comparison and every write are in the target's
+      spelling (:func:`apimctl.kinds.dialects.translate`).
+    - ``unmanaged``: fields of real deployments apimctl does not manage (SUPPLEMENT §10.8):
+      carried through writes untouched, dropped from writes to a dialect without them, and
+      compared only when a manifest names them.
+    """
+
+    computed: frozenset[str] = frozenset()
+    secret: frozenset[str] = frozenset()
+    write_only: frozenset[str] = frozenset()
+    enum_arrays: frozenset[str] = frozenset()
+    sets: frozenset[str] = frozenset()
+    datetimes: frozenset[str] = frozenset()
+    nullable: frozenset[str] = frozenset()
+    unset: Mapping[str, tuple[Any, ...]] = field(default_factory=lambda: frozen({}))
+    opaque: frozenset[str] = frozenset()
+    left_alone: frozenset[str] = frozenset()
+    fold_case: bool = False
+    vocabularies: Mapping[str, Vocabulary] = field(default_factory=lambda: frozen({}))
+    unmanaged: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def spelling(self) -> Spelling:
+        """What the dialect functions read of ``vocabularies`` and ``unmanaged``, made once
+        (the facet is constant; the functions run for most objects)."""
+        return spelling_of(self.vocabularies, self.unmanaged)
+
+
+@dataclass(frozen=True)
+class Write:
+    """How plan and apply order, group and leave out the writes of a kind.
+
+    - ``deletable``: the API can delete an object of the kind (domains cannot be deleted).
     - ``batch_updates``: updates of several objects of this kind under one parent are one
       call (``PUT /services/{id}/endpoints``).
-    - ``manifest_rank``: where a top-level kind's key comes among a manifest's keys (the order
-      validate lists them in); ties keep the order of ``KINDS``.
-    - ``export_file``: the file of export's ``per-service`` layout holding the kind's objects
-      (empty: ``<manifest_key>.yaml``); ``file_per_object``: that layout writes one file per
-      object instead (``service-<name>.yaml``).
-    - ``issues_keys``: API keys are issued for objects of this kind (plans): a key names one by
-      its parent's name and its own.
-    - ``export_first``: fields export writes first, at every level, when they differ from the
-      defaults (the rest follow in the order of the defaults).
-    - ``risky``: fields (a top-level name or a dotted path) whose change alters what consumers
-      may call, and ``risky_suffixes``: top-level names ending so: the plan lists such changes
-      for a reviewer to look at twice.
     - ``covered_by_parent``: the object has no revision of its own: the parent's fingerprint
       covers it (a service's ``revisionNumber`` covers its endpoints and error sets).
     - ``keeps_one``: a parent always holds at least one object of the kind (a service keeps an
@@ -125,74 +124,122 @@ class Kind:
       new parent that declares none (the ``Default`` error set of a new service).
     - ``referenced_items``: nested keyed lists whose items other objects reference by id (an
       endpoint's methods, entitled by plans): an update adding one runs before its referrers.
-    - ``host_fields``: fields holding host names that a domain of the area must cover.
-    - ``probed``: ``apimctl doctor``'s first call lists the kind (one object, its id only):
-      every area holds the collection, whatever it serves besides.
-    - ``lease``: the identity of the object of the kind that is the area's apply lease
-      (``apimctl.applying.lease``): created, renewed and deleted by apply, unique in an area
-      (its creation is atomic), and among ``reserved``.
-    - ``called``: keys call objects of the kind (the entitlements of a kind keys are issued
+    """
+
+    deletable: bool = True
+    batch_updates: bool = False
+    covered_by_parent: bool = False
+    keeps_one: bool = False
+    made_with_parent: tuple[str, ...] = ()
+    referenced_items: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Export:
+    """How the kind's objects are laid out in manifests (written by export, listed in that
+    order by validate).
+
+    - ``pinnable``: the manifest may carry ``id``/``previousNames`` (export writes the id).
+    - ``manifest_rank``: where a top-level kind's key comes among a manifest's keys; ties keep
+      the order of ``KINDS``.
+    - ``export_file``: the file of export's ``per-service`` layout holding the kind's objects
+      (empty: ``<manifest_key>.yaml``).
+    - ``export_first``: fields export writes first, at every level, when they differ from the
+      defaults (the rest follow in the order of the defaults).
+    """
+
+    pinnable: bool = True
+    manifest_rank: int = 0
+    export_file: str = ""
+    export_first: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Callers:
+    """What a change to the kind means to those who call the API through it: the plan's
+    review marks, its impact on keys, the hosts a domain must cover.
+
+    - ``risky``: fields (a top-level name or a dotted path) whose change alters what consumers
+      may call, and ``risky_suffixes``: top-level names ending so: the plan lists such changes
+      for a reviewer to look at twice.
+    - ``called``: keys call objects of the kind (the entitlements of the kind keys are issued
       for name them): a delete, or a change moving its routes (``KindOps.route_fields``),
       tells the keys entitled to it; ``shared_qps``: the field of a QPS limit those keys
       share (a change tells them too).
     - ``role_permits``: what the roles an object names (its ``roles``) may do with it, in
       words (``read``, ``key``): told when the object or one of those roles is deleted.
-    - ``editor_recorded``: the platform records who wrote an object of the kind last
-      (``editorHandle``, with ``updated`` and ``revisionNumber``), and the record moves with
-      every write to anything in it: drift attributes a difference to it.
+    - ``host_fields``: fields holding host names that a domain of the area must cover.
+    """
+
+    risky: frozenset[str] = frozenset()
+    risky_suffixes: tuple[str, ...] = ()
+    called: bool = False
+    shared_qps: str = ""
+    role_permits: str = ""
+    host_fields: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Kind:
+    """Everything the pipeline needs to know about one kind of object.
+
+    The entry holds a small core every kind has or may have; the rules only some kinds have are
+    grouped by the stage that reads them into facets (:class:`Compare`, :class:`Write`,
+    :class:`Export`, :class:`Callers`), each empty unless the entry passes one
+    (``Kind(..., compare=Compare(secret=...))``), so a stage reads ``kind.compare.secret``
+    whatever the kind. What one kind alone is (the lease's kind, the probe, the kind keys are
+    issued for...) is not a field: it is a role in :data:`apimctl.kinds.roles.ROLES`.
+
+    Field paths below are dotted *schema* paths within the object in manifest shape, without
+    collection keys (``methods.responseFilters``, ``securityProfile.oauth.grantTypes``).
+
+    - ``manifest_key``: top-level manifest key, or the key inside the parent for child kinds.
+    - ``label``: the human name of one object, for messages (``error set``); ``item_labels``:
+      the same for the items of keyed nested lists, by path (``methods``: ``method``).
+    - ``path``: API collection path; ``{service}``/``{package}`` stand for the parent's id.
+    - ``body``: the body parameter name of writes (spec "Common rules" 4).
+    - ``identity``: the natural-key field; ``parent``: the kind this one lives in.
+    - ``depends_on``: kinds whose creates/updates must run first; ``references``: the fields
+      carrying those references by name.
+    - ``defaults``: SUPPLEMENT §3 for top-level fields; ``nested``: defaults of nested objects
+      (singletons and items of keyed lists) by path.
+    - ``keyed``: nested lists compared as maps, with the item field that keys them.
+    - ``children``: child kinds; ``fields``: the read projection (children included), every
+      field named at every level (real areas honour no nested wildcard and return some fields
+      only when named, SUPPLEMENT §10.10.8); when not given, :func:`read_fields` derives it
+      from the kind's tables, with ``read_also`` (fields the tables do not list: server fields
+      the stages use, child kinds' fields) after the identity.
+    - ``page_index``: list paging counts pages rather than items.
+    - ``read_only``: read into live state and exported, never planned or written (a data
+      source: manifests may declare such objects, for references to them to be checked).
+    - ``compare``, ``write``, ``export``, ``callers``: the facets.
+    - ``ops``: what the kind does at each stage (:class:`KindOps`), made by the entry with
+      itself from ``operations`` (the kind's ``Ops`` class, or any callable taking the entry):
+      ``Kind(..., operations=EndpointOps)``; every entry names its operations.
     """
 
     name: str
     manifest_key: str
     path: str
     body: str
+    label: str = ""
+    item_labels: Mapping[str, str] = field(default_factory=lambda: frozen({}))
     identity: str = "name"
     parent: str | None = None
+    children: tuple[str, ...] = ()
     depends_on: tuple[str, ...] = ()
     references: tuple[Reference, ...] = ()
-    computed: frozenset[str] = frozenset()
-    secret: frozenset[str] = frozenset()
-    write_only: frozenset[str] = frozenset()
-    enum_arrays: frozenset[str] = frozenset()
-    sets: frozenset[str] = frozenset()
-    datetimes: frozenset[str] = frozenset()
     defaults: Mapping[str, Any] = field(default_factory=lambda: frozen({}))
     nested: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: frozen({}))
-    nullable: frozenset[str] = frozenset()
-    unset: Mapping[str, tuple[Any, ...]] = field(default_factory=lambda: frozen({}))
     keyed: Mapping[str, str] = field(default_factory=lambda: frozen({}))
-    opaque: frozenset[str] = frozenset()
-    left_alone: frozenset[str] = frozenset()
-    children: tuple[str, ...] = ()
     fields: tuple[str, ...] = ()
     read_also: tuple[str, ...] = ()
     page_index: bool = False
-    pinnable: bool = True
-    deletable: bool = True
-    fold_case: bool = False
-    label: str = ""
-    item_labels: Mapping[str, str] = field(default_factory=lambda: frozen({}))
     read_only: bool = False
-    batch_updates: bool = False
-    manifest_rank: int = 0
-    export_first: tuple[str, ...] = ()
-    risky: frozenset[str] = frozenset()
-    risky_suffixes: tuple[str, ...] = ()
-    covered_by_parent: bool = False
-    keeps_one: bool = False
-    made_with_parent: tuple[str, ...] = ()
-    referenced_items: tuple[str, ...] = ()
-    host_fields: tuple[str, ...] = ()
-    reserved: frozenset[str] = frozenset()
-    export_file: str = ""
-    file_per_object: bool = False
-    issues_keys: bool = False
-    probed: bool = False
-    lease: str = ""
-    editor_recorded: bool = False
-    role_permits: str = ""
-    called: bool = False
-    shared_qps: str = ""
+    compare: Compare = field(default_factory=Compare)
+    write: Write = field(default_factory=Write)
+    export: Export = field(default_factory=Export)
+    callers: Callers = field(default_factory=Callers)
     _: KW_ONLY
     operations: InitVar[Callable[[Kind], KindOps]]
     ops: KindOps = field(init=False, compare=False, repr=False)
@@ -212,7 +259,7 @@ class Kind:
 
     def identity_of(self, name: str) -> str:
         """The form of an identity value that matching compares (folded when case-insensitive)."""
-        return name.casefold() if self.fold_case else name
+        return name.casefold() if self.compare.fold_case else name
 
     @property
     def top_level(self) -> bool:
@@ -243,7 +290,7 @@ class Kind:
     @property
     def file_name(self) -> str:
         """The file of export's ``per-service`` layout holding the kind's objects."""
-        return self.export_file or f"{self.manifest_key}.yaml"
+        return self.export.export_file or f"{self.manifest_key}.yaml"
 
 
 def read_fields(kind: Kind) -> tuple[str, ...]:
@@ -268,7 +315,7 @@ def read_fields(kind: Kind) -> tuple[str, ...]:
         if path in kind.keyed:  # the id and ``created``: which of two copies is the oldest
             out += [f"{path}.id", f"{path}.{kind.keyed[path]}", f"{path}.created"]
         out += [f"{path}.{name}" for name in kind.nested[path]
-                if f"{path}.{name}" not in kind.nested and f"{path}.{name}" not in kind.write_only]
+                if f"{path}.{name}" not in kind.nested and f"{path}.{name}" not in kind.compare.write_only]
     return tuple(dict.fromkeys(out))
 
 

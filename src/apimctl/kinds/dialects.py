@@ -5,85 +5,112 @@ behave (``mashery``). Everything the reconciler does differently for one or the 
 value of :class:`Dialect` here, and every stage asks this table, never a dialect's name:
 
 - error-code headers the client reads (both are always understood, §6 and §10.1);
-- enum vocabularies (§10.2): manifests may use either spelling; both sides of a comparison
-  and every write are in the target's (:func:`translate`);
+- enum vocabularies (§10.2), each kind's (``Compare.vocabularies``): manifests may use either
+  spelling; both sides of a comparison and every write are in the target's (:func:`translate`);
 - defaults that differ (§10.5): a new endpoint's ``returnedHeaders``, the ``detailHeader`` of
   an error set's messages (:func:`comparable`, :func:`message_default`, :func:`field_default`);
 - plan entitlements (§10.6): read with explicit nested ``fields``, written with an explicit
   endpoint list;
 - role permissions (§10.7): item by item, or the whole collection with a required ``action``;
-- fields of real deployments apimctl does not manage (§10.8): carried through writes
-  untouched and never compared unless the manifest names them (:data:`UNMANAGED`).
+- fields of real deployments apimctl does not manage (§10.8), each kind's
+  (``Compare.unmanaged``): carried through writes untouched and never compared unless the
+  manifest names them.
 
-This module is pure data and functions on manifest-shaped mappings; it knows nothing of the
+This module is pure data and functions on manifest-shaped mappings; what a kind spells
+differently is the kind's, read from the entry each function takes. It knows nothing of the
 reference server (which keeps its own table in ``apimctl.server.dialects``).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from apimctl import platform
-from apimctl.platform import (
-    FORWARDED_HEADERS,
-    GRANT_TYPES,
-    MASHERY_MESSAGE_DETAILS,
-    MASHERY_RETURNED_HEADERS,
-    RETURNED_HEADERS,
-    Vocabulary,
-)
-from apimctl.speed import is_mapping, per_name
+from apimctl.platform import MASHERY_MESSAGE_DETAILS, MASHERY_RETURNED_HEADERS, Vocabulary
 
 SPEC_NAME = platform.SPEC_NAME
 MASHERY_NAME = platform.MASHERY_NAME
 AUTO = "auto"
-CHOICES: tuple[str, ...] = (SPEC_NAME, MASHERY_NAME, AUTO)
+DIALECT_NAMES: tuple[str, ...] = (SPEC_NAME, MASHERY_NAME)
+CHOICES: tuple[str, ...] = (*DIALECT_NAMES, AUTO)
 
 # the error-code headers of both dialects: the client reads either, whatever the target
 ERROR_CODE_HEADERS: tuple[str, ...] = ("X-Svc-Error-Code", "X-Mashery-Error-Code")
 # headers only a ``mashery`` target sends (auto-detection, §10.1)
 MASHERY_HEADER_PREFIX = "x-mashery-"
 MASHERY_HOST_SUFFIX = "mashery.com"
-# the kind whose live objects tell the dialect by their values: every endpoint of a
-# ``mashery`` area returns ``mashery-responder`` unless told not to (auto-detection, §10.1)
-TELLING_KIND = "endpoint"
-# the kind read by the probe of an area whose replies have not told: one object of it that
-# does not exist, a 404 in both dialects
-PROBE_KIND = "service"
 
 
 def _frozen(value: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(value))
 
 
-# --- vocabularies (§10.2): per kind, per field path, the values in each dialect, same order --
+@dataclass(frozen=True)
+class Spelling:
+    """What the functions below read of one kind's vocabularies and unmanaged fields
+    (``Compare.vocabularies``, ``Compare.unmanaged``), made once per kind
+    (``Compare.spelling``, :func:`spelling_of`): the tables are constants, and the functions
+    run for most objects.
 
-VOCABULARIES: Mapping[str, Mapping[str, Vocabulary]] = _frozen({
-    "endpoint": _frozen({
-        "forwardedHeaders": FORWARDED_HEADERS,
-        "returnedHeaders": RETURNED_HEADERS,
-        "oauthGrantTypes": GRANT_TYPES,
-    }),
-    "service": _frozen({"securityProfile.oauth.grantTypes": GRANT_TYPES}),
-})
+    ``vocabulary``: each vocabulary path with its parts; ``unmanaged``: the parts of each
+    unmanaged path; ``heads``: the top-level fields holding either (a document with none of
+    them is the same in every dialect); ``translations``: by dialect name, by path, every
+    spelling of the field's values (in any dialect) -> the dialect's; ``mashery_only``: the
+    top-level vocabulary fields, each with the values only ``mashery`` spells."""
 
-# --- fields of real deployments apimctl does not manage (§10.8), per kind, by dotted path ----
+    vocabulary: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    unmanaged: tuple[tuple[str, ...], ...] = ()
+    heads: frozenset[str] = frozenset()
+    translations: Mapping[str, Mapping[str, Mapping[str, str]]] = field(
+        default_factory=lambda: _frozen({}))
+    mashery_only: tuple[tuple[str, frozenset[str]], ...] = ()
 
-UNMANAGED: Mapping[str, tuple[str, ...]] = _frozen({
-    "endpoint": ("inboundMsslRequired", "userControlledErrorLocation",
-                 "userControlledErrorLocationKey", "rateLimitHeadersEnabled"),
-    "service": ("organization", "securityProfile.oauth.masheryTokenApiEnabled",
-                "securityProfile.oauth.enableRefreshTokenTtl",
-                "securityProfile.oauth.forceOauthRedirectUrl", "securityProfile.oauth.macAlgorithm"),
-    "package": ("organization",),
-})
-# the read projection of endpoints names these too (ignored by a ``spec`` target, §1)
-ENDPOINT_EXTRA_READ_FIELDS: tuple[str, ...] = UNMANAGED["endpoint"]
 
+def spelling_of(vocabularies: Mapping[str, Vocabulary], unmanaged: tuple[str, ...]) -> Spelling:
+    """The :class:`Spelling` of a kind with these vocabularies and unmanaged fields."""
+    translations = {name: _frozen({path: _translation_into(vocab, vocab.get(name, ()))
+                                   for path, vocab in vocabularies.items()})
+                    for name in DIALECT_NAMES}
+    return Spelling(
+        vocabulary=tuple((path, tuple(path.split("."))) for path in vocabularies),
+        unmanaged=tuple(tuple(path.split(".")) for path in unmanaged),
+        heads=frozenset(p.split(".")[0] for p in (*vocabularies, *unmanaged)),
+        translations=_frozen(translations),
+        mashery_only=tuple((path, frozenset(vocab[MASHERY_NAME]) - frozenset(vocab[SPEC_NAME]))
+                           for path, vocab in vocabularies.items() if "." not in path),
+    )
+
+
+def _translation_into(vocab: Vocabulary, target: tuple[str, ...]) -> Mapping[str, str]:
+    """Every spelling of a field's values (in any dialect) -> the value of ``target`` in its
+    place."""
+    return _frozen({value: target[i] for spellings in vocab.values()
+                    for i, value in enumerate(spellings) if i < len(target)})
+
+
+class SpelledRules(Protocol):
+    """What the functions below read of a kind's comparison rules (its
+    :class:`~apimctl.kinds.base.Compare`)."""
+
+    @property
+    def vocabularies(self) -> Mapping[str, Vocabulary]: ...
+
+    @property
+    def spelling(self) -> Spelling: ...
+
+
+class SpelledKind(Protocol):
+    """What the functions below read of a kind (a :class:`~apimctl.kinds.base.Kind`: the
+    registry imports this module, so it is not imported here)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def compare(self) -> SpelledRules: ...
 
 
 @dataclass(frozen=True)
@@ -108,8 +135,8 @@ class Dialect:
     # name and field (§4: elsewhere a string, as real deployments have it, a UUID)
     integer_ids: frozenset[tuple[str, str]] = frozenset()
 
-    def vocabulary(self, kind: str, path: str) -> tuple[str, ...]:
-        return VOCABULARIES.get(kind, {}).get(path, {}).get(self.name, ())
+    def vocabulary(self, kind: SpelledKind, path: str) -> tuple[str, ...]:
+        return kind.compare.vocabularies.get(path, {}).get(self.name, ())
 
     def detail_header(self, message_id: str) -> str:
         """The default ``detailHeader`` of a catalog message in this dialect (§10.5)."""
@@ -127,7 +154,6 @@ MASHERY = Dialect(
     routes_by_method=True,
 )
 DIALECTS: Mapping[str, Dialect] = _frozen({d.name: d for d in (SPEC, MASHERY)})
-ROLE_ACTIONS: Mapping[str, str] = _frozen({"service": "read", "plan": "register_keys"})
 
 
 def validated_routes_by_method(settings: Mapping[str, Any]) -> bool:
@@ -154,25 +180,13 @@ def dialect_of(name: str | None) -> Dialect:
 _NO_TRANSLATION: Mapping[str, str] = _frozen({})
 
 
-def _translation(kind: str, path: str, dialect: Dialect) -> Mapping[str, str]:
+def _translation(kind: SpelledKind, path: str, dialect: Dialect) -> Mapping[str, str]:
     """Every spelling of the field's values (in any dialect) -> the dialect's spelling."""
-    return _translations(dialect).get((kind, path), _NO_TRANSLATION)
+    by_path = kind.compare.spelling.translations.get(dialect.name)
+    return by_path.get(path, _NO_TRANSLATION) if by_path is not None else _NO_TRANSLATION
 
 
-@per_name
-def _translations(dialect: Dialect) -> Mapping[tuple[str, str], Mapping[str, str]]:
-    """:func:`_translation` of every field with a vocabulary (computed once per dialect: the
-    vocabularies are constants)."""
-    out: dict[tuple[str, str], Mapping[str, str]] = {}
-    for kind, paths in VOCABULARIES.items():
-        for path, vocab in paths.items():
-            target = vocab.get(dialect.name, ())
-            out[(kind, path)] = {value: target[i] for spellings in vocab.values()
-                                 for i, value in enumerate(spellings) if i < len(target)}
-    return out
-
-
-def translate_value(kind: str, path: str, value: Any, dialect: Dialect) -> Any:
+def translate_value(kind: SpelledKind, path: str, value: Any, dialect: Dialect) -> Any:
     """An enum value (or list of them) of ``kind``'s field ``path`` in the dialect's spelling."""
     table = _translation(kind, path, dialect)
     if not table:
@@ -184,7 +198,7 @@ def translate_value(kind: str, path: str, value: Any, dialect: Dialect) -> Any:
     return value
 
 
-def _at(doc: Any, parts: list[str]) -> tuple[Any, str] | None:
+def _at(doc: Any, parts: tuple[str, ...]) -> tuple[Any, str] | None:
     if len(parts) == 1:  # a top-level field (most of them)
         return (doc, parts[0]) if isinstance(doc, dict) and parts[0] in doc else None
     for part in parts[:-1]:
@@ -194,25 +208,24 @@ def _at(doc: Any, parts: list[str]) -> tuple[Any, str] | None:
     return None
 
 
-@functools.cache
-def translated_heads(kind: str) -> frozenset[str]:
+def translated_heads(kind: SpelledKind) -> frozenset[str]:
     """The top-level fields holding the fields :func:`translate` may change (a document
     with none of them is the same in every dialect)."""
-    return frozenset(p.split(".")[0] for p in (*VOCABULARIES.get(kind, {}), *UNMANAGED.get(kind, ())))
+    return kind.compare.spelling.heads
 
 
-def translate(kind: str, doc: dict[str, Any], dialect: Dialect) -> list[str]:
+def translate(kind: SpelledKind, doc: dict[str, Any], dialect: Dialect) -> list[str]:
     """Bring ``doc`` (manifest shape, changed in place) into the dialect's vocabulary; without
     the fields of §10.8 when the dialect has none. Returns the paths of the fields dropped."""
-    vocabulary, unmanaged = _comparing(kind)
-    for path, parts in vocabulary:
+    tables = kind.compare.spelling
+    for path, parts in tables.vocabulary:
         found = _at(doc, parts)
         if found is not None:
             holder, name = found
             holder[name] = translate_value(kind, path, holder[name], dialect)
     dropped: list[str] = []
     if not dialect.has_extra_fields:
-        for parts in unmanaged:
+        for parts in tables.unmanaged:
             found = _at(doc, parts)
             if found is not None:
                 del found[0][found[1]]
@@ -223,9 +236,9 @@ def translate(kind: str, doc: dict[str, Any], dialect: Dialect) -> list[str]:
 # --- comparing --------------------------------------------------------------------------------
 
 
-def field_default(kind: str, name: str, dialect: Dialect) -> Any:
+def field_default(kind: SpelledKind, name: str, dialect: Dialect) -> Any:
     """The dialect's own default of a top-level field (``None``: the kind's default applies)."""
-    value = dialect.defaults.get(kind, {}).get(name)
+    value = dialect.defaults.get(kind.name, {}).get(name)
     return list(value) if isinstance(value, tuple) else value
 
 
@@ -234,26 +247,26 @@ def message_default(message_id: str, status: str, dialect: Dialect) -> dict[str,
     return {"status": status, "detailHeader": dialect.detail_header(message_id), "responseBody": ""}
 
 
-def _nested_named(doc: Any, parts: list[str]) -> bool:
+def _nested_named(doc: Any, parts: tuple[str, ...]) -> bool:
     for part in parts:
-        if not is_mapping(doc) or part not in doc:
+        if not (type(doc) is dict or isinstance(doc, Mapping)) or part not in doc:
             return False
         doc = doc[part]
     return True
 
 
-def _drop(doc: Any, parts: list[str]) -> None:
+def _drop(doc: Any, parts: tuple[str, ...]) -> None:
     for part in parts[:-1]:
         doc = doc.get(part) if isinstance(doc, dict) else None
     if isinstance(doc, dict):
         doc.pop(parts[-1], None)
 
 
-def without_unmanaged(kind: str, normal: dict[str, Any]) -> None:
+def without_unmanaged(kind: SpelledKind, normal: dict[str, Any]) -> None:
     """A live normal form without the fields of §10.8 (in place), as :func:`comparable`
     leaves them out when the manifest does not name them. Nested values may be shared by
     other forms: the dicts on the way to a nested field are copied, not changed."""
-    for parts in _comparing(kind)[1]:
+    for parts in kind.compare.spelling.unmanaged:
         if not _nested_named(normal, parts):
             continue
         holder = normal
@@ -263,7 +276,7 @@ def without_unmanaged(kind: str, normal: dict[str, Any]) -> None:
         del holder[parts[-1]]
 
 
-def comparable(kind: str, have: dict[str, Any] | None, want: dict[str, Any],
+def comparable(kind: SpelledKind, have: dict[str, Any] | None, want: dict[str, Any],
                desired: Mapping[str, Any], dialect: Dialect) -> None:
     """Adjust the normal forms of a comparison (in place) to the target's dialect.
 
@@ -272,18 +285,18 @@ def comparable(kind: str, have: dict[str, Any] | None, want: dict[str, Any],
     not write compare with the dialect's defaults (an endpoint's ``returnedHeaders``, every
     error message's ``detailHeader``); the fields of §10.8 the manifest does not name are not
     compared."""
-    vocabulary, unmanaged = _comparing(kind)
-    for path, parts in vocabulary:
+    tables = kind.compare.spelling
+    for path, parts in tables.vocabulary:
         for side in (have, want):
             found = _at(side, parts) if side is not None else None
             if found is not None and isinstance(found[0][found[1]], list) and found[0][found[1]]:
                 found[0][found[1]] = sorted({*translate_value(kind, path, found[0][found[1]], dialect)})
-    for name, value in dialect.defaults.get(kind, {}).items():
+    for name, value in dialect.defaults.get(kind.name, {}).items():
         if name not in desired and name in want:
             want[name] = sorted(value) if isinstance(value, tuple) else value
-    if dialect.message_details and kind == "errorSet":
+    if dialect.message_details and kind.name == "errorSet":
         _message_defaults(want, desired, dialect)
-    for parts in unmanaged:
+    for parts in tables.unmanaged:
         if len(parts) == 1:  # a top-level field (most of them)
             if parts[0] not in desired:
                 want.pop(parts[0], None)
@@ -293,13 +306,6 @@ def comparable(kind: str, have: dict[str, Any] | None, want: dict[str, Any],
             _drop(want, parts)
             if have is not None:
                 _drop(have, parts)
-
-
-@functools.cache
-def _comparing(kind: str) -> tuple[tuple[tuple[str, list[str]], ...], tuple[list[str], ...]]:
-    """The vocabulary paths (with their parts) and the parts of the unmanaged paths of a kind."""
-    return (tuple((path, path.split(".")) for path in VOCABULARIES.get(kind, {})),
-            tuple(path.split(".") for path in UNMANAGED.get(kind, ())))
 
 
 def _message_defaults(want: dict[str, Any], desired: Mapping[str, Any], dialect: Dialect) -> None:
@@ -312,9 +318,9 @@ def _message_defaults(want: dict[str, Any], desired: Mapping[str, Any], dialect:
             message["detailHeader"] = dialect.detail_header(mid)
 
 
-def mashery_values(kind: str, doc: Mapping[str, Any]) -> bool:
+def mashery_values(kind: SpelledKind, doc: Mapping[str, Any]) -> bool:
     """Whether a live object (manifest shape) holds values spelled the ``mashery`` way."""
-    for name, only in _mashery_only(kind):
+    for name, only in kind.compare.spelling.mashery_only:
         value = doc.get(name)
         if isinstance(value, str):
             if value in only:
@@ -322,13 +328,6 @@ def mashery_values(kind: str, doc: Mapping[str, Any]) -> bool:
         elif isinstance(value, list) and value and any(v in only for v in value if type(v) is str):
             return True
     return False
-
-
-@functools.cache
-def _mashery_only(kind: str) -> tuple[tuple[str, frozenset[str]], ...]:
-    """The top-level vocabulary fields of a kind, each with the values only ``mashery`` spells."""
-    return tuple((path, frozenset(vocab[MASHERY_NAME]) - frozenset(vocab[SPEC_NAME]))
-                 for path, vocab in VOCABULARIES.get(kind, {}).items() if "." not in path)
 
 
 def exported_messages(fields: dict[str, Any], live: Mapping[str, Any], dialect: Dialect) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from apimctl.kinds.base import Kind
+from apimctl.kinds.base import Compare, Export, Kind, Write
 from apimctl.kinds.ops import Exported, Lookups, Ops, Read, Resolver
 
 
@@ -27,8 +27,10 @@ class DomainOps(Ops):
 
 
 DOMAIN: Kind = Kind(
-    name="domain", manifest_key="domains", label="domain", manifest_rank=3, path="/domains", body="domainWhitelist",
-    identity="domain", computed=frozenset({"id", "created", "updated", "status"}),
-    fields=("id", "domain", "status", "created"), pinnable=False, deletable=False,
-    fold_case=True, operations=DomainOps,
+    name="domain", manifest_key="domains", label="domain", path="/domains", body="domainWhitelist",
+    identity="domain", fields=("id", "domain", "status", "created"),
+    compare=Compare(computed=frozenset({"id", "created", "updated", "status"}), fold_case=True),
+    write=Write(deletable=False),
+    export=Export(pinnable=False, manifest_rank=3),
+    operations=DomainOps,
 )

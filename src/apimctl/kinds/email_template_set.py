@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from apimctl.kinds.base import Kind
+from apimctl.kinds.base import Compare, Export, Kind, Write
 from apimctl.kinds.ops import (
     NESTED_COMPUTED_FIELDS,
     Exported,
@@ -49,10 +49,10 @@ class EmailTemplateSetOps(Ops):
 
 EMAIL_TEMPLATE_SET: Kind = Kind(
     name="emailTemplateSet", manifest_key="emailTemplateSets", label="email template set",
-    manifest_rank=6, path="/emailTemplateSets", body="emailTemplateSet", read_only=True,
-    pinnable=False, deletable=False,
-    computed=frozenset({"id", "created", "updated"}),
-    opaque=frozenset({TEMPLATES}),
+    path="/emailTemplateSets", body="emailTemplateSet", read_only=True,
+    compare=Compare(computed=frozenset({"id", "created", "updated"}), opaque=frozenset({TEMPLATES})),
+    write=Write(deletable=False),
+    export=Export(pinnable=False, manifest_rank=6),
     fields=("id", "name", "updated", f"{TEMPLATES}.id",
             *(f"{TEMPLATES}.{f}" for f in TEMPLATE_FIELDS)),
     operations=EmailTemplateSetOps,

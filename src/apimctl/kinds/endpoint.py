@@ -6,8 +6,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from apimctl.kinds.base import Kind, Reference, frozen, split_first
-from apimctl.kinds.dialects import ENDPOINT_EXTRA_READ_FIELDS, validated_routes_by_method
+from apimctl.kinds.base import Callers, Compare, Export, Kind, Reference, Write, frozen, split_first
+from apimctl.kinds.dialects import validated_routes_by_method
 from apimctl.kinds.error_set import ERROR_SET
 from apimctl.kinds.findings import (
     Declaration,
@@ -34,6 +34,7 @@ from apimctl.kinds.ops import (
 )
 from apimctl.kinds.protocol import Holdings
 from apimctl.kinds.words import entitlements_in
+from apimctl.platform import FORWARDED_HEADERS, GRANT_TYPES, RETURNED_HEADERS, Vocabulary
 
 # the label of an endpoint's methods in lookups and in apply's index of ids
 METHOD = "method"
@@ -110,6 +111,16 @@ ENDPOINT_UNSET: Mapping[str, tuple[Any, ...]] = MappingProxyType({
     "methods.sampleJsonResponse": (None, ""),
     "methods.sampleXmlResponse": (None, ""),
 })
+# enum fields each dialect spells its own way (SUPPLEMENT §10.2)
+VOCABULARIES: Mapping[str, Vocabulary] = MappingProxyType({
+    "forwardedHeaders": FORWARDED_HEADERS,
+    "returnedHeaders": RETURNED_HEADERS,
+    "oauthGrantTypes": GRANT_TYPES,
+})
+# fields of real deployments apimctl does not manage (SUPPLEMENT §10.8): the read projection
+# names them (a ``spec`` target ignores them, §1); compared only when a manifest names them
+UNMANAGED: tuple[str, ...] = ("inboundMsslRequired", "userControlledErrorLocation",
+                              "userControlledErrorLocationKey", "rateLimitHeadersEnabled")
 ENDPOINT_ENUM_ARRAYS = frozenset({
     "apiKeyValueLocations", "apiMethodDetectionLocations", "forwardedHeaders", "returnedHeaders",
     "oauthGrantTypes", "supportedHttpMethods", "cache.contentCacheKeyHeaders",
@@ -363,34 +374,37 @@ class EndpointOps(Ops):
 ENDPOINT: Kind = Kind(
     name="endpoint", manifest_key="endpoints", label="endpoint",
     item_labels=frozen({"methods": "method", "methods.responseFilters": "response filter"}),
-    batch_updates=True, path="/services/{service}/endpoints",
+    path="/services/{service}/endpoints",
     body="endpoint", parent="service",
     depends_on=("domain", "errorSet"),
     references=(Reference("errorSet", "errorSet", scope="parent", required=False),
                 Reference("publicDomains[]", "domain", scope="host"),
                 Reference("systemDomains[]", "domain", scope="host")),
-    computed=frozenset({"id", "created", "updated", "scheduledMaintenanceEvent"}),
-    secret=frozenset({"systemDomainCredentialSecret", "systemDomainAuthentication.password"}),
-    write_only=frozenset({"systemDomainAuthentication.password"}),
-    enum_arrays=ENDPOINT_ENUM_ARRAYS,
-    sets=frozenset({"publicDomains", "systemDomains"}),
     defaults=frozen(ENDPOINT_SCALAR_DEFAULTS),
     nested=frozen({"cors": CORS_DEFAULTS, "cache": ENDPOINT_CACHE_DEFAULTS,
                     "processor": PROCESSOR_DEFAULTS,
                     "systemDomainAuthentication": SYSTEM_DOMAIN_AUTH_DEFAULTS,
                     "methods": METHOD_DEFAULTS, "methods.responseFilters": RESPONSE_FILTER_DEFAULTS}),
-    nullable=frozenset({"systemDomainAuthentication"}),
-    unset=ENDPOINT_UNSET,
     keyed=frozen({"methods": "name", "methods.responseFilters": "name"}),
-    opaque=frozenset({"processor.preInputs", "processor.postInputs"}),
-    left_alone=frozenset({"methods", "methods.responseFilters"}),
+    compare=Compare(
+        computed=frozenset({"id", "created", "updated", "scheduledMaintenanceEvent"}),
+        secret=frozenset({"systemDomainCredentialSecret", "systemDomainAuthentication.password"}),
+        write_only=frozenset({"systemDomainAuthentication.password"}),
+        enum_arrays=ENDPOINT_ENUM_ARRAYS,
+        sets=frozenset({"publicDomains", "systemDomains"}),
+        nullable=frozenset({"systemDomainAuthentication"}),
+        unset=ENDPOINT_UNSET,
+        opaque=frozenset({"processor.preInputs", "processor.postInputs"}),
+        left_alone=frozenset({"methods", "methods.responseFilters"}),
+        vocabularies=VOCABULARIES,
+        unmanaged=UNMANAGED,
+    ),
     # the rest of the read projection comes from the tables (``read_fields``); the fields of
     # real deployments (SUPPLEMENT §10.8) are compared only when a manifest names them
-    read_also=("created", "updated", *ENDPOINT_EXTRA_READ_FIELDS),
-    export_first=("requestPathAlias", "trafficManagerDomain", *DOMAIN_FIELDS, ERROR_SET_FIELD),
-    covered_by_parent=True,
-    called=True,
-    referenced_items=(METHODS,),
-    host_fields=(*DOMAIN_FIELDS, "trafficManagerDomain"),
+    read_also=("created", "updated", *UNMANAGED),
+    write=Write(batch_updates=True, covered_by_parent=True, referenced_items=(METHODS,)),
+    export=Export(
+        export_first=("requestPathAlias", "trafficManagerDomain", *DOMAIN_FIELDS, ERROR_SET_FIELD)),
+    callers=Callers(called=True, host_fields=(*DOMAIN_FIELDS, "trafficManagerDomain")),
     operations=EndpointOps,
 )

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from apimctl import platform
-from apimctl.kinds.base import Kind, frozen
+from apimctl.kinds.base import Compare, Kind, Write, frozen
 from apimctl.kinds.dialects import Dialect, exported_messages, message_default
 from apimctl.kinds.nested_writes import Catalog, NestedWrite
 from apimctl.kinds.ops import Lookups, Ops, Read, Resolver, as_list, fingerprint
@@ -85,14 +85,12 @@ class ErrorSetOps(Ops):
 ERROR_SET: Kind = Kind(
     name="errorSet", manifest_key="errorSets", label="error set",
     item_labels=frozen({"errorMessages": "error message"}), path="/services/{service}/errorSets",
-    body="errorSet", parent="service", pinnable=True,
-    computed=frozenset({"id", "created", "updated"}),
+    body="errorSet", parent="service",
+    compare=Compare(computed=frozenset({"id", "created", "updated"})),
     defaults=frozen({"type": "application/json", "jsonp": False, "jsonpType": "", "errorMessages": []}),
     keyed=frozen({"errorMessages": "id"}),
     nested=frozen({"errorMessages": frozen({"status": "", "detailHeader": "", "responseBody": ""})}),
     read_also=("created", "updated"),
-    covered_by_parent=True,
-    keeps_one=True,
-    made_with_parent=(PLATFORM_ERROR_SET,),
+    write=Write(covered_by_parent=True, keeps_one=True, made_with_parent=(PLATFORM_ERROR_SET,)),
     operations=ErrorSetOps,
 )

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
-from apimctl.kinds.base import Kind, Reference, frozen, join_key
+from apimctl.kinds.base import Compare, Export, Kind, Reference, frozen, join_key
 from apimctl.kinds.endpoint import ENDPOINT
 from apimctl.kinds.findings import Declarations, Finding, JsonPath, duplicates, string
 from apimctl.kinds.nested_writes import Links, NestedWrite
@@ -106,18 +106,18 @@ def endpoint_key(ref: Mapping[str, Any]) -> str:
 
 MAINTENANCE_EVENT: Kind = Kind(
     name="maintenanceEvent", manifest_key="scheduledMaintenanceEvents",
-    label="maintenance event", manifest_rank=4,
+    label="maintenance event",
     path="/scheduledMaintenanceEvents", body="scheduledMaintenanceEvent",
     depends_on=("endpoint",),
     references=(Reference("endpoints[].endpoint", "endpoint", within="endpoints[].service",
                            body=("id",)),),
-    computed=frozenset({"id", "created", "updated"}),
-    datetimes=frozenset({START, END}),
-    sets=frozenset({"endpoints"}),
-    left_alone=frozenset({"endpoints"}),
+    compare=Compare(computed=frozenset({"id", "created", "updated"}),
+                    datetimes=frozenset({START, END}),
+                    sets=frozenset({"endpoints"}),
+                    left_alone=frozenset({"endpoints"})),
     fields=("id", "name", "created", "updated", "startDateTime", "endDateTime",
             "endpoints.id", "endpoints.name"),
-    export_file="maintenance.yaml",
-    export_first=("startDateTime", "endDateTime"),
+    export=Export(manifest_rank=4, export_file="maintenance.yaml",
+                  export_first=("startDateTime", "endDateTime")),
     operations=MaintenanceEventOps,
 )

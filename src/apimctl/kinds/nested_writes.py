@@ -41,7 +41,7 @@ def _nothing(item_id: str, dialect: Dialect) -> Mapping[str, Any]:
 @dataclass(frozen=True)
 class Singleton:
     """A nested object written through a sub-resource of its own: ``PUT {item}/{field}`` with
-    the object and its defaults. A nullable object at or under the field (``Kind.nullable``:
+    the object and its defaults. A nullable object at or under the field (``Kind.compare.nullable``:
     ``securityProfile.oauth``) is written at its own path: updated, created when absent,
     deleted when the manifest sets it to ``null``."""
 

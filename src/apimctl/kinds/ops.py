@@ -82,8 +82,8 @@ def fingerprint(raw: Mapping[str, Any]) -> tuple[str | None, int | None]:
 
 def unset_as_default(kind: Kind, doc: dict[str, Any]) -> dict[str, Any]:
     """``doc`` (changed in place) with every value spelling "not set" at a path of
-    ``Kind.unset`` replaced by the field's default: what both dialects accept in a write."""
-    for path, spellings in kind.unset.items():
+    ``Kind.compare.unset`` replaced by the field's default: what both dialects accept in a write."""
+    for path, spellings in kind.compare.unset.items():
         _fold_at(doc, path.split("."), spellings, kind.default_at(path))
     return doc
 
@@ -130,7 +130,7 @@ class Ops:
     def __init__(self, kind: Kind) -> None:
         self.kind = kind
         # what :meth:`strip` drops, computed once per kind rather than per object
-        self._strip_drop: frozenset[str] = kind.computed | set(self.child_keys())
+        self._strip_drop: frozenset[str] = kind.compare.computed | set(self.child_keys())
 
     def child_keys(self) -> tuple[str, ...]:
         """The manifest keys of the kind's child kinds (their objects are read on their own)."""
@@ -155,7 +155,7 @@ class Ops:
 
     def own_fields(self, desired: Mapping[str, Any]) -> dict[str, Any]:
         """The object's own fields (not meta fields, child kinds or nested collections), an
-        unset value written as the field's default (``Kind.unset``)."""
+        unset value written as the field's default (``Kind.compare.unset``)."""
         skip = self.meta | set(self.child_keys()) | set(collection_names(self.writes))
         return unset_as_default(self.kind, {k: copy.deepcopy(v) for k, v in desired.items()
                                             if k not in skip})

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from apimctl.kinds.base import Kind
+from apimctl.kinds.base import Compare, Export, Kind, Write
 from apimctl.kinds.ops import Exported, Lookups, Ops, Read, fingerprint
 
 
@@ -25,11 +25,12 @@ class OrganizationOps(Ops):
 
 
 ORGANIZATION: Kind = Kind(
-    name="organization", manifest_key="organizations", label="organization", manifest_rank=5,
-    path="/organizations", body="organization", read_only=True, pinnable=False,
-    deletable=False,
-    computed=frozenset({"id", "created", "updated", "description", "parent", "isActive",
-                        "suborganizations"}),
+    name="organization", manifest_key="organizations", label="organization",
+    path="/organizations", body="organization", read_only=True,
     fields=("id", "name", "updated"),
+    compare=Compare(computed=frozenset({"id", "created", "updated", "description", "parent",
+                                        "isActive", "suborganizations"})),
+    write=Write(deletable=False),
+    export=Export(pinnable=False, manifest_rank=5),
     operations=OrganizationOps,
 )

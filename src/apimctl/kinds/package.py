@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apimctl.kinds.base import Kind, frozen
+from apimctl.kinds.base import Compare, Export, Kind, frozen
 from apimctl.kinds.ops import Ops
 from apimctl.kinds.plan import PLAN, PLAN_READ_FIELDS
 from apimctl.kinds.protocol import Holdings
@@ -22,8 +22,7 @@ class PackageOps(Ops):
 
 
 PACKAGE: Kind = Kind(
-    name="package", manifest_key="packages", label="package", manifest_rank=1, path="/packages", body="package",
-    computed=frozenset({"id", "created", "updated"}),
+    name="package", manifest_key="packages", label="package", path="/packages", body="package",
     defaults=frozen({
         "description": "", "notifyDeveloperPeriod": "hour", "notifyDeveloperNearQuota": False,
         "notifyDeveloperOverQuota": False, "notifyDeveloperOverThrottle": False,
@@ -31,11 +30,16 @@ PACKAGE: Kind = Kind(
         "notifyAdminOverThrottle": False, "notifyAdminEmails": "", "nearQuotaThreshold": 80,
         "eav": {}, "keyAdapter": "", "keyLength": 24, "sharedSecretLength": 10,
     }),
-    opaque=frozenset({"eav"}),
-    # integer settings read as null where never set (SUPPLEMENT §10.10.3; public clients type
-    # them nullable)
-    unset=frozen({"nearQuotaThreshold": (None,), "keyLength": (None,),
-                  "sharedSecretLength": (None,)}),
+    compare=Compare(
+        computed=frozenset({"id", "created", "updated"}),
+        opaque=frozenset({"eav"}),
+        # integer settings read as null where never set (SUPPLEMENT §10.10.3; public clients
+        # type them nullable)
+        unset=frozen({"nearQuotaThreshold": (None,), "keyLength": (None,),
+                      "sharedSecretLength": (None,)}),
+        # of real deployments, not managed (SUPPLEMENT §10.8): compared only when named
+        unmanaged=("organization",),
+    ),
     children=("plan",),
     fields=(
         "id", "name", "created", "updated", "description", "notifyDeveloperPeriod",
@@ -45,6 +49,6 @@ PACKAGE: Kind = Kind(
         "keyAdapter", "keyLength", "sharedSecretLength",
         *(f"plans.{f}" for f in PLAN_READ_FIELDS),
     ),
-    export_first=("description",),
+    export=Export(manifest_rank=1, export_first=("description",)),
     operations=PackageOps,
 )

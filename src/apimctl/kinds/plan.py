@@ -7,8 +7,7 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from apimctl.kinds.base import Kind, Reference, frozen, join_key
-from apimctl.kinds.dialects import ROLE_ACTIONS
+from apimctl.kinds.base import Callers, Compare, Export, Kind, Reference, frozen, join_key
 from apimctl.kinds.email_template_set import EMAIL_TEMPLATE_SET
 from apimctl.kinds.endpoint import ENDPOINT, METHOD, METHODS
 from apimctl.kinds.findings import Declaration, Declarations, Finding, identity, strings
@@ -31,6 +30,8 @@ from apimctl.kinds.words import listed
 
 SERVICES = "services"
 ROLES = "roles"
+# what a role a plan names may do with it (its permission's action, SUPPLEMENT §10.7)
+ROLE_ACTION = "register_keys"
 # the email template set of the plan's notices: by name in manifests, by id in the API
 TEMPLATE_SET = "emailTemplateSet"
 TEMPLATE_SET_ID = "emailTemplateSetId"
@@ -155,7 +156,7 @@ class PlanOps(Ops):
     writes: Mapping[str, NestedWrite] = frozen({
         SERVICES: Entitlements(fields=fields_under(PLAN_READ_FIELDS, SERVICES), inner=ENDPOINTS,
                                leaf=METHODS, flag="undefinedMethodsAllowed"),
-        ROLES: permissions(ROLE_ACTIONS["plan"]),
+        ROLES: permissions(ROLE_ACTION),
     })
 
     def expand(self, entry: dict[str, Any], names: Names) -> None:
@@ -285,7 +286,6 @@ PLAN: Kind = Kind(
                                   "{parent_label}'s {manifest_key}"),
                 Reference("roles[]", "role"),
                 Reference(TEMPLATE_SET, EMAIL_TEMPLATE_SET.name, id_field=TEMPLATE_SET_ID)),
-    computed=frozenset({"id", "created", "updated", "status", "selfServiceKeyProvisioningEnabled"}),
     defaults=frozen({
         "description": "", "eav": {}, "adminKeyProvisioningEnabled": False, "notes": "",
         "maxNumKeysAllowed": 5, "numKeysBeforeReview": 1, "qpsLimitCeiling": 0,
@@ -293,22 +293,26 @@ PLAN: Kind = Kind(
         "rateLimitExempt": False, "rateLimitKeyOverrideAllowed": False, "rateLimitPeriod": "day",
         "responseFilterOverrideAllowed": False, "emailTemplateSetId": None,
     }),
-    opaque=frozenset({"eav"}),
-    # a ceiling of null is no limit, as 0 is (SUPPLEMENT §10.10.3, §11 step 6)
-    unset=frozen({"qpsLimitCeiling": (None,), "rateLimitCeiling": (None,)}),
     keyed=frozen({"services": "name", "services.endpoints": "name"}),
     nested=frozen({"services": frozen({"endpoints": []}),
                     "services.endpoints": ENTITLED_ENDPOINT_DEFAULTS}),
-    enum_arrays=frozenset({"services.endpoints.methods"}),
-    sets=frozenset({"roles"}),
-    # the email template set is compared only as a manifest names it: by name or by id
-    left_alone=frozenset({"services", "roles", TEMPLATE_SET, TEMPLATE_SET_ID}),
     fields=PLAN_READ_FIELDS,
-    export_first=("description",),
-    risky=frozenset({"rateLimitCeiling", "rateLimitPeriod", "qpsLimitCeiling", "maxNumKeysAllowed",
-                     "numKeysBeforeReview"}),
-    risky_suffixes=("Exempt", "OverrideAllowed"),
-    issues_keys=True,
-    role_permits="key",
+    compare=Compare(
+        computed=frozenset({"id", "created", "updated", "status", "selfServiceKeyProvisioningEnabled"}),
+        opaque=frozenset({"eav"}),
+        # a ceiling of null is no limit, as 0 is (SUPPLEMENT §10.10.3, §11 step 6)
+        unset=frozen({"qpsLimitCeiling": (None,), "rateLimitCeiling": (None,)}),
+        enum_arrays=frozenset({"services.endpoints.methods"}),
+        sets=frozenset({"roles"}),
+        # the email template set is compared only as a manifest names it: by name or by id
+        left_alone=frozenset({"services", "roles", TEMPLATE_SET, TEMPLATE_SET_ID}),
+    ),
+    export=Export(export_first=("description",)),
+    callers=Callers(
+        risky=frozenset({"rateLimitCeiling", "rateLimitPeriod", "qpsLimitCeiling",
+                         "maxNumKeysAllowed", "numKeysBeforeReview"}),
+        risky_suffixes=("Exempt", "OverrideAllowed"),
+        role_permits="key",
+    ),
     operations=PlanOps,
 )

@@ -96,6 +96,14 @@ class Resolver(Protocol):
         ...
 
 
+class CallerFacts(Protocol):
+    """What one kind's words read of another kind's callers (its
+    :class:`~apimctl.kinds.base.Callers`)."""
+
+    @property
+    def role_permits(self) -> str: ...
+
+
 class KindFacts(Protocol):
     """What one kind's words read of another kind (a :class:`~apimctl.kinds.base.Kind`)."""
 
@@ -106,7 +114,7 @@ class KindFacts(Protocol):
     def label(self) -> str: ...
 
     @property
-    def role_permits(self) -> str: ...
+    def callers(self) -> CallerFacts: ...
 
 
 class Held(Protocol):

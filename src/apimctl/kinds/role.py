@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from apimctl.kinds.base import Kind, Reference, frozen
+from apimctl.kinds.base import Compare, Export, Kind, Reference, frozen
 from apimctl.kinds.dialects import Dialect
 from apimctl.kinds.nested_writes import Links
 from apimctl.kinds.ops import Exported, Lookups, Ops, Read, fingerprint
@@ -19,9 +19,8 @@ ORGANIZATION = ORGANIZATION_KIND.name
 ORGANIZATION_PATH = ORGANIZATION_KIND.path
 
 # The role that is the area's apply lease (:mod:`apimctl.applying.lease`): created and deleted
-# by apply, never read into live state, planned, pruned or exported.
+# by apply, never read into live state, planned, pruned or exported (``ROLES.lease``).
 LEASE_NAME = "apimctl-apply-lease"
-RESERVED_NAMES: frozenset[str] = frozenset({LEASE_NAME})
 
 
 def _whole(dialect: Dialect) -> bool:
@@ -41,9 +40,9 @@ def permissions(action: str) -> Links:
 
 def role_permissions(kind: Kind, doc: Mapping[str, Any]) -> list[str]:
     """``the read permissions of role Partners``: what goes with a deleted object of ``kind``
-    (``doc``) that names roles (``Kind.role_permits``)."""
+    (``doc``) that names roles (``Kind.callers.role_permits``)."""
     roles = [r.name for r in refs_of(kind, doc) if r.kind == ROLE.name]
-    return [f"the {kind.role_permits} permissions of {named(ROLE.label, roles)}"] if roles else []
+    return [f"the {kind.callers.role_permits} permissions of {named(ROLE.label, roles)}"] if roles else []
 
 
 class RoleOps(Ops):
@@ -66,21 +65,20 @@ class RoleOps(Ops):
     def goes_with(self, key: str, area: Holdings) -> list[str]:
         """Its permissions on the objects that name it (``its read permissions on service
         Ordering``): a top-level object by its key, a nested one by its own name."""
-        return [f"its {kind.role_permits} permissions on "
+        return [f"its {kind.callers.role_permits} permissions on "
                 f"{named(kind.label, [o.key if o.parent_key is None else o.name for o in held])}"
-                for kind, held in area.naming(self.kind.name, key) if kind.role_permits]
+                for kind, held in area.naming(self.kind.name, key) if kind.callers.role_permits]
 
 
 ROLE: Kind = Kind(
-    name="role", manifest_key="roles", label="role", manifest_rank=2, path="/roles", body="role",
-    computed=frozenset({"id", "created", "updated", "isPredefined", "isOrgrole", "isAssignable"}),
+    name="role", manifest_key="roles", label="role", path="/roles", body="role",
+    compare=Compare(computed=frozenset({"id", "created", "updated", "isPredefined", "isOrgrole",
+                                        "isAssignable"})),
     defaults=frozen({"description": "", "organization": None}),
     references=(Reference(ORGANIZATION, ORGANIZATION_KIND.name, body=("id",)),),
     fields=("id", "name", "created", "updated", "description", "organization.id",
             "organization.name"),
     page_index=True,
-    export_first=("description",),
+    export=Export(manifest_rank=2, export_first=("description",)),
     operations=RoleOps,
-    reserved=RESERVED_NAMES,
-    lease=LEASE_NAME,
 )

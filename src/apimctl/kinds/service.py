@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from apimctl.kinds.base import Kind, Reference, frozen
-from apimctl.kinds.dialects import ROLE_ACTIONS, UNMANAGED
+from apimctl.kinds.base import Callers, Compare, Export, Kind, Reference, frozen
 from apimctl.kinds.endpoint import ENDPOINT
 from apimctl.kinds.error_set import ERROR_SET
 from apimctl.kinds.nested_writes import NestedWrite, Singleton
@@ -15,8 +14,17 @@ from apimctl.kinds.ops import Lookups, Ops, Read, Resolver, fingerprint, names_o
 from apimctl.kinds.protocol import Holdings
 from apimctl.kinds.role import ROLE, permissions, role_permissions
 from apimctl.kinds.words import counted, entitlements_in
+from apimctl.platform import GRANT_TYPES
 
 ROLES = "roles"
+# what a role a service names may do with it (its permission's action, SUPPLEMENT §10.7)
+ROLE_ACTION = "read"
+# fields of real deployments apimctl does not manage (SUPPLEMENT §10.8): compared only when a
+# manifest names them
+UNMANAGED: tuple[str, ...] = (
+    "organization", "securityProfile.oauth.masheryTokenApiEnabled",
+    "securityProfile.oauth.enableRefreshTokenTtl", "securityProfile.oauth.forceOauthRedirectUrl",
+    "securityProfile.oauth.macAlgorithm")
 
 OAUTH_DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "accessTokenTtlEnabled": False, "accessTokenTtl": 0, "authorizationCodeTtl": 0,
@@ -32,7 +40,7 @@ class ServiceOps(Ops):
     sub-resource of its own; its error sets and endpoints are objects of their own."""
 
     writes: Mapping[str, NestedWrite] = frozen({
-        "securityProfile": Singleton(), ROLES: permissions(ROLE_ACTIONS["service"])})
+        "securityProfile": Singleton(), ROLES: permissions(ROLE_ACTION)})
 
     def child_keys(self) -> tuple[str, ...]:
         return (ERROR_SET.manifest_key, ENDPOINT.manifest_key)
@@ -61,38 +69,42 @@ class ServiceOps(Ops):
 
 
 SERVICE: Kind = Kind(
-    name="service", manifest_key="services", label="service", manifest_rank=0, path="/services", body="service",
+    name="service", manifest_key="services", label="service", path="/services", body="service",
     depends_on=("role",),
     references=(Reference("roles[]", "role"),),
-    computed=frozenset({"id", "created", "updated", "revisionNumber", "editorHandle",
-                        "robotsPolicy", "crossdomainPolicy"}),
     defaults=frozen({"description": "", "version": "", "qpsLimitOverall": 0,
                       "rfc3986Encode": False}),
     nested=frozen({"cache": frozen({"cacheTtl": 0}),
                     "securityProfile": frozen({"oauth": None}),
                     "securityProfile.oauth": OAUTH_DEFAULTS}),
-    nullable=frozenset({"securityProfile.oauth"}),
-    # read as null where never set (SUPPLEMENT §10.10.3; nullable in public clients)
-    unset=frozen({"qpsLimitOverall": (None,)}),
-    enum_arrays=frozenset({"securityProfile.oauth.forwardedHeaders",
-                           "securityProfile.oauth.grantTypes"}),
-    sets=frozenset({"roles"}),
-    left_alone=frozenset({"roles"}),
+    compare=Compare(
+        computed=frozenset({"id", "created", "updated", "revisionNumber", "editorHandle",
+                            "robotsPolicy", "crossdomainPolicy"}),
+        nullable=frozenset({"securityProfile.oauth"}),
+        # read as null where never set (SUPPLEMENT §10.10.3; nullable in public clients)
+        unset=frozen({"qpsLimitOverall": (None,)}),
+        enum_arrays=frozenset({"securityProfile.oauth.forwardedHeaders",
+                               "securityProfile.oauth.grantTypes"}),
+        sets=frozenset({"roles"}),
+        left_alone=frozenset({"roles"}),
+        # enum values each dialect spells its own way (SUPPLEMENT §10.2)
+        vocabularies=frozen({"securityProfile.oauth.grantTypes": GRANT_TYPES}),
+        unmanaged=UNMANAGED,
+    ),
     children=("errorSet", "endpoint"),
     read_also=(
         "created", "updated", "revisionNumber", "roles.id", "roles.name",
-        *UNMANAGED["service"],  # compared only when a manifest names them (SUPPLEMENT §10.8)
+        *UNMANAGED,
         *(f"{ERROR_SET.manifest_key}.{f}" for f in ERROR_SET.fields),
         *(f"{ENDPOINT.manifest_key}.{f}" for f in ENDPOINT.fields),
     ),
-    file_per_object=True,
-    probed=True,
-    editor_recorded=True,
-    role_permits="read",
-    called=True,
-    shared_qps="qpsLimitOverall",
-    export_first=("description", "version"),
-    risky=frozenset({"qpsLimitOverall", "securityProfile.oauth.qpsLimitCeiling",
-                     "securityProfile.oauth.rateLimitCeiling"}),
+    export=Export(manifest_rank=0, export_first=("description", "version")),
+    callers=Callers(
+        risky=frozenset({"qpsLimitOverall", "securityProfile.oauth.qpsLimitCeiling",
+                         "securityProfile.oauth.rateLimitCeiling"}),
+        called=True,
+        shared_qps="qpsLimitOverall",
+        role_permits="read",
+    ),
     operations=ServiceOps,
 )

@@ -36,7 +36,7 @@ def _manifest_path(kind: Kind) -> tuple[str, ...]:
 
 
 SECRET_FIELDS: tuple[tuple[str, ...], ...] = tuple(
-    (*_manifest_path(k), *field.split(".")) for k in kinds.KINDS for field in sorted(k.secret))
+    (*_manifest_path(k), *field.split(".")) for k in kinds.KINDS for field in sorted(k.compare.secret))
 """Path patterns (``"*"`` = any index) of the fields that hold secrets."""
 
 
@@ -163,8 +163,8 @@ def _report_duplicates(ctx: Context, seen: Mapping[Any, list[JsonPath]], describ
 # --- identities, ids, previous names ----------------------------------------------------------
 
 
-# identity fields compared case-insensitively (``Kind.fold_case``)
-_FOLDED = frozenset(k.identity for k in kinds.KINDS if k.fold_case)
+# identity fields compared case-insensitively (``Kind.compare.fold_case``)
+_FOLDED = frozenset(k.identity for k in kinds.KINDS if k.compare.fold_case)
 
 
 def _unique_identities(ctx: Context) -> None:
@@ -255,7 +255,7 @@ def _get(doc: Any, path: JsonPath) -> Any:
 
 
 _SECRET_PARTS: dict[str, tuple[list[str], ...]] = {
-    k.name: tuple(field.split(".") for field in sorted(k.secret)) for k in kinds.KINDS}
+    k.name: tuple(field.split(".") for field in sorted(k.compare.secret)) for k in kinds.KINDS}
 
 
 def secret_paths(doc: dict[str, Any], declared: Iterable[Declared] | None = None) -> Iterator[JsonPath]:

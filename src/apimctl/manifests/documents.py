@@ -14,7 +14,7 @@ from typing import Any, TypeVar, overload
 from apimctl import kinds
 from apimctl.manifests.model import JsonPath, Position
 
-LIST_KINDS = tuple(k.manifest_key for k in sorted(kinds.TOP_LEVEL, key=lambda k: k.manifest_rank))
+LIST_KINDS = tuple(k.manifest_key for k in sorted(kinds.TOP_LEVEL, key=lambda k: k.export.manifest_rank))
 TOP_LEVEL_KEYS = (*LIST_KINDS, "settings")
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_DEPTH = 64

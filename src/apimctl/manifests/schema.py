@@ -34,7 +34,7 @@ except ImportError:  # pragma: no cover - a dependency, but validation works wit
 
 _DRAFT7 = "http://json-schema.org/draft-07/schema#"
 # fields the platform computes (an object copied from an API response carries them)
-_COMPUTED = frozenset().union(*(k.computed for k in KINDS), NESTED_COMPUTED_FIELDS) - {"id"}
+_COMPUTED = frozenset().union(*(k.compare.computed for k in KINDS), NESTED_COMPUTED_FIELDS) - {"id"}
 
 PATTERN_MESSAGES = {
     "T\\d{2}": "must be an ISO 8601 datetime with a time zone, e.g. \"2026-12-01T02:00:00Z\"",

@@ -67,7 +67,7 @@ def _keep_secrets(entry: dict[str, Any], service: Mapping[str, Any]) -> None:
     given = {str(e.get("name")): e for e in service.get(kinds.ENDPOINT.manifest_key) or []}
     for endpoint in entry.get(kinds.ENDPOINT.manifest_key) or []:
         source = given.get(str(endpoint.get("name")), {})
-        for path in sorted(kinds.ENDPOINT.secret):
+        for path in sorted(kinds.ENDPOINT.compare.secret):
             *parents, last = path.split(".")
             have, want = endpoint, source
             for part in parents:

@@ -53,7 +53,6 @@ from apimctl.api.dialect import Detected, detect, setting_of
 from apimctl.errors import PlanError
 from apimctl.kinds.dialects import (
     SPEC_NAME,
-    TELLING_KIND,
     dialect_of,
     translate,
     translated_heads,
@@ -216,11 +215,11 @@ def _translate(desired: Desires, table: Any) -> list[str]:
     warnings = []
     for objs in desired.values():
         for obj in objs:
-            heads = translated_heads(obj.kind.name)
+            heads = translated_heads(obj.kind)
             if heads.isdisjoint(obj.doc):
                 continue  # no field translation reads: nothing to change
             obj.doc = {k: copy.deepcopy(v) if k in heads else v for k, v in obj.doc.items()}
-            for path in translate(obj.kind.name, obj.doc, table):
+            for path in translate(obj.kind, obj.doc, table):
                 warnings.append(f"{obj.address}: {path} exists only in the mashery dialect; "
                                 f"not written to this {table.name} target")
     return warnings
@@ -277,8 +276,9 @@ def _telling(live: LiveState) -> list[dict[str, Any]]:
     """What detection needs of the live objects of the kind that tells (endpoints), one
     document at most: the first with values spelled the ``mashery`` way (found while
     reading), else the first (whether there is any), rather than every document at once."""
-    spelled = live.spelled.get(TELLING_KIND)
+    telling = kinds.ROLES.tells_dialect.name
+    spelled = live.spelled.get(telling)
     if spelled is not None:
         return [spelled]
-    found = live.of(TELLING_KIND)
+    found = live.of(telling)
     return [found[0].doc] if found else []

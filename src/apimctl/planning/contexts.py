@@ -8,7 +8,7 @@ under the same parent, per kind); this index gives it those names for both sides
 - the desired side: the objects the manifests declare under the desired parent; for a kind
   the parent declares none of, the live ones under the parent's live object (the collection
   is left alone), or, for a new parent, those the platform creates with it
-  (``Kind.made_with_parent``).
+  (``Kind.write.made_with_parent``).
 
 Kinds whose normal form depends on nothing outside it (``KindOps.context_fields`` empty) are
 compared in the empty context. Called by :mod:`apimctl.planning.steps` and
@@ -76,7 +76,7 @@ class Contexts:
             elif parent_live is not None:
                 desired[child.name] = self.live_names.get((child.name, parent_live.id), ())
             else:
-                desired[child.name] = child.made_with_parent
+                desired[child.name] = child.write.made_with_parent
             if live is not None and live.parent_id is not None:
                 held[child.name] = self.live_names.get((child.name, live.parent_id), ())
         return kind.ops.context(desired), kind.ops.context(held)

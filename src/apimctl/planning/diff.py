@@ -29,7 +29,7 @@ from apimctl.plans.model import Change
 
 def _is_sensitive(kind: Kind, schema_path: str) -> bool:
     return any(schema_path == s or schema_path.startswith(s + ".") or s.startswith(schema_path + ".")
-               for s in kind.secret)
+               for s in kind.compare.secret)
 
 
 def _walk(kind: Kind, schema: str, shown: str, before: Any, after: Any,
@@ -47,10 +47,10 @@ def _walk(kind: Kind, schema: str, shown: str, before: Any, after: Any,
         # a nullable singleton appearing or going away: show its fields one by one
         before, after = before if isinstance(before, Mapping) else {}, after if isinstance(after, Mapping) else {}
         both_maps = True
-    if both_maps and schema not in kind.opaque:
+    if both_maps and schema not in kind.compare.opaque:
         for name in list(after) + [n for n in before if n not in after]:
             sub_schema = f"{schema}.{name}" if schema else name
-            if name not in after and sub_schema in kind.left_alone:
+            if name not in after and sub_schema in kind.compare.left_alone:
                 continue  # a nested collection the manifest does not declare
             sub_shown = f"{shown}.{name}" if shown else name
             yield from _walk(kind, sub_schema, sub_shown, before.get(name), after.get(name))
@@ -60,7 +60,7 @@ def _walk(kind: Kind, schema: str, shown: str, before: Any, after: Any,
 
 def diff(kind: Kind, live: Mapping[str, Any], desired: Mapping[str, Any]) -> list[Change]:
     """Changes turning ``live`` into ``desired``; top-level keys absent from ``desired`` that
-    the kind leaves alone when omitted (``Kind.left_alone``) are not compared."""
+    the kind leaves alone when omitted (``Kind.compare.left_alone``) are not compared."""
     changes: list[Change] = []
     if live == desired:
         return changes
@@ -68,7 +68,7 @@ def diff(kind: Kind, live: Mapping[str, Any], desired: Mapping[str, Any]) -> lis
         before = live.get(name)
         if before != after:  # equal fields (most of them) need no walk
             changes.extend(_walk(kind, name, name, before, after))
-    left_alone = kind.left_alone
+    left_alone = kind.compare.left_alone
     for name, before in live.items():
         if name not in desired and name not in left_alone and before is not None:
             changes.extend(_walk(kind, name, name, before, None))
@@ -92,7 +92,7 @@ def ignored(changes: Iterable[Change], patterns: Iterable[str]) -> tuple[list[Ch
 
 
 def _leaves(kind: Kind, schema: str, shown: str, value: Any, item: bool = False) -> Iterator[Change]:
-    if isinstance(value, Mapping) and value and schema not in kind.opaque:
+    if isinstance(value, Mapping) and value and schema not in kind.compare.opaque:
         keyed = schema in kind.keyed and not item
         for name, sub in value.items():
             if keyed:

@@ -16,17 +16,17 @@ from apimctl.state.live import LiveState
 
 ACTIVE = "active"
 # the kinds other objects name by host (domains), and the kinds whose objects hold hosts
-# that those must cover (endpoints: ``Kind.host_fields``)
+# that those must cover (endpoints: ``Kind.callers.host_fields``)
 DOMAIN_KINDS: tuple[Kind, ...] = tuple(
     kinds.get(n) for n in dict.fromkeys(r.kind for k in kinds.KINDS for r in k.references
                                          if r.scope == "host"))
-HOSTING: tuple[Kind, ...] = tuple(k for k in kinds.KINDS if k.host_fields)
+HOSTING: tuple[Kind, ...] = tuple(k for k in kinds.KINDS if k.callers.host_fields)
 _HOSTING_LABEL = " or ".join(k.label for k in HOSTING)
 
 
 def domain_warnings(desired: Mapping[str, Sequence[Desired]], live: LiveState) -> list[str]:
     """One warning per live domain that is not active and that declared objects need (a
-    host under it and under no active domain: ``Kind.host_fields``), naming those objects."""
+    host under it and under no active domain: ``Kind.callers.host_fields``), naming those objects."""
     status: dict[str, str] = {}
     for kind in DOMAIN_KINDS:
         for obj in live.of(kind.name):
@@ -55,7 +55,7 @@ def _waiting(kind: Kind, objs: Iterable[Desired], status: Mapping[str, str],
 
 
 def _hosts(kind: Kind, doc: Mapping[str, Any]) -> Iterable[str]:
-    for field in kind.host_fields:
+    for field in kind.callers.host_fields:
         value = doc.get(field)
         for item in value if isinstance(value, list) else [value]:
             host = item.get("address") if isinstance(item, Mapping) else item
@@ -97,7 +97,7 @@ def _needing(plan: Plan) -> dict[str, tuple[str, list[Step]]]:
         kind = hosting.get(step.kind)
         if kind is None or step.action == "delete":
             continue
-        hosts = _hosts(kind, {c.path: c.after for c in step.changes if c.path in kind.host_fields})
+        hosts = _hosts(kind, {c.path: c.after for c in step.changes if c.path in kind.callers.host_fields})
         for host in hosts:
             for domain in created:
                 if _under(host, domain):

@@ -67,7 +67,7 @@ def _groups(items: list[Mapping[str, Any]], key_field: str | None
 @per_name
 def _paths(kind: Kind) -> tuple[str, ...]:
     """The keyed lists and sets of ``kind``, sorted (computed once)."""
-    return tuple(sorted(set(kind.keyed) | set(kind.sets)))
+    return tuple(sorted(set(kind.keyed) | set(kind.compare.sets)))
 
 
 def _visit(kind: Kind, raw: Mapping[str, Any], schema: str, shown: str

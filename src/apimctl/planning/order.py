@@ -22,9 +22,9 @@ _HOST_KINDS = frozenset(r.kind for k in kinds.KINDS for r in k.references if r.s
 
 
 def _adds_items(step: Step) -> bool:
-    """An update adding items that other objects reference by id (``Kind.referenced_items``:
+    """An update adding items that other objects reference by id (``Kind.write.referenced_items``:
     an endpoint's methods): those referring to them (plans entitled to the methods) wait."""
-    lists = kinds.get(step.kind).referenced_items
+    lists = kinds.get(step.kind).write.referenced_items
     return bool(lists) and step.action == "update" and any(
         c.path.startswith(tuple(f"{p}[" for p in lists)) and c.before is None for c in step.changes)
 
@@ -39,7 +39,7 @@ def dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desired],
     """``depends_on`` of every step: parents and referenced objects that are created (or
     renamed) before the steps that need them; children and former referrers before deletes
     (and new objects of a kind a parent keeps one of before the old ones go:
-    ``Kind.keeps_one``, a service's error sets)."""
+    ``Kind.write.keeps_one``, a service's error sets)."""
     # what must exist under the referenced name first: creates, and renames
     prerequisites = {a for a, s in steps.items() if s.action == "create"
                      or (s.action == "update" and any(c.path == "name" for c in s.changes))
@@ -65,7 +65,7 @@ def dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desired],
         parent = step.parent or ""
         if step.action == "delete" and parent in steps and steps[parent].action == "delete":
             deps[parent].add(addr)
-        if step.action == "delete" and kinds.get(step.kind).keeps_one:
+        if step.action == "delete" and kinds.get(step.kind).write.keeps_one:
             deps[addr] |= {a for a, s in steps.items() if s.kind == step.kind
                            and s.action == "create" and s.parent == step.parent}
     return {a: tuple(sorted(d)) for a, d in deps.items()}

@@ -93,7 +93,7 @@ def _one_call(a: Step, b: Step) -> bool:
     """Updates of objects of one parent are one call, when the kind batches its updates
     (``PUT /services/{id}/endpoints``; unless one is temporary)."""
     return (a.action == b.action == "update" and a.parent == b.parent and a.kind == b.kind
-            and kinds.get(a.kind).batch_updates and not a.temporary and not b.temporary)
+            and kinds.get(a.kind).write.batch_updates and not a.temporary and not b.temporary)
 
 
 def _held(kind: Kind, parent_id: str | None, live: LiveState, by_method: bool) -> set[str]:

@@ -180,7 +180,7 @@ def check_ignores(rules: Sequence[IgnoreRule], known: set[tuple[str, str]]) -> N
             raise PlanError(f"{text} matches no declared or live {rule.kind}{hint}"
                             + _closest(rule.kind, rule.key, known))
         kind = kinds.BY_NAME[rule.kind]
-        fields = {f.partition(".")[0] for f in (*kind.fields, *kind.nested, *kind.secret)}
+        fields = {f.partition(".")[0] for f in (*kind.fields, *kind.nested, *kind.compare.secret)}
         head = rule.path.replace("[", ".").partition(".")[0]
         if head and not any(fnmatch.fnmatchcase(f, head) for f in fields):
             raise PlanError(f"{text}: a {rule.kind} has no field {head!r}"

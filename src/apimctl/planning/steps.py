@@ -99,7 +99,7 @@ class Builder:
 
     def step_doc(self, obj: Desired) -> dict[str, Any]:
         doc = {k: copy.deepcopy(v) for k, v in obj.doc.items() if k not in kinds.META_FIELDS}
-        for field_path in sorted(obj.kind.secret):
+        for field_path in sorted(obj.kind.compare.secret):
             parts = field_path.split(".")
             holder: Any = doc
             for part in parts[:-1]:
@@ -167,7 +167,7 @@ class Builder:
                 return
             if not self._unchanged(live, live_ctx, want):
                 have = normalise(obj.kind, self.live_doc(live), live_ctx)
-                comparable(obj.kind.name, have, want, obj.doc, self.dialect)
+                comparable(obj.kind, have, want, obj.doc, self.dialect)
                 changes = diff(obj.kind, have, want)
         changes = self._apply_ignores(obj, changes)
         nested = nested_duplicates(obj.kind, obj.key, live.raw, self.repair) if live.keeps_lists else []
@@ -215,7 +215,7 @@ class Builder:
 
     def _touch(self, kind: Kind, key: str, live: LiveObject, parent: Desired | None) -> None:
         """Record the fingerprint covering a touched live object."""
-        if kind.covered_by_parent and parent is not None:
+        if kind.write.covered_by_parent and parent is not None:
             parent_live = self.match.live_of.get(parent.address)
             if parent_live is not None:
                 self._fingerprint(parent.kind.name, parent.key, parent_live)
@@ -251,7 +251,7 @@ class Builder:
         """A live copy of a declared object: deleted with ``--repair-duplicates`` (or when
         pruning covers it, as before); otherwise left alone, listed under duplicates only."""
         dup = self.extra_copies[live.id]
-        if not self.repair and not (rule is not None and rule.prunes(live.name) and kind.deletable):
+        if not self.repair and not (rule is not None and rule.prunes(live.name) and kind.write.deletable):
             return
         owner = self.desired_at.get(address(kind.name, dup.key))
         parent = owner.parent if owner is not None else None
@@ -265,7 +265,7 @@ class Builder:
         if not rule.prunes(live.name):
             self.plan.unmanaged.append(Unmanaged(kind.name, live.key, live.id))
             return
-        if not kind.deletable:
+        if not kind.write.deletable:
             self.plan.unmanaged.append(Unmanaged(kind.name, live.key, live.id))
             self.plan.warnings.append(f"{address(kind.name, live.key)} {NOT_PRUNABLE}: "
                                       f"the API offers no delete for {kind.manifest_key}")
@@ -287,7 +287,7 @@ class Builder:
 @per_name
 def _write_only(kind: Kind) -> tuple[tuple[str, tuple[str, ...], str], ...]:
     """The kind's write-only paths, sorted: each with its parts and its holder's path."""
-    return tuple((p, tuple(p.split(".")), p.rpartition(".")[0]) for p in sorted(kind.write_only))
+    return tuple((p, tuple(p.split(".")), p.rpartition(".")[0]) for p in sorted(kind.compare.write_only))
 
 
 def literal_secrets(plan: Plan) -> list[str]:
@@ -295,7 +295,7 @@ def literal_secrets(plan: Plan) -> list[str]:
     such a plan cannot be saved for ``apply --plan``, which resolves references only."""
     found = []
     for step in plan.steps:
-        for field_path in sorted(kinds.get(step.kind).secret):
+        for field_path in sorted(kinds.get(step.kind).compare.secret):
             value: Any = step.desired
             for part in field_path.split("."):
                 value = value.get(part) if isinstance(value, Mapping) else None

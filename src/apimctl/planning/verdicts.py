@@ -36,7 +36,7 @@ def desired_form(kind: Kind, doc: Mapping[str, Any], ctx: Context, dialect: Dial
     """The normal form a desired object is compared in: normalised in ``ctx``, in the
     target's dialect."""
     want = normalise(kind, doc, ctx)
-    comparable(kind.name, None, want, doc, dialect)
+    comparable(kind, None, want, doc, dialect)
     return want
 
 

@@ -3,7 +3,7 @@
 ``text``, ``json`` and ``markdown`` all go through :class:`Redactor` before a value reaches
 their output, so the rules for secrets live here once:
 
-* a field is secret when its kind declares it so (``Kind.secret`` in :mod:`apimctl.kinds`),
+* a field is secret when its kind declares it so (``Kind.compare.secret`` in :mod:`apimctl.kinds`),
   when a change of it is marked ``sensitive``, when the plan holds a resolved value for it
   (``Plan.secret_values`` is keyed ``"<address>#<field path>"``), or when its name is one of
   :data:`SECRET_FIELD_NAMES`; secret fields render as ``(sensitive)``,
@@ -82,7 +82,7 @@ class Redactor:
         if path.rsplit(".", 1)[-1] in SECRET_FIELD_NAMES:
             return True
         kind = kinds.BY_NAME.get(address.partition(":")[0])
-        declared = kind.secret if kind is not None else frozenset()
+        declared = kind.compare.secret if kind is not None else frozenset()
         marked = self._secret_paths.get(address, set())
         return any(path == p or path.startswith(p + ".") for p in (*declared, *marked))
 
@@ -262,7 +262,7 @@ def is_risky_field(kind: str, path: str) -> bool:
     if found is None:
         return False
     top = path.split(".", 1)[0].split("[", 1)[0]
-    return top in found.risky or path in found.risky or top.endswith(found.risky_suffixes)
+    return top in found.callers.risky or path in found.callers.risky or top.endswith(found.callers.risky_suffixes)
 
 
 def risks(plan: Plan, redactor: Redactor) -> list[Risk]:

@@ -39,7 +39,7 @@ def digest(value: Any) -> bytes | None:
 @per_name
 def _left_alone(kind: Kind) -> tuple[str, ...]:
     """The top-level collections of ``kind`` left alone when omitted (computed once)."""
-    return tuple(sorted(n for n in kind.left_alone if "." not in n))
+    return tuple(sorted(n for n in kind.compare.left_alone if "." not in n))
 
 
 def _without(normal: Mapping[str, Any], names: tuple[str, ...]) -> Mapping[str, Any]:
@@ -50,7 +50,7 @@ def _without(normal: Mapping[str, Any], names: tuple[str, ...]) -> Mapping[str, 
 
 def digests(kind: Kind, normal: dict[str, Any]) -> Digests | None:
     """The digests of a normal form in parts, one after the other, as :func:`unchanged`
-    compares them: the form without the collections ``Kind.left_alone``, then each of those
+    compares them: the form without the collections ``Kind.compare.left_alone``, then each of those
     (zeros when absent); ``None`` when the form has no encoding. ``normal`` is taken apart
     (those collections are removed from it)."""
     names = _left_alone(kind)
@@ -73,7 +73,7 @@ def unchanged(kind: Kind, parts: Digests, want: Mapping[str, Any]) -> bool:
 def wanted_digests(kind: Kind, want: Mapping[str, Any]) -> Digests | None:
     """What :func:`unchanged` compares of the desired side ``want``, kept to compare later
     (:func:`unchanged_by`): the digest of the form without the collections
-    ``Kind.left_alone``, then each of those it declares (zeros for one it leaves out);
+    ``Kind.compare.left_alone``, then each of those it declares (zeros for one it leaves out);
     ``None`` when a part has no encoding (it can then be told only by a diff)."""
     names = _left_alone(kind)
     own = digest(_without(want, names))

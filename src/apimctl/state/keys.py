@@ -29,9 +29,9 @@ PAGE_SIZE = 1000
 IN_FLIGHT = 4  # pages requested at once
 KEYS_PATH = "/packageKeys"
 APPLICATIONS_PATH = "/applications"
-# the kind keys are issued for (``Kind.issues_keys``): a key names its object and that
+# the kind keys are issued for (``ROLES.keys_for``): a key names its object and that
 # object's parent, each by its kind's name
-ISSUING = next(k for k in kinds.KINDS if k.issues_keys)
+ISSUING = kinds.ROLES.keys_for
 KEY_FIELDS: tuple[str, ...] = (
     "id", "rateLimitCeiling", "rateLimitExempt", "qpsLimitCeiling", "qpsLimitExempt",
     f"{ISSUING.name}.id", f"{ISSUING.parent}.id",  # the key's plan and package, by id

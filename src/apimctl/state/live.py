@@ -84,7 +84,7 @@ def _check(kind: Kind, item: Mapping[str, Any]) -> None:
 def _wanted(kind: Kind, item: Mapping[str, Any]) -> bool:
     """Checked, and not one of the identities apimctl itself uses."""
     _check(kind, item)
-    return item.get(kind.identity) not in kind.reserved
+    return not kinds.ROLES.reserved(kind, item.get(kind.identity))
 
 
 async def read_raw(client: Lister) -> dict[str, list[dict[str, Any]]]:

@@ -108,5 +108,5 @@ def live_digests(kind: Kind, normal: dict[str, Any]) -> Digests | None:
     :func:`~apimctl.kinds.dialects.without_unmanaged`): a comparison leaves them out unless
     the manifest names one, whose desired form then differs from these digests (and is
     diffed)."""
-    without_unmanaged(kind.name, normal)
+    without_unmanaged(kind, normal)
     return digests(kind, normal)

@@ -111,15 +111,15 @@ class Compiled:
     def __init__(self, kind: Kind) -> None:
         self.kind = kind
         children = {BY_NAME[c].manifest_key for c in kind.children}
-        self.top_skip = kind.computed | META_FIELDS | children
+        self.top_skip = kind.compare.computed | META_FIELDS | children
         self.top_extra = tuple(n for n in kind.nested if "." not in n and n not in kind.keyed
                                and n not in kind.defaults)
         self.tags: dict[str, int] = {}
         self.paths: dict[tuple[str, str], str] = {}
         self.tables: dict[str, Table] = {}
-        # by prefix, the fields there with their spellings of "not set" (``Kind.unset``)
+        # by prefix, the fields there with their spellings of "not set" (``Kind.compare.unset``)
         self.unset: dict[str, dict[str, tuple[Any, ...]]] = {}
-        for path, spellings in kind.unset.items():
+        for path, spellings in kind.compare.unset.items():
             prefix, _, name = path.rpartition(".")
             self.unset.setdefault(prefix, {})[name] = spellings
 
@@ -127,9 +127,9 @@ class Compiled:
         """``(name, path, tag, left_alone)`` of a field, or ``None`` when it is not compared."""
         skip = self.top_skip if not prefix else NESTED_SKIP
         path = self.path(prefix, name)
-        if name in skip or path in self.kind.write_only:
+        if name in skip or path in self.kind.compare.write_only:
             return None
-        return (name, path, self.tag(path), path in self.kind.left_alone)
+        return (name, path, self.tag(path), path in self.kind.compare.left_alone)
 
     def table(self, prefix: str, defaults: Mapping[str, Any]) -> Table:
         """The compiled fields at ``prefix`` (the defaults there have the same keys on every
@@ -171,15 +171,15 @@ class Compiled:
 
     def _classify(self, path: str) -> int:
         kind = self.kind
-        if path in kind.secret:
+        if path in kind.compare.secret:
             return SECRET
-        if path in kind.datetimes:
+        if path in kind.compare.datetimes:
             return DATETIME
-        if path in kind.enum_arrays or path in kind.sets:
+        if path in kind.compare.enum_arrays or path in kind.compare.sets:
             return SET
         if path in kind.keyed:
             return KEYED
-        if path in kind.opaque:
+        if path in kind.compare.opaque:
             return OPAQUE
         if path in kind.nested:
             return NESTED

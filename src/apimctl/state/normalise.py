@@ -11,7 +11,7 @@ it into manifest shape. Everything is driven by the kind's entry in :mod:`apimct
   (``version: 2``) becomes its text, and ``""`` where ``null`` is the default becomes ``null``;
 - nested objects get their defaults (``null`` becomes the default object, except for the
   nullable ones such as ``systemDomainAuthentication``);
-- a value spelling "not set" (``Kind.unset``: ``null``, ``""``, ``[""]`` where the platform
+- a value spelling "not set" (``Kind.compare.unset``: ``null``, ``""``, ``[""]`` where the platform
   treats them alike, SUPPLEMENT §10.10.3) is the field's default, as if it were not written;
 - keyed lists become maps keyed by their identity (methods by name, messages by id);
 - keyed lists hold the items the platform always has (``implied_items``: an error set's
@@ -21,7 +21,7 @@ it into manifest shape. Everything is driven by the kind's entry in :mod:`apimct
   :class:`Context` (an endpoint's error set), how members of sets compare;
 - secret values are replaced by ``sha256:<hex>`` so that only hashes are ever compared.
 
-Keys listed in ``Kind.left_alone`` stay absent when absent, so ``diff`` can leave them alone.
+Keys listed in ``Kind.compare.left_alone`` stay absent when absent, so ``diff`` can leave them alone.
 
 :mod:`apimctl.state.digests` fingerprints a normal form: the live model keeps the digests per
 object, so that planning tells an unchanged object by them and normalises and diffs only the
@@ -268,7 +268,7 @@ class _Normaliser:
         if tag == SET:
             return _as_set(kind.ops, value)
         if tag == NESTED:
-            if value is None and path in kind.nullable:
+            if value is None and path in kind.compare.nullable:
                 return None
             if value is None:
                 value = {}
@@ -320,6 +320,6 @@ def normalise(kind: Kind, doc: Mapping[str, Any], ctx: Context | None = None, *,
     read, never changed (:func:`apimctl.state.digests.digests` takes apart the top level only).
     """
     out = _Normaliser(kind, ctx or Context(), memo).object("", doc, kind.ops.defaults_for(doc))
-    if kind.fold_case and isinstance(out.get(kind.identity), str):
+    if kind.compare.fold_case and isinstance(out.get(kind.identity), str):
         out[kind.identity] = kind.identity_of(out[kind.identity])
     return out

@@ -15,7 +15,7 @@ from typing import Any
 from apimctl import kinds
 from apimctl.api.quirks import as_list
 from apimctl.kinds import Kind
-from apimctl.kinds.dialects import VOCABULARIES, mashery_values
+from apimctl.kinds.dialects import mashery_values
 from apimctl.kinds.ops import Context
 from apimctl.speed import is_mapping, per_name
 from apimctl.state.digests import Digests
@@ -127,10 +127,12 @@ class LiveState:
     def add(self, obj: LiveObject, doc: dict[str, Any] | None = None) -> None:
         """Add ``obj`` (``doc``: its document, when at hand)."""
         self.objects.setdefault(obj.kind, []).append(obj)
-        if obj.kind in VOCABULARIES and obj.kind not in self.spelled:
-            doc = obj.doc if doc is None else doc
-            if mashery_values(obj.kind, doc):
-                self.spelled[obj.kind] = doc
+        if obj.kind not in self.spelled:
+            kind = kinds.BY_NAME.get(obj.kind)
+            if kind is not None and kind.compare.vocabularies:
+                doc = obj.doc if doc is None else doc
+                if mashery_values(kind, doc):
+                    self.spelled[obj.kind] = doc
 
     def count(self) -> int:
         return sum(len(v) for v in self.objects.values())
@@ -162,7 +164,7 @@ ABSENT: Any = object()  # a kept field the raw object lacks
 
 @per_name
 def kept_of(kind: Kind) -> Kept:
-    paths = (*kind.keyed, *kind.sets)
+    paths = (*kind.keyed, *kind.compare.sets)
     scalars = tuple(sorted({"id", "created", "status", kind.identity}))
     return Kept(kind, scalars, tuple(sorted({p.split(".")[0] for p in paths})),
                  tuple((tuple(p.split(".")), kind.keyed.get(p, "id")) for p in paths),

@@ -11,7 +11,7 @@ ORG = kinds.ORGANIZATION
 
 
 def test_the_kind_is_read_only_and_comes_before_the_roles_naming_it() -> None:
-    assert ORG.read_only and ORG.top_level and not ORG.deletable and not ORG.pinnable
+    assert ORG.read_only and ORG.top_level and not ORG.write.deletable and not ORG.export.pinnable
     assert kinds.ORDER[ORG.name] < kinds.ORDER[kinds.ROLE.name]
     assert any(r.kind == ORG.name for r in kinds.ROLE.references)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from apimctl import platform
+from apimctl import kinds, platform
 from apimctl.kinds import dialects as client
 from apimctl.server import catalog
 from apimctl.server import dialects as server
@@ -57,11 +57,11 @@ def test_the_dialects_spell_each_vocabulary_with_as_many_values() -> None:
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_reconciler_and_server_hold_the_same_vocabularies(dialect: str) -> None:
     for vocab, (kind, path), (resource, name), _ in PLACES:
-        assert client.DIALECTS[dialect].vocabulary(kind, path) == vocab[dialect], (kind, path)
+        assert client.DIALECTS[dialect].vocabulary(kinds.get(kind), path) == vocab[dialect], (kind, path)
         assert _server_field(resource, name, dialect).values == vocab[dialect], (resource, name)
     # the reconciler translates nothing else
     listed = {(kind, path) for _, (kind, path), _, _ in PLACES}
-    assert {(k, p) for k, paths in client.VOCABULARIES.items() for p in paths} == listed
+    assert {(k.name, p) for k in kinds.KINDS for p in k.compare.vocabularies} == listed
 
 
 @pytest.mark.parametrize("schema_path", SCHEMAS, ids=lambda p: str(p.relative_to(ROOT)))

@@ -97,7 +97,7 @@ def test_an_entry_makes_its_own_operations() -> None:
     """Two entries with one operations class each get their own, bound to themselves."""
     first = kinds.Kind(name="x", manifest_key="xs", path="/xs", body="x", operations=Ops)
     second = kinds.Kind(name="y", manifest_key="ys", path="/ys", body="y",
-                        computed=frozenset({"id"}), operations=Ops)
+                        compare=kinds.Compare(computed=frozenset({"id"})), operations=Ops)
     assert isinstance(first.ops, Ops) and isinstance(second.ops, Ops)
     assert first.ops.kind is first and second.ops.kind is second
     assert first.ops.read({"id": "1", "name": "a"}, Lookups(), None).doc == {"id": "1", "name": "a"}

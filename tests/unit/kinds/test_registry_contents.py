@@ -59,18 +59,18 @@ def test_every_read_names_its_fields_down_to_the_leaves() -> None:
         for path, defaults in kind.nested.items():
             for name in defaults:
                 field = f"{path}.{name}"
-                if field in kind.nested or field in kind.write_only:
+                if field in kind.nested or field in kind.compare.write_only:
                     continue
                 named = field in kind.fields or any(f.startswith(f"{field}.") for f in kind.fields)
                 assert named, (kind.name, field)
 
 
 def test_secrets_and_defaults_declared() -> None:
-    assert kinds.ENDPOINT.secret == {"systemDomainCredentialSecret",
+    assert kinds.ENDPOINT.compare.secret == {"systemDomainCredentialSecret",
                                      "systemDomainAuthentication.password"}
-    assert "systemDomainAuthentication.password" in kinds.ENDPOINT.write_only
+    assert "systemDomainAuthentication.password" in kinds.ENDPOINT.compare.write_only
     assert kinds.ENDPOINT.defaults["connectionTimeoutForSystemDomainResponse"] == 5
     assert kinds.ENDPOINT.nested["cors"]["allDomainsEnabled"] is True
     assert kinds.PACKAGE.defaults["nearQuotaThreshold"] == 80
     assert len(kinds.ERROR_CATALOG) == 23
-    assert not kinds.DOMAIN.deletable and kinds.DOMAIN.identity == "domain"
+    assert not kinds.DOMAIN.write.deletable and kinds.DOMAIN.identity == "domain"

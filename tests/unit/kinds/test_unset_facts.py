@@ -1,7 +1,7 @@
 """The spellings of "not set" agree between the reconciler and the reference server.
 
 SUPPLEMENT §10.10.3: real areas read an unset value as ``null``, ``""`` or ``[""]``. The
-reconciler folds those spellings into the field's default (``Kind.unset``, by kind and path);
+reconciler folds those spellings into the field's default (``Kind.compare.unset``, by kind and path);
 the reference server writes them (its field tables and the ``mashery`` dialect's overlays in
 ``apimctl.server.dialects``: ``nullable``, ``unset``, ``null_reads``). Each side states the
 facts on its own, so this test holds them together, for both dialects of the server:
@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 
 from apimctl import kinds, platform
-from apimctl.kinds import dialects as client
 from apimctl.server import catalog
 from apimctl.server.fields import MISSING, Field
 
@@ -35,7 +34,7 @@ RESOURCES: tuple[tuple[str, kinds.Kind, str], ...] = (
     ("Plan", kinds.PLAN, ""),
 )
 
-# spellings the server reads back that the reconciler handles elsewhere than ``Kind.unset``
+# spellings the server reads back that the reconciler handles elsewhere than ``Kind.compare.unset``
 ELSEWHERE: dict[tuple[str, str], str] = {
     # a service's role permissions: ServiceOps.read gives null as no role ([])
     ("service", "roles"): "the kind's read",
@@ -64,14 +63,14 @@ def _same(a: Any, b: Any) -> bool:
 def _compared(kind: kinds.Kind, path: str) -> bool:
     """Whether the reconciler compares the field (reads it and is not told to skip it)."""
     top = path.split(".")[0]
-    unmanaged = set(client.UNMANAGED.get(kind.name, ()))
+    unmanaged = set(kind.compare.unmanaged)
     read = any(f == path or f.startswith(path + ".") for f in kind.fields)
-    return top not in kind.computed and path not in unmanaged and (read or top in kind.defaults)
+    return top not in kind.compare.computed and path not in unmanaged and (read or top in kind.defaults)
 
 
 def _default(kind: kinds.Kind, path: str, spelling: Any) -> bool:
     """Whether ``spelling`` is the field's default (``null`` for a nullable nested object)."""
-    return _same(spelling, kind.default_at(path)) or (spelling is None and path in kind.nullable)
+    return _same(spelling, kind.default_at(path)) or (spelling is None and path in kind.compare.nullable)
 
 
 def _server_facts(dialect: str) -> list[tuple[kinds.Kind, str, Any]]:
@@ -90,7 +89,7 @@ def test_the_reconciler_folds_every_spelling_the_server_writes(dialect: str) -> 
     for kind, path, spelling in _server_facts(dialect):
         if not _compared(kind, path) or (kind.name, path) in ELSEWHERE:
             continue
-        folded = kind.unset.get(path, ())
+        folded = kind.compare.unset.get(path, ())
         if not _default(kind, path, spelling) and not any(_same(spelling, s) for s in folded):
             missing.append(f"{kind.name}.{path}: the server reads {spelling!r}, the reconciler "
                            f"folds {folded} (default {kind.default_at(path)!r})")
@@ -104,7 +103,7 @@ def test_every_spelling_the_reconciler_folds_is_a_fact_of_the_platform() -> None
             written.setdefault((kind.name, path), []).append(spelling)
     unknown = []
     for kind in kinds.KINDS:
-        for path, spellings in kind.unset.items():
+        for path, spellings in kind.compare.unset.items():
             known = [*written.get((kind.name, path), ()), *REAL_AREAS_ONLY.get((kind.name, path), ())]
             for spelling in spellings:
                 if not _default(kind, path, spelling) and not any(_same(spelling, k) for k in known):
@@ -116,7 +115,7 @@ def test_every_spelling_the_reconciler_folds_is_a_fact_of_the_platform() -> None
 def test_the_lists_name_real_fields() -> None:
     for (kind_name, path), spellings in REAL_AREAS_ONLY.items():
         kind = kinds.get(kind_name)
-        assert all(any(_same(s, f) for f in kind.unset[path]) for s in spellings)
+        assert all(any(_same(s, f) for f in kind.compare.unset[path]) for s in spellings)
     for kind_name, path in ELSEWHERE:
         assert _compared(kinds.get(kind_name), path)
 
@@ -124,7 +123,7 @@ def test_the_lists_name_real_fields() -> None:
 def test_a_disagreement_is_seen() -> None:
     """The check itself: a spelling neither the default nor folded is not taken for one."""
     endpoint = kinds.ENDPOINT
-    assert not _default(endpoint, "cors", "") and "" not in endpoint.unset["cors"]
+    assert not _default(endpoint, "cors", "") and "" not in endpoint.compare.unset["cors"]
     assert _default(endpoint, "systemDomainAuthentication", None)
     assert not _default(endpoint, "systemDomainCredentialKey", None)
     assert _compared(endpoint, "systemDomainCredentialKey")

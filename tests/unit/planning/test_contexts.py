@@ -42,7 +42,7 @@ def test_sets_left_alone_are_the_live_ones_and_a_new_service_gets_the_platforms(
                                   {"name": "New", "endpoints": [{"name": "Hello"}]}]})
     assert got["endpoint:Weather/Forecast"] == (Context("Plain"), Context("Plain"))
     assert got["endpoint:Bare/Ping"] == (Context(None), Context(None))  # a service without sets
-    assert got["endpoint:New/Hello"] == (Context(kinds.ERROR_SET.made_with_parent[0]), Context())
+    assert got["endpoint:New/Hello"] == (Context(kinds.ERROR_SET.write.made_with_parent[0]), Context())
 
 
 def test_contexts_are_made_once_per_parent() -> None:

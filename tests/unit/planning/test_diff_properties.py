@@ -62,7 +62,7 @@ def comparable(kind: Kind, live: Mapping[str, Any], desired: Mapping[str, Any], 
     out: dict[str, Any] = {}
     for name, value in live.items():
         sub = f"{schema}.{name}" if schema else name
-        if name not in desired and sub in kind.left_alone:
+        if name not in desired and sub in kind.compare.left_alone:
             continue
         want = desired.get(name)
         if sub in kind.keyed and isinstance(value, Mapping) and isinstance(want, Mapping):
@@ -108,7 +108,7 @@ def test_changes_are_sensitive_exactly_on_secret_fields(live_doc: dict[str, Any]
     desired = normalise(KIND, desired_doc, Context("Default"))
     for change in diff(KIND, live, desired):
         secret = any(change.path == s or change.path.startswith(s + ".") or s.startswith(change.path + ".")
-                     for s in KIND.secret)
+                     for s in KIND.compare.secret)
         assert change.sensitive == secret, change
 
 

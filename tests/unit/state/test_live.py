@@ -193,7 +193,7 @@ def _repeats_as_defined(kind: kinds.Kind, raw: dict[str, Any]) -> bool:
         found = value.get(parts[0]) if isinstance(value, dict) else None
         items = found if isinstance(found, list) else [] if found is None else [found]
         return [items] if len(parts) == 1 else [x for item in items for x in lists(item, parts[1:])]
-    for path in (*kind.keyed, *kind.sets):
+    for path in (*kind.keyed, *kind.compare.sets):
         key_field = kind.keyed.get(path, "id")
         for items in lists(raw, path.split(".")):
             idents = [str(i[key_field]) for i in items if isinstance(i, dict) and i.get(key_field) not in (None, "")]
@@ -209,7 +209,7 @@ def test_repeats_tells_two_items_with_one_identity_anywhere(raw: dict[str, Any])
     assert repeats(kinds.ENDPOINT, raw) == _repeats_as_defined(kinds.ENDPOINT, raw)
 
 
-_SERVICE_DROPS = kinds.SERVICE.computed | {c.manifest_key for c in kinds.children_of(kinds.SERVICE)}
+_SERVICE_DROPS = kinds.SERVICE.compare.computed | {c.manifest_key for c in kinds.children_of(kinds.SERVICE)}
 
 
 @given(st.dictionaries(st.sampled_from(sorted({*_SERVICE_DROPS, "name", "description", "x"})),
@@ -229,7 +229,7 @@ def test_normal_forms_are_made_as_planning_compares_them() -> None:
 
 
 def ep_left_alone() -> list[str]:
-    return [n for n in kinds.ENDPOINT.left_alone if "." not in n]
+    return [n for n in kinds.ENDPOINT.compare.left_alone if "." not in n]
 
 
 def test_the_first_document_spelled_the_mashery_way_is_kept() -> None:

@@ -109,13 +109,13 @@ def impacts_of(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
 
 
 def _governing(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
-    """By the kind's data: an object keys are issued for (``Kind.issues_keys``: a plan), a
-    deleted parent of such objects (a package), an object keys call (``Kind.called``: a
+    """By the kind's data: an object keys are issued for (``ROLES.keys_for``: a plan), a
+    deleted parent of such objects (a package), an object keys call (``Kind.callers.called``: a
     service, an endpoint)."""
     if step.action == "create":
         return ()
     kind = kinds.get(step.kind)
-    if kind.issues_keys:
+    if kind is kinds.ROLES.keys_for:
         plan = world.plan(step)
         if plan is None:
             return ()
@@ -124,12 +124,12 @@ def _governing(step: Step, world: World, keys: KeySource) -> tuple[Impact, ...]:
             return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to everything the plan entitles",
                                  "cuts_off", None),)
         return tuple(i for c in step.changes for i in _plan_change(plan, step, c, keys))
-    if step.action == "delete" and any(c.issues_keys for c in kinds.children_of(kind)):
+    if step.action == "delete" and any(c is kinds.ROLES.keys_for for c in kinds.children_of(kind)):
         plans = world.of_package(step.key)
         reach = _reach(plans, keys)
         return (reach.impact(f"{reach.who()} {reach.verb('loses', 'lose')} access to everything the package's plans entitle",
                              "cuts_off", None),)
-    if kind.called:
+    if kind.callers.called:
         return _called(step, kind, world, keys)
     return ()
 
@@ -322,7 +322,7 @@ def _entitling(kind: Kind, key: str, world: World) -> list[PlanFacts]:
 
 def _called(step: Step, kind: Kind, world: World, keys: KeySource) -> tuple[Impact, ...]:
     """A deleted object keys call (a service, an endpoint), one whose shared QPS limit changes
-    (``Kind.shared_qps``), or one whose route no longer takes some calls (the plans entitling
+    (``Kind.callers.shared_qps``), or one whose route no longer takes some calls (the plans entitling
     it are looked up only then: a large plan updates many endpoints)."""
     if step.action == "delete":
         reach = _reach(_entitling(kind, step.key, world), keys)
@@ -332,7 +332,7 @@ def _called(step: Step, kind: Kind, world: World, keys: KeySource) -> tuple[Impa
 
 
 def _shared(step: Step, kind: Kind, world: World, keys: KeySource) -> tuple[Impact, ...]:
-    change = next((c for c in step.changes if kind.shared_qps and c.path == kind.shared_qps), None)
+    change = next((c for c in step.changes if kind.callers.shared_qps and c.path == kind.callers.shared_qps), None)
     if change is None:
         return ()
     reach = _reach(_entitling(kind, step.key, world), keys, owners=False)

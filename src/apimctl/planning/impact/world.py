@@ -115,12 +115,9 @@ class World:
     def __init__(self, live: LiveState) -> None:
         self.live = live
         self.plans: dict[str, PlanFacts] = {}
-        for kind in kinds.KINDS:
-            if not kind.issues_keys:
-                continue
-            for obj in live.of(kind.name):
-                facts = PlanFacts(obj)
-                self.plans[facts.address] = facts
+        for obj in live.of(kinds.ROLES.keys_for.name):
+            facts = PlanFacts(obj)
+            self.plans[facts.address] = facts
         self._docs: dict[str, dict[str, Any]] = {}
 
     def plan(self, step: Step) -> PlanFacts | None:
@@ -132,12 +129,12 @@ class World:
     def held(self, kind: str, key: str) -> Held | None:
         """The live object ``kind:key``: the one indexed for a kind keys are issued for, else
         the first the area lists."""
-        if kinds.get(kind).issues_keys:
+        if kind == kinds.ROLES.keys_for.name:
             return self.plans.get(address(kind, key))
         return next((o for o in self.live.of(kind) if o.key == key), None)
 
     def _of(self, kind: Kind) -> Sequence[Held]:
-        if kind.issues_keys:
+        if kind is kinds.ROLES.keys_for:
             return [p for p in self.plans.values() if p.kind == kind.name]
         return self.live.of(kind.name)
 
