@@ -7,10 +7,10 @@ changes), ``references`` (names objects use for each other), ``order`` (dependen
 order of steps), ``build`` (the entry points). Planning never writes.
 """
 
-from apimctl.planning.build import PlanOptions, build_plan, make_plan, target_dialect
+from apimctl.planning.build import PlanOptions, build_plan, make_plan, read_and_plan, target_dialect
 from apimctl.planning.desired import ManifestLike
 from apimctl.planning.rules import IgnoreRule, ignore_rules, parse_target
 from apimctl.planning.steps import LITERAL_SECRET, literal_secrets
 
 __all__ = ["LITERAL_SECRET", "IgnoreRule", "ManifestLike", "PlanOptions", "build_plan", "ignore_rules",
-           "literal_secrets", "make_plan", "parse_target", "target_dialect"]
+           "literal_secrets", "make_plan", "parse_target", "read_and_plan", "target_dialect"]
