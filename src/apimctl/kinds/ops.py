@@ -30,7 +30,7 @@ from apimctl.kinds.protocol import (
     Read,
     Resolver,
 )
-from apimctl.kinds.reference_paths import Ref, resolve
+from apimctl.kinds.references.paths import Ref, resolve
 from apimctl.speed import is_mapping
 
 __all__ = [
@@ -278,7 +278,7 @@ class Ops:
 def resolved_body(kind: Kind, body: Mapping[str, Any], refs: Resolver,
                   parent: str | None) -> dict[str, Any]:
     """``body`` with ``kind``'s references as a write body carries them: names to ids through
-    ``refs`` (:func:`apimctl.kinds.reference_paths.resolve`); a name that resolves to nothing
+    ``refs`` (:func:`apimctl.kinds.references.paths.resolve`); a name that resolves to nothing
     fails the write when the reference requires the id. A bare id (``Reference.id_field``) is
     an integer where the target's dialect types it so (``Dialect.integer_ids``)."""
 

@@ -14,13 +14,13 @@ from typing import Any
 from apimctl import kinds
 from apimctl.errors import PlanError
 from apimctl.kinds import Kind
+from apimctl.kinds import references as refs
 from apimctl.kinds.dialects import SPEC, Dialect
 from apimctl.planning.comparing import Comparer
 from apimctl.planning.desired import Desired, ManifestLike
 from apimctl.planning.diff import diff, flatten, ignored
 from apimctl.planning.duplicates import nested_duplicates, repair_changes, warning
 from apimctl.planning.matching import Match, written
-from apimctl.planning.references import with_renamed_references
 from apimctl.planning.rules import NOT_PRUNABLE, IgnoreRule, PruneRule, RotateRule
 from apimctl.plans.model import (
     Change,
@@ -70,7 +70,7 @@ class Builder:
         """The live document with its references renamed as the manifests rename them."""
         cached = self.renamed_docs.get(id(live))
         if cached is None:
-            cached = with_renamed_references(live.kind, live.doc, live.parent_key, self.renames)
+            cached = refs.rename(live.kind, live.doc, live.parent_key, self.renames)
             self.renamed_docs[id(live)] = cached
         return cached
 
