@@ -36,7 +36,6 @@ from apimctl.platform import (
     RETURNED_HEADERS,
     Vocabulary,
 )
-from apimctl.speed import is_mapping, per_name
 
 SPEC_NAME = platform.SPEC_NAME
 MASHERY_NAME = platform.MASHERY_NAME
@@ -156,17 +155,17 @@ _NO_TRANSLATION: Mapping[str, str] = _frozen({})
 
 def _translation(kind: str, path: str, dialect: Dialect) -> Mapping[str, str]:
     """Every spelling of the field's values (in any dialect) -> the dialect's spelling."""
-    return _translations(dialect).get((kind, path), _NO_TRANSLATION)
+    return _translations(dialect.name).get((kind, path), _NO_TRANSLATION)
 
 
-@per_name
-def _translations(dialect: Dialect) -> Mapping[tuple[str, str], Mapping[str, str]]:
-    """:func:`_translation` of every field with a vocabulary (computed once per dialect: the
-    vocabularies are constants)."""
+@functools.cache
+def _translations(dialect: str) -> Mapping[tuple[str, str], Mapping[str, str]]:
+    """:func:`_translation` of every field with a vocabulary, into the dialect named
+    ``dialect`` (computed once per dialect: the vocabularies are constants)."""
     out: dict[tuple[str, str], Mapping[str, str]] = {}
     for kind, paths in VOCABULARIES.items():
         for path, vocab in paths.items():
-            target = vocab.get(dialect.name, ())
+            target = vocab.get(dialect, ())
             out[(kind, path)] = {value: target[i] for spellings in vocab.values()
                                  for i, value in enumerate(spellings) if i < len(target)}
     return out
@@ -236,7 +235,7 @@ def message_default(message_id: str, status: str, dialect: Dialect) -> dict[str,
 
 def _nested_named(doc: Any, parts: list[str]) -> bool:
     for part in parts:
-        if not is_mapping(doc) or part not in doc:
+        if not (type(doc) is dict or isinstance(doc, Mapping)) or part not in doc:  # dict: told first
             return False
         doc = doc[part]
     return True

@@ -31,7 +31,6 @@ from apimctl.kinds.protocol import (
     Resolver,
 )
 from apimctl.kinds.references.paths import Ref, resolve
-from apimctl.speed import is_mapping
 
 __all__ = [
     "NESTED_COMPUTED_FIELDS", "Context", "Exported", "Key", "KindOps", "Lookups", "Names", "Ops", "Read",
@@ -105,7 +104,7 @@ def names_of(items: Any, lookups: Lookups | None = None, label: str = "") -> lis
     """Role permissions, domains and plan methods (objects or strings) as a list of names."""
     out: list[str] = []
     for item in as_list(items):
-        if is_mapping(item):
+        if type(item) is dict or isinstance(item, Mapping):  # a dict nearly always: told first
             found = lookups.name(label, item.get("id", "")) if lookups is not None else None
             name = found or item.get("name") or item.get("address")
             if name is not None:
