@@ -115,7 +115,8 @@ def build_plan(manifest: ManifestLike, live: LiveState, options: PlanOptions | N
     """The plan turning ``live`` into what ``manifest`` declares (pure: no I/O; ``options``
     but ``impact``). ``dialect``: the target's (SUPPLEMENT §10; default ``spec``, not
     recorded in the plan): the manifests' values are compared and written in its vocabulary.
-    ``desired``: the objects ``manifest`` declares, when made already (:class:`DesiredAhead`)."""
+    ``desired``: the objects ``manifest`` declares, when made already (:func:`read_and_plan`
+    makes them while the area is read)."""
     with collector_paused(promote=True):
         if desired is None:
             desired = desired_of(manifest)
