@@ -35,16 +35,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from apimctl import kinds
-from apimctl.api.dialect import Detected
 from apimctl.kinds import Kind
-from apimctl.planning import ManifestLike, PlanOptions, build_plan, ignore_rules, parse_target
-from apimctl.planning.build import DesiredAhead, target_dialect
+from apimctl.planning import ManifestLike, PlanOptions, ignore_rules, parse_target, read_and_plan
 from apimctl.planning.command import Keep, Notice, keep_nothing, quiet, read_manifests
-from apimctl.planning.desired import Desires
 from apimctl.planning.impact import attach_impact
 from apimctl.plans.drift import Attribution, Difference, DriftReport, IgnoreNote
 from apimctl.plans.model import Plan, Step
-from apimctl.state.live import Lister, LiveObject, LiveState, read_live, unnamed_sources
+from apimctl.state.live import Lister, LiveObject, LiveState
 from apimctl.state.normalise import canonical_datetime
 
 EDITOR_FIELDS = "id,name,editorHandle,updated,revisionNumber"
@@ -124,16 +121,10 @@ async def read_editors(client: Lister, recorded: Iterable[Kind]) -> dict[tuple[s
     return out
 
 
-def report(manifest: ManifestLike, live: LiveState, editors: Mapping[tuple[str, str], Editor], *,
-           ignores: Sequence[str] = (), targets: Sequence[str] = (), target: str = "",
-           prune: bool = False, dialect: Detected | None = None,
-           desired: Desires | None = None) -> DriftReport:
-    """The drift report of ``manifest`` against ``live`` (pure). ``prune`` makes every
-    undeclared top-level object drift, as ``apply --prune`` would delete it; ``dialect``:
-    the target's (SUPPLEMENT §10); ``desired``: as :func:`build_plan` takes it."""
-    plan = build_plan(manifest, live, PlanOptions(prune=prune, targets=tuple(targets),
-                                                  ignores=tuple(ignores)), dialect=dialect,
-                      desired=desired)
+def report(manifest: ManifestLike, plan: Plan, live: LiveState,
+           editors: Mapping[tuple[str, str], Editor], *, ignores: Sequence[str] = (),
+           target: str = "") -> DriftReport:
+    """The drift report of ``plan``, made of ``manifest`` against ``live`` (pure)."""
     settings = manifest.doc.get("settings") or {}
     rules = [IgnoreNote(f"{r.kind}:{r.key}:{r.path}", r.reason)
              for r in ignore_rules(settings, ignores)]
@@ -159,11 +150,11 @@ async def detect_drift(client: Lister, manifest: ManifestLike, *, ignores: Seque
     """
     for text in targets:
         parse_target(text)
-    ahead = DesiredAhead(manifest)
-    live = await read_live(client, meanwhile=ahead, skip=unnamed_sources(manifest.doc))
-    first = report(manifest, live, {}, ignores=ignores, targets=targets, target=target,
-                   prune=prune, dialect=await target_dialect(client, manifest, live),
-                   desired=ahead.desired)
+    # ``prune`` makes every undeclared top-level object drift, as ``apply --prune`` would
+    # delete it
+    plan, live = await read_and_plan(client, manifest, PlanOptions(
+        prune=prune, targets=tuple(targets), ignores=tuple(ignores)))
+    first = report(manifest, plan, live, {}, ignores=ignores, target=target)
     if impact is not None:
         await attach_impact(client, first.plan, live, impact, reverse=True)
         first.differences = attribute(first.plan.steps, live, {})

@@ -13,7 +13,7 @@ import pytest
 
 from apimctl import workers
 from apimctl.api.client import ApiClient
-from apimctl.planning import PlanOptions, make_plan, verdicts
+from apimctl.planning import PlanOptions, comparing, make_plan
 from apimctl.plans.model import Plan
 from apimctl.server import ServerConfig, create_app
 from apimctl.state import normal_batches
@@ -58,8 +58,8 @@ def forced(worker_answers: list[Any], monkeypatch: pytest.MonkeyPatch) -> list[A
     monkeypatch.setattr(normal_batches, "NORMAL_BATCH", 2)
     monkeypatch.setattr(normal_batches, "WARM_UP", 1)
     monkeypatch.setattr(normal_batches, "OFFLOAD_AFTER", 0)
-    monkeypatch.setattr(verdicts, "APART_FROM", 0)
-    monkeypatch.setattr(verdicts, "BATCH", 2)
+    monkeypatch.setattr(comparing, "APART_FROM", 0)
+    monkeypatch.setattr(comparing, "BATCH", 2)
     monkeypatch.setattr(workers.FromBothEnds, "patient", True)  # every verdict sent is taken
     return worker_answers
 

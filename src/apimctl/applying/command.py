@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from apimctl import sensitive
-from apimctl.applying import budget, journal, reading
+from apimctl.applying import budget, journal
 from apimctl.applying.bodies import (
     SECRET_PATHS,
     StepError,
@@ -76,15 +76,14 @@ from apimctl.applying.schedule import ProgressCallback
 from apimctl.applying.snapshot import Snapshot
 from apimctl.errors import ApimctlError, PlanError
 from apimctl.manifests import Manifest
-from apimctl.planning import PlanOptions, build_plan
-from apimctl.planning.build import DesiredAhead, target_dialect
+from apimctl.planning import PlanOptions, read_and_plan
 from apimctl.planning.command import Keep, Notice, keep_nothing, quiet, read_manifests
 from apimctl.planning.duplicates import check_duplicates
 from apimctl.planning.impact import attach_impact, check_affected_keys
 from apimctl.plans.file import load_plan
 from apimctl.plans.model import Plan
 from apimctl.plans.result import ApplyResult
-from apimctl.state.live import LiveObject, LiveState, unnamed_sources
+from apimctl.state.live import LiveObject, LiveState
 from apimctl.state.normalise import canonical_datetime
 
 Connect = Callable[[], AbstractAsyncContextManager[Client]]
@@ -393,12 +392,10 @@ async def _plan_of(source: Plan | Manifest, client: Client,
         if source.target and source.target != request.target:
             raise PlanError(f"the saved plan was made for {source.target}; this run targets {request.target}")
         return source, None
-    ahead = DesiredAhead(source)
-    state, kept = await reading.read(client, meanwhile=ahead, skip=unnamed_sources(source.doc))
     options = PlanOptions(prune=request.prune, targets=request.targets, ignores=request.ignores,
                           repair_duplicates=request.repair_duplicates, rotate=request.rotate)
-    made = build_plan(source, state, options, dialect=await target_dialect(client, source, state),
-                      desired=ahead.desired)
+    kept = Keeper()
+    made, state = await read_and_plan(client, source, options, read=kept.read)
     await attach_impact(client, made, state, request.impact)
     made.target = request.target
     made.deleted_images = journal.deleted_images(made, state)

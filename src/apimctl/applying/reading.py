@@ -40,6 +40,12 @@ class Keeper:
         self.index.add_tree(kind, item)
         self.snapshot.add(kind, item)
 
+    async def read(self, client: Lister, *, meanwhile: Callable[[], object] | None = None,
+                   skip: Collection[str] = DATA_SOURCES) -> LiveState:
+        """The live state of the client's area, read as :func:`read` reads it, keeping here
+        what apply keeps of it (a reader :func:`apimctl.planning.build.read_and_plan` takes)."""
+        return await live.read_live(Watched(client, self), meanwhile=meanwhile, skip=skip)
+
 
 class Watched:
     """``client`` as :func:`apimctl.state.live.read_live` sees it: the objects of every
@@ -77,5 +83,4 @@ async def read(client: Lister, meanwhile: Callable[[], object] | None = None,
     too: by default no data source, which apply lists only when a step names one of its
     objects, :func:`apimctl.applying.run.add_read_only`), and what apply keeps of it."""
     keeper = Keeper()
-    state = await live.read_live(Watched(client, keeper), meanwhile=meanwhile, skip=skip)
-    return state, keeper
+    return await keeper.read(client, meanwhile=meanwhile, skip=skip), keeper

@@ -19,10 +19,11 @@ from typing import Any
 from apimctl import kinds
 from apimctl.export.fields import differing
 from apimctl.export.naming import DEFAULT_ORDER, variable_names
-from apimctl.kinds import Kind, reference_checks
+from apimctl.kinds import Kind
 from apimctl.kinds import references as refs
 from apimctl.kinds.dialects import SPEC, Dialect, comparable
 from apimctl.kinds.ops import Exported, escape_literal
+from apimctl.kinds.references import checks as reference_checks
 from apimctl.state.live import LiveObject, LiveState
 from apimctl.state.normalise import Context, normalise
 

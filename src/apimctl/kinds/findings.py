@@ -4,7 +4,7 @@ A kind's own checks (``KindOps.check``: an endpoint's routes and authentication,
 entitled methods, a maintenance window) read the objects the manifests declare
 (:class:`Declaration`, by kind name in :class:`Declarations`) and give :class:`Finding`
 values: where, what, how bad, and for a duplicate the other places it is at. The manifests
-layer locates them in the files; :mod:`apimctl.kinds.reference_checks` gives the same values
+layer locates them in the files; :mod:`apimctl.kinds.references.checks` gives the same values
 for references.
 """
 
@@ -18,7 +18,7 @@ JsonPath = tuple[str | int, ...]
 
 
 class Declaration(Protocol):
-    """One object the manifests declare (:class:`apimctl.kinds.reference_checks.Declared`):
+    """One object the manifests declare (:class:`apimctl.kinds.references.checks.Declared`):
     where it is, its entry, its name, its parent's key and entry."""
 
     @property

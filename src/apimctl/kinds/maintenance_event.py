@@ -21,7 +21,7 @@ from apimctl.kinds.ops import (
     escape_literal,
     fingerprint,
 )
-from apimctl.kinds.reference_paths import refs_of
+from apimctl.kinds.references.paths import refs_of
 from apimctl.kinds.service import SERVICE
 
 ENDPOINTS = "endpoints"

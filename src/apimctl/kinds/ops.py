@@ -30,8 +30,7 @@ from apimctl.kinds.protocol import (
     Read,
     Resolver,
 )
-from apimctl.kinds.reference_paths import Ref, resolve
-from apimctl.speed import is_mapping
+from apimctl.kinds.references.paths import Ref, resolve
 
 __all__ = [
     "NESTED_COMPUTED_FIELDS", "Context", "Exported", "Key", "KindOps", "Lookups", "Names", "Ops", "Read",
@@ -105,7 +104,7 @@ def names_of(items: Any, lookups: Lookups | None = None, label: str = "") -> lis
     """Role permissions, domains and plan methods (objects or strings) as a list of names."""
     out: list[str] = []
     for item in as_list(items):
-        if is_mapping(item):
+        if type(item) is dict or isinstance(item, Mapping):  # a dict nearly always: told first
             found = lookups.name(label, item.get("id", "")) if lookups is not None else None
             name = found or item.get("name") or item.get("address")
             if name is not None:
@@ -278,7 +277,7 @@ class Ops:
 def resolved_body(kind: Kind, body: Mapping[str, Any], refs: Resolver,
                   parent: str | None) -> dict[str, Any]:
     """``body`` with ``kind``'s references as a write body carries them: names to ids through
-    ``refs`` (:func:`apimctl.kinds.reference_paths.resolve`); a name that resolves to nothing
+    ``refs`` (:func:`apimctl.kinds.references.paths.resolve`); a name that resolves to nothing
     fails the write when the reference requires the id. A bare id (``Reference.id_field``) is
     an integer where the target's dialect types it so (``Dialect.integer_ids``)."""
 

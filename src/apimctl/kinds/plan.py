@@ -23,7 +23,7 @@ from apimctl.kinds.ops import (
     names_of,
 )
 from apimctl.kinds.protocol import Holdings, Names
-from apimctl.kinds.reference_paths import Ref, refs_of
+from apimctl.kinds.references.paths import Ref, refs_of
 from apimctl.kinds.role import ROLE, permissions, role_permissions
 from apimctl.kinds.service import SERVICE
 from apimctl.kinds.words import listed

@@ -11,7 +11,7 @@ from apimctl.kinds.nested_writes import Links
 from apimctl.kinds.ops import Exported, Lookups, Ops, Read, fingerprint
 from apimctl.kinds.organization import ORGANIZATION as ORGANIZATION_KIND
 from apimctl.kinds.protocol import Holdings
-from apimctl.kinds.reference_paths import refs_of
+from apimctl.kinds.references.paths import refs_of
 from apimctl.kinds.words import named
 
 # the field naming a role's organization (a read-only kind), and where organizations are listed

@@ -28,7 +28,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import SchemaError
 
-from apimctl.kinds import reference_checks
+from apimctl.kinds.references import checks as reference_checks
 from apimctl.lint.function_base import ABSENT, Context, Function, OptionError, Result, show
 from apimctl.lint.time_functions import (
     datetime_check,

@@ -24,7 +24,7 @@ from typing import Any
 
 from apimctl.errors import ManifestError
 from apimctl.kinds.dialects import SPEC, Dialect, dialect_of
-from apimctl.kinds.reference_paths import rewrite
+from apimctl.kinds.references.paths import rewrite
 from apimctl.lint.engine import run_rules
 from apimctl.lint.loading import load_rulesets
 from apimctl.lint.model import RECOMMENDED, Finding, LintReport, RuleInfo

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from apimctl import kinds
-from apimctl.kinds import Kind, reference_checks
+from apimctl.kinds import Kind
 from apimctl.kinds.findings import Declarations, Finding, duplicates
-from apimctl.kinds.reference_checks import Declared
+from apimctl.kinds.references import checks as reference_checks
+from apimctl.kinds.references.checks import Declared
 from apimctl.manifests.identity import KIND_LABEL, NESTED, TOP_LEVEL, identity
 from apimctl.manifests.model import JsonPath, Position, Problems
 

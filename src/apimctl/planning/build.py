@@ -1,7 +1,9 @@
 """Build the :class:`~apimctl.plans.model.Plan` that turns the live state into the manifests.
 
-``apimctl plan``, ``apply``, ``drift`` and ``export`` call :func:`make_plan` (reads the live
-state through the client, then :func:`build_plan`, which is pure and never prints).
+``apimctl plan``, ``apply`` and ``drift`` call :func:`read_and_plan` (reads the live state
+through the client while the desired objects are made, finds the target's dialect, then
+:func:`build_plan`, which is pure and never prints); :func:`make_plan` adds the callers each
+change affects.
 
 How a plan is made:
 
@@ -43,12 +45,12 @@ from __future__ import annotations
 
 import copy
 import fnmatch
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from apimctl import kinds, sensitive, workers
+from apimctl import kinds, sensitive
 from apimctl.api.dialect import Detected, detect, setting_of
 from apimctl.errors import PlanError
 from apimctl.kinds.dialects import (
@@ -58,7 +60,7 @@ from apimctl.kinds.dialects import (
     translated_heads,
     validated_routes_by_method,
 )
-from apimctl.planning import verdicts
+from apimctl.planning import comparing
 from apimctl.planning.desired import Desires, ManifestLike, desired_of
 from apimctl.planning.domains import domain_warnings
 from apimctl.planning.impact import attach_impact
@@ -112,14 +114,15 @@ def build_plan(manifest: ManifestLike, live: LiveState, options: PlanOptions | N
     """The plan turning ``live`` into what ``manifest`` declares (pure: no I/O; ``options``
     but ``impact``). ``dialect``: the target's (SUPPLEMENT §10; default ``spec``, not
     recorded in the plan): the manifests' values are compared and written in its vocabulary.
-    ``desired``: the objects ``manifest`` declares, when made already (:class:`DesiredAhead`)."""
+    ``desired``: the objects ``manifest`` declares, when made already (:func:`read_and_plan`
+    makes them while the area is read)."""
     with collector_paused(promote=True):
         if desired is None:
             desired = desired_of(manifest)
         return _build(manifest, live, options or PlanOptions(), dialect, desired)
 
 
-class DesiredAhead:
+class _DesiredAhead:
     """The objects a manifest declares, made when called: what a plan needs of the manifest
     alone, made while the area is read (``read_live``'s ``meanwhile``), then given to
     :func:`build_plan` (``None`` until made)."""
@@ -135,7 +138,7 @@ class DesiredAhead:
 def _build(manifest: ManifestLike, live: LiveState, options: PlanOptions,
            dialect: Detected | None, desired: Desires) -> Plan:
     targets, ignores = options.targets, options.ignores
-    workers.prepare(verdicts.__name__)  # ready for the Verdicts of a large plan
+    comparing.prepare()  # a running worker gets ready for the comparisons of a large plan
     doc = manifest.doc
     settings = doc.get("settings") or {}
     table = dialect_of(dialect.name if dialect else SPEC_NAME)
@@ -249,6 +252,28 @@ def _check_deletes(plan: Plan, max_deletes: int | None) -> None:
                         f"{max_deletes} allows: {shown}")
 
 
+class Reader(Protocol):
+    """How an area is read for a plan: :func:`apimctl.state.live.read_live`, or a reader
+    wrapping it (``apply`` keeps ids on the way, :mod:`apimctl.applying.reading`)."""
+
+    def __call__(self, client: Lister, *, meanwhile: Callable[[], object] | None,
+                 skip: Collection[str]) -> Awaitable[LiveState]: ...
+
+
+async def read_and_plan(client: Lister, manifest: ManifestLike, options: PlanOptions | None = None,
+                        *, read: Reader = read_live) -> tuple[Plan, LiveState]:
+    """The plan of the manifests against the area ``client`` reads, and the live state it was
+    made from: what ``plan``, ``apply`` and ``drift`` share. The area is read by ``read``
+    (the data sources the manifests do not name left out) while the desired objects are
+    made, in the time this process would wait for the area; then the target's dialect is
+    found (:func:`target_dialect`) and the plan built (:func:`build_plan`, ``options`` but
+    ``impact``)."""
+    ahead = _DesiredAhead(manifest)
+    live = await read(client, meanwhile=ahead, skip=unnamed_sources(manifest.doc))
+    found = await target_dialect(client, manifest, live)
+    return build_plan(manifest, live, options, dialect=found, desired=ahead.desired), live
+
+
 async def make_plan(client: Lister, manifest: ManifestLike,
                     options: PlanOptions | None = None) -> Plan:
     """Read the live state through ``client`` and plan the manifests against it, with the
@@ -256,10 +281,7 @@ async def make_plan(client: Lister, manifest: ManifestLike,
     opts = options or PlanOptions()
     for text in opts.targets:  # fail on a bad target before any call is made
         parse_target(text)
-    ahead = DesiredAhead(manifest)
-    live = await read_live(client, meanwhile=ahead, skip=unnamed_sources(manifest.doc))
-    found = await target_dialect(client, manifest, live)
-    made = build_plan(manifest, live, opts, dialect=found, desired=ahead.desired)
+    made, live = await read_and_plan(client, manifest, opts)
     if opts.impact is not None:
         await attach_impact(client, made, live, opts.impact)
     return made

@@ -11,8 +11,8 @@ under the same parent, per kind); this index gives it those names for both sides
   (``Kind.write.made_with_parent``).
 
 Kinds whose normal form depends on nothing outside it (``KindOps.context_fields`` empty) are
-compared in the empty context. Called by :mod:`apimctl.planning.steps` and
-:mod:`apimctl.planning.verdicts`.
+compared in the empty context. Called by :mod:`apimctl.planning.comparing`, for the
+builder (:mod:`apimctl.planning.steps`) and the worker.
 """
 
 from __future__ import annotations

@@ -27,7 +27,6 @@ from apimctl.kinds import Kind
 from apimctl.kinds.ops import as_list
 from apimctl.plans.model import DUPLICATES, Change, Duplicate, Plan, Step
 from apimctl.platform import parse_datetime
-from apimctl.speed import per_name
 
 PINNED = "pinned by id"
 REPAIR_HINT = ("apply --repair-duplicates deletes the extra copies (keeping the one shown), "
@@ -64,9 +63,10 @@ def _groups(items: list[Mapping[str, Any]], key_field: str | None
             yield shown, group
 
 
-@per_name
 def _paths(kind: Kind) -> tuple[str, ...]:
-    """The keyed lists and sets of ``kind``, sorted (computed once)."""
+    """The keyed lists and sets of ``kind``, sorted (made when asked: only for the live
+    objects whose nested items the reader found duplicated, :attr:`LiveObject.keeps_lists`;
+    none in an area without duplicates)."""
     return tuple(sorted(set(kind.keyed) | set(kind.compare.sets)))
 
 

@@ -14,7 +14,6 @@ from apimctl import kinds
 from apimctl.errors import PlanError
 from apimctl.kinds import references as refs
 from apimctl.planning.desired import Desired
-from apimctl.planning.references import references
 from apimctl.plans.model import Step
 
 # kinds other objects refer to by host name (domains)
@@ -51,14 +50,14 @@ def dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desired],
             continue
         obj = desired_at[addr]
         parent_key = obj.parent.key if obj.parent else None
-        wanted = references(step.kind, obj.doc, parent_key) | _domain_steps(refs.hosts(step.kind, obj.doc), domains)
+        wanted = refs.addresses(step.kind, obj.doc, parent_key) | _domain_steps(refs.hosts(step.kind, obj.doc), domains)
         if step.parent:
             wanted.add(step.parent)
         deps[addr] |= {w for w in wanted if w in prerequisites and w != addr}
     for addr, live_doc in live_docs.items():  # referrers of what is deleted go first
         step = steps[addr]
         parent_key = step.parent.partition(":")[2] if step.parent else None
-        for ref in references(step.kind, live_doc, parent_key):
+        for ref in refs.addresses(step.kind, live_doc, parent_key):
             if ref in steps and steps[ref].action == "delete" and ref != addr:
                 deps[ref].add(addr)
     for addr, step in steps.items():

@@ -7,21 +7,21 @@ command before a plan is saved.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 from apimctl import kinds
 from apimctl.errors import PlanError
 from apimctl.kinds import Kind
-from apimctl.kinds.dialects import SPEC, Dialect, comparable
-from apimctl.planning.contexts import Contexts
+from apimctl.kinds import references as refs
+from apimctl.kinds.dialects import SPEC, Dialect
+from apimctl.planning.comparing import Comparer
 from apimctl.planning.desired import Desired, ManifestLike
 from apimctl.planning.diff import diff, flatten, ignored
 from apimctl.planning.duplicates import nested_duplicates, repair_changes, warning
 from apimctl.planning.matching import Match, written
-from apimctl.planning.references import with_renamed_references
 from apimctl.planning.rules import NOT_PRUNABLE, IgnoreRule, PruneRule, RotateRule
-from apimctl.planning.verdicts import Verdicts, desired_form
 from apimctl.plans.model import (
     Change,
     Duplicate,
@@ -32,10 +32,7 @@ from apimctl.plans.model import (
     WriteOnly,
     address,
 )
-from apimctl.speed import per_name
-from apimctl.state.digests import unchanged
 from apimctl.state.live import LiveObject, LiveState
-from apimctl.state.normalise import Context, normalise
 
 # What ``Step.desired`` holds for a secret written as a literal value rather than a ``${VAR}``
 # reference: the value itself never leaves memory, so a saved plan cannot carry it.
@@ -57,7 +54,6 @@ class Builder:
         self.rules = rules
         self.plan = Plan()
         self.steps: dict[str, Step] = {}
-        self.contexts = Contexts(match_.pairs, live, match_.live_of)
         self.desired_at = {obj.address: obj for obj, _ in match_.pairs}
         self.renames = {f"{live.kind}:{live.key}": obj.key for obj, live in match_.pairs
                         if live is not None and live.key != obj.key}
@@ -66,13 +62,15 @@ class Builder:
         self.live_at: dict[str, LiveObject] = {}
         # ids of live copies that duplicate a matched object (kept one excluded)
         self.extra_copies: dict[str, Duplicate] = {}
-        self.verdicts: Verdicts | None = None
+        # whether each pair is unchanged, however that is found (:mod:`apimctl.planning.comparing`)
+        self.comparer = Comparer(match_.pairs, live, match_.live_of, dialect,
+                                 renamed=bool(self.renames))
 
     def live_doc(self, live: LiveObject) -> dict[str, Any]:
         """The live document with its references renamed as the manifests rename them."""
         cached = self.renamed_docs.get(id(live))
         if cached is None:
-            cached = with_renamed_references(live.kind, live.doc, live.parent_key, self.renames)
+            cached = refs.rename(live.kind, live.doc, live.parent_key, self.renames)
             self.renamed_docs[id(live)] = cached
         return cached
 
@@ -116,18 +114,14 @@ class Builder:
     def add(self, step: Step) -> None:
         self.steps[step.address] = step
 
-    def tell_apart(self) -> Verdicts:
-        """The worker's verdicts on the pairs (:mod:`apimctl.planning.verdicts`), asked for
-        now when not yet: the worker starts on the last pairs of a large plan."""
-        if self.verdicts is None:
-            self.verdicts = Verdicts(self.match.pairs, self.contexts, self.dialect.name,
-                                     renamed=bool(self.renames))
-        return self.verdicts
+    def tell_apart(self) -> None:
+        """Start telling the pairs apart now (:meth:`Comparer.start`): a large plan's are
+        told meanwhile."""
+        self.comparer.start()
 
     def build(self, prune: Mapping[str, PruneRule]) -> None:
         self._object_duplicates()
         missing = []
-        verdicts = self.tell_apart()
         for index, (obj, live) in enumerate(self.match.pairs):
             if obj.kind.read_only:  # a data source: only checked to exist
                 if live is None:
@@ -135,7 +129,7 @@ class Builder:
                                    f"in the area ({obj.kind.manifest_key} are read only: apimctl "
                                    "never creates one)")
                 continue
-            self._pair(obj, live, told_unchanged=verdicts.get(index))
+            self._pair(index, obj, live)
         if missing:
             raise PlanError("; ".join(missing))
         self._leftovers(prune)
@@ -154,21 +148,15 @@ class Builder:
             self.plan.duplicates.append(dup)
             self.extra_copies.update({i: dup for i in dup.extra})
 
-    def _pair(self, obj: Desired, live: LiveObject | None, *, told_unchanged: bool = False) -> None:
-        """The step of one matched pair, if any (``told_unchanged``: the worker found the live
-        object unchanged, :mod:`apimctl.planning.verdicts`)."""
+    def _pair(self, index: int, obj: Desired, live: LiveObject | None) -> None:
+        """The step of matched pair ``index``, if any."""
         parent_addr = obj.parent.address if obj.parent else None
+        if live is None:
+            self._create(obj, self.comparer.desired_form(obj), parent_addr)
+            return
         changes: list[Change] = []
-        if live is None or not told_unchanged:
-            desired_ctx, live_ctx = self.contexts.of(obj, live)
-            want = desired_form(obj.kind, obj.doc, desired_ctx, self.dialect)
-            if live is None:
-                self._create(obj, want, parent_addr)
-                return
-            if not self._unchanged(live, live_ctx, want):
-                have = normalise(obj.kind, self.live_doc(live), live_ctx)
-                comparable(obj.kind, have, want, obj.doc, self.dialect)
-                changes = diff(obj.kind, have, want)
+        if not self.comparer.unchanged(index, obj, live):
+            changes = diff(obj.kind, *self.comparer.diff_forms(obj, live, self.live_doc(live)))
         changes = self._apply_ignores(obj, changes)
         nested = nested_duplicates(obj.kind, obj.key, live.raw, self.repair) if live.keeps_lists else []
         self.plan.duplicates.extend(nested)
@@ -191,15 +179,6 @@ class Builder:
                       desired=self.step_doc(obj)))
         if parent_live is not None and obj.parent is not None:
             self._fingerprint(obj.parent.kind.name, obj.parent.key, parent_live)
-
-    def _unchanged(self, live: LiveObject, ctx: Context, want: dict[str, Any]) -> bool:
-        """Whether the live object's normal form, as read (:attr:`LiveObject.norm`), is
-        ``want`` in every field a diff compares: then nothing differs, with nothing to diff.
-        (``want`` is in the target's dialect; a live form equal to it is too, and holds no
-        field of real deployments the manifest leaves out.) Not when the manifests rename
-        what the live object refers to: its references are renamed first."""
-        return (live.norm is not None and live.context == ctx and not self.renames
-                and unchanged(kinds.get(live.kind), live.norm, want))
 
     def _apply_ignores(self, obj: Desired, changes: list[Change]) -> list[Change]:
         rules = [r for r in self.rules if r.applies(obj.kind.name, obj.key)]
@@ -284,10 +263,14 @@ class Builder:
         return key
 
 
-@per_name
 def _write_only(kind: Kind) -> tuple[tuple[str, tuple[str, ...], str], ...]:
     """The kind's write-only paths, sorted: each with its parts and its holder's path."""
-    return tuple((p, tuple(p.split(".")), p.rpartition(".")[0]) for p in sorted(kind.compare.write_only))
+    return _split_paths(kind.compare.write_only)
+
+
+@functools.cache
+def _split_paths(paths: frozenset[str]) -> tuple[tuple[str, tuple[str, ...], str], ...]:
+    return tuple((p, tuple(p.split(".")), p.rpartition(".")[0]) for p in sorted(paths))
 
 
 def literal_secrets(plan: Plan) -> list[str]:

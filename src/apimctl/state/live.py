@@ -1,13 +1,14 @@
 """Read the live configuration of an area and put it into manifest shape.
 
-``planner.make_plan`` (and through it ``plan``, ``apply``, ``drift``) and ``export`` call
-:func:`read_live`. Each top-level collection is read with one list call per 1,000 objects,
-with the ``fields`` projection of its entry in :mod:`apimctl.kinds`, so services come back with
-their endpoints (cors, cache, processor, methods, ...) and error sets (with messages), packages
-with their plans (with entitlements and roles): never one GET per object. A data source (a
-read-only kind: organizations, email template sets) is read only when asked for: ``plan``,
-``apply`` and ``drift`` skip those their manifests do not name (:func:`unnamed_sources`), and
-``export`` and ``lint --live`` go on without one the area refuses to list.
+``apimctl.planning.build.read_and_plan`` (and through it ``plan``, ``apply``, ``drift``) and
+``export`` call :func:`read_live`. Each top-level collection is read with one list call per
+1,000 objects, with the ``fields`` projection of its entry in :mod:`apimctl.kinds`, so
+services come back with their endpoints (cors, cache, processor, methods, ...) and error sets
+(with messages), packages with their plans (with entitlements and roles): never one GET per
+object. A data source (a read-only kind: organizations, email template sets) is read only when
+asked for: ``plan``, ``apply`` and ``drift`` skip those their manifests do not name
+(:func:`unnamed_sources`), and ``export`` and ``lint --live`` go on without one the area
+refuses to list.
 
 Pages are translated as they arrive (:meth:`ApiClient.pages`, every collection's first page
 requested at once, a few more ahead of the reader), one API object at a time, and dropped:

@@ -1,8 +1,8 @@
 """Bring a desired or a live object into one comparable form.
 
 ``planner`` calls :func:`normalise` on both sides before ``diff`` compares them: the desired
-object as the manifests declare it (secrets resolved), the live object as ``live`` translated
-it into manifest shape. Everything is driven by the kind's entry in :mod:`apimctl.kinds`:
+object as the manifests declare it (secrets resolved; :func:`desired_form`, in the target's
+dialect), the live object as ``live`` translated it into manifest shape. Everything is driven by the kind's entry in :mod:`apimctl.kinds`:
 
 - fields not written get the server's defaults (SUPPLEMENT §3), so removing a field resets it;
 - server-computed, write-only and meta (``id``, ``previousNames``) fields are dropped;
@@ -45,6 +45,7 @@ import msgspec
 
 from apimctl.kinds import Kind
 from apimctl.kinds.base import spelt_unset
+from apimctl.kinds.dialects import Dialect, comparable
 from apimctl.kinds.ops import Context, KindOps
 from apimctl.platform import parse_datetime
 from apimctl.state.normal_tables import (
@@ -323,3 +324,11 @@ def normalise(kind: Kind, doc: Mapping[str, Any], ctx: Context | None = None, *,
     if kind.compare.fold_case and isinstance(out.get(kind.identity), str):
         out[kind.identity] = kind.identity_of(out[kind.identity])
     return out
+
+
+def desired_form(kind: Kind, doc: Mapping[str, Any], ctx: Context, dialect: Dialect) -> dict[str, Any]:
+    """The normal form a desired object is compared in: normalised in ``ctx``, in the
+    target's ``dialect`` (the live side is read in it already)."""
+    want = normalise(kind, doc, ctx)
+    comparable(kind, None, want, doc, dialect)
+    return want

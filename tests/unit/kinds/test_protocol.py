@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from apimctl import kinds
-from apimctl.kinds import reference_checks
 from apimctl.kinds.findings import Declarations
 from apimctl.kinds.ops import Context, Exported, KindOps, Lookups, Ops, Read
+from apimctl.kinds.references import checks as reference_checks
 
 
 @pytest.mark.parametrize("kind", kinds.KINDS, ids=lambda k: k.name)

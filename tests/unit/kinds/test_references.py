@@ -3,10 +3,11 @@ to, renames, write bodies, host coverage, and the manifest check of undeclared n
 
 from __future__ import annotations
 
-from apimctl.kinds import Kind, Reference, reference_checks
+from apimctl.kinds import Kind, Reference
 from apimctl.kinds import references as refs
 from apimctl.kinds.dialects import MASHERY, SPEC, Dialect
 from apimctl.kinds.ops import Ops, resolved_body
+from apimctl.kinds.references import checks as reference_checks
 
 PLAN = {"name": "Gold", "services": [{"name": "Weather", "endpoints": [{"name": "Forecast"}]}]}
 

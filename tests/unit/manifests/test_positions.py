@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 from hypothesis import HealthCheck, given, settings
 
-from apimctl.kinds.reference_checks import objects
+from apimctl.kinds.references.checks import objects
 from apimctl.manifests import load_manifests, validate_paths, yaml_events
 from apimctl.manifests.documents import Document
 from apimctl.manifests.model import JsonPath, Position, Problems

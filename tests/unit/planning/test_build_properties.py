@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from apimctl import kinds, workers
 from apimctl.api.dialect import Detected
-from apimctl.planning import PlanOptions, build_plan, verdicts
+from apimctl.planning import PlanOptions, build_plan, comparing
 from apimctl.plans.model import Plan
 from apimctl.state.live import LiveState, from_raw
 from apimctl.state.normalise import Context, normalise
@@ -270,7 +270,7 @@ def test_unchanged_objects_told_by_digest_plan_as_when_diffed(
 @given(desired_docs(), st.data(), st.booleans(), st.sampled_from(["spec", "mashery"]))
 def test_pairs_told_unchanged_in_the_worker_plan_as_when_diffed(
         doc: dict[str, Any], data: st.DataObject, prune: bool, dialect: str) -> None:
-    """The worker's verdicts (``apimctl.planning.verdicts``) only spare work: a plan that
+    """The worker's verdicts (``apimctl.planning.comparing``) only spare work: a plan that
     took them is the plan made by normalising and diffing every pair here."""
     raw = data.draw(st.one_of(live_raw(), st.builds(lambda: None).map(
         lambda _: as_listed(doc, data.draw))))
@@ -285,8 +285,8 @@ def test_pairs_told_unchanged_in_the_worker_plan_as_when_diffed(
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv(workers.ENV, raising=False)
         patch.setattr(workers, "_unavailable", False)
-        patch.setattr(verdicts, "APART_FROM", 0)
-        patch.setattr(verdicts, "BATCH", 2)
+        patch.setattr(comparing, "APART_FROM", 0)
+        patch.setattr(comparing, "BATCH", 2)
         patch.setattr(workers.FromBothEnds, "patient", True)  # every verdict sent is taken
         patch.setattr(workers, "result", recorded)
         told = build_plan(M(doc), from_raw(copy.deepcopy(raw)), PlanOptions(prune=prune), dialect=detected)
