@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Kind, Reference, frozen, join_key
+from apimctl.kinds.capabilities import Granting, Shorthands, ToldInWords
 from apimctl.kinds.dialects import ROLE_ACTIONS
 from apimctl.kinds.email_template_set import EMAIL_TEMPLATE_SET
 from apimctl.kinds.endpoint import ENDPOINT, METHOD, METHODS
@@ -149,8 +150,10 @@ def entitlement_words(plan: str, path: str, before: Any, after: Any) -> str | No
     return None
 
 
-class PlanOps(Ops):
-    """A plan's entitlements and role permissions are reconciled one by one."""
+class PlanOps(Ops, Shorthands, ToldInWords, Granting):
+    """A plan's entitlements and role permissions are reconciled one by one. Its entitled
+    endpoints have a shorthand in manifests; its entitlements are told in words and are what
+    its keys may call."""
 
     writes: Mapping[str, NestedWrite] = frozen({
         SERVICES: Entitlements(fields=fields_under(PLAN_READ_FIELDS, SERVICES), inner=ENDPOINTS,

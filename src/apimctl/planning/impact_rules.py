@@ -27,6 +27,7 @@ from typing import Any
 
 from apimctl import kinds
 from apimctl.kinds import Kind
+from apimctl.kinds.capabilities import Granting, Routed
 from apimctl.planning.impact_deletes import goes_with
 from apimctl.planning.impact_world import KeySource, PlanFacts, World
 from apimctl.plans.model import Change, Impact, Step
@@ -145,9 +146,10 @@ def _after(plan: PlanFacts, step: Step, name: str) -> Any:
 
 def _plan_change(plan: PlanFacts, step: Step, change: Change, keys: KeySource) -> list[Impact]:
     path = change.path
-    found = kinds.get(step.kind).ops.entitlement(path)
-    if found is not None:
-        return _entitlement(plan, change, found, keys)
+    granting = kinds.capability(kinds.get(step.kind), Granting)
+    found = granting.entitlement(path) if granting is not None else None
+    if granting is not None and found is not None:
+        return _entitlement(plan, change, found, granting, keys)
     for what in LIMITS:
         if path == f"{what}Ceiling":
             return _ceiling(plan, step, change, what, keys)
@@ -166,7 +168,7 @@ def _plan_change(plan: PlanFacts, step: Step, change: Change, keys: KeySource) -
 
 
 def _entitlement(plan: PlanFacts, change: Change, found: tuple[str, str | None, str | None],
-                 keys: KeySource) -> list[Impact]:
+                 granting: Granting, keys: KeySource) -> list[Impact]:
     service, endpoint, field = found
     reach = _reach([plan], keys)
     if field == "undefinedMethodsAllowed":
@@ -176,7 +178,7 @@ def _entitlement(plan: PlanFacts, change: Change, found: tuple[str, str | None, 
                                  "cuts_off", change.path)]
         return [reach.impact(f"{reach.who()} may call any method of {where}", "grants", change.path)]
     whole = endpoint is None and (change.before is None or change.after is None)
-    grants = kinds.get(plan.kind).ops.grants  # (endpoint, method or ``*``) pairs
+    grants = granting.grants  # (endpoint, method or ``*``) pairs
     before = grants(change.before, endpoint, field)
     after = grants(change.after, endpoint, field)
     out = []
@@ -343,7 +345,8 @@ def _shared(step: Step, kind: Kind, world: World, keys: KeySource) -> tuple[Impa
 
 
 def _moved(step: Step, kind: Kind, world: World, keys: KeySource) -> tuple[Impact, ...]:
-    route_fields = kind.ops.route_fields
+    routed = kinds.capability(kind, Routed)
+    route_fields = routed.route_fields if routed is not None else ()
     gone = [t for c in step.changes if c.path in route_fields for t in _route(c)]
     if not gone:
         return ()
