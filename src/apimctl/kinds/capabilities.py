@@ -14,13 +14,15 @@ Like :mod:`apimctl.kinds.protocol`, this module imports nothing of the registry.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from apimctl.kinds.dialects import Dialect
 from apimctl.kinds.protocol import Context, Names
 
 __all__ = [
-    "CAPABILITIES", "CatalogItems", "Contextual", "Granting", "NestedIds", "ObjectDefaults", "Routed", "SetMembers", "Shorthands", "ToldInWords",
+    "CAPABILITIES", "CatalogItems", "Contextual", "Granting", "KeyRule", "KeyRules", "Limit",
+    "NestedIds", "ObjectDefaults", "Routed", "SetMembers", "Shorthands", "ToldInWords",
 ]
 
 
@@ -160,8 +162,57 @@ class Granting(Protocol):
     def grants(self, value: Any, endpoint: str | None, field: str | None) -> set[tuple[str, str]]: ...
 
 
+@dataclass(frozen=True)
+class Limit:
+    """One limit of the calls of keys, by the fields of the object they are issued for.
+
+    ``name``: the limit as a key's own facts name it (``rateLimit``, ``qpsLimit``:
+    :class:`apimctl.state.keys.KeyFacts`); ``noun``: the limit in words; ``ceiling``,
+    ``exempt``, ``override``: its fields (the ceiling, the flag exempting the keys, the flag
+    letting a key keep a higher ceiling of its own); ``period``: the field naming the period
+    the calls are counted over (``None``: ``per`` always), ``per`` the period when it names
+    none, ``periods`` the periods, shortest first.
+    """
+
+    name: str
+    noun: str
+    ceiling: str
+    exempt: str
+    override: str
+    period: str | None = None
+    per: str = "second"
+    periods: tuple[str, ...] = ()
+
+
+# what a change of a field does to the keys: the ceiling of a limit moves, the keys are made
+# exempt or not, keys may keep a higher ceiling of their own or not, the period of a limit
+# changes, the number of keys a member may hold changes, the keys stop working (``value``)
+KeyEffect = Literal["ceiling", "exempt", "override", "period", "allowance", "stops"]
+
+
+@dataclass(frozen=True)
+class KeyRule:
+    """What a change of one field of an object keys are issued for does to those keys
+    (:class:`KeyRules`): its ``effect``, the ``limit`` it bears on, and for ``stops`` the
+    ``value`` that stops them."""
+
+    effect: KeyEffect
+    limit: Limit | None = None
+    value: Any = None
+
+
+@runtime_checkable
+class KeyRules(Protocol):
+    """Objects keys are issued for whose fields govern the keys' calls (a plan's ceilings,
+    exempt and override flags, allowance, status): caller impact's engine
+    (``apimctl.planning.impact_rules``) asks :meth:`key_rule` of each changed path and
+    applies the rule, naming no field of its own."""
+
+    def key_rule(self, path: str) -> KeyRule | None: ...
+
+
 # every capability, for the registry's checks
 CAPABILITIES: tuple[type, ...] = (
     Routed, Contextual, ObjectDefaults, NestedIds, CatalogItems, SetMembers, Shorthands, ToldInWords,
-    Granting,
+    Granting, KeyRules,
 )

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+import apimctl.planning
 from apimctl import kinds
-from apimctl.kinds.capabilities import CAPABILITIES, Routed
+from apimctl.kinds.capabilities import CAPABILITIES, KeyRules, Routed
 from apimctl.kinds.ops import KindOps, Ops
+from apimctl.kinds.plan import KEY_RULES, PLAN_READ_FIELDS
 
 
 def members(protocol: type) -> set[str]:
@@ -53,3 +57,18 @@ def test_stages_find_kinds_by_capability() -> None:
     # an entry outside the registry is asked directly
     other = kinds.Kind(name="endpoint", manifest_key="xs", path="/xs", body="x", operations=Ops)
     assert kinds.capability(other, Routed) is None
+
+
+def test_the_rules_of_keys_are_the_plan_kinds() -> None:
+    """Each field a rule of key impact names is a field of the plan kind, and the engine
+    (planning's caller impact) names none of them: it asks the kind."""
+    rules = kinds.capability(kinds.PLAN, KeyRules)
+    assert rules is not None and rules.key_rule("rateLimitCeiling") is KEY_RULES["rateLimitCeiling"]
+    assert rules.key_rule("description") is None
+    limits = {r.limit for r in KEY_RULES.values() if r.limit is not None}
+    named = set(KEY_RULES) | {f for lim in limits for f in (lim.ceiling, lim.exempt, lim.override, lim.period) if f}
+    assert named <= set(PLAN_READ_FIELDS)
+    camel = {f for f in named if f != f.lower()}  # not a word such as ``status``
+    for path in Path(apimctl.planning.__file__).parent.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert not [f for f in camel if f in text], path
