@@ -20,6 +20,7 @@ from typing import Any
 from apimctl import kinds
 from apimctl.errors import ApimctlError
 from apimctl.kinds import Kind
+from apimctl.kinds.capabilities import NestedIds
 from apimctl.kinds.dialects import SPEC, Dialect
 from apimctl.kinds.nested_writes import Catalog, Links
 from apimctl.plans.model import Step, address
@@ -59,7 +60,8 @@ class LiveIndex:
         """Index ``obj`` with its nested items (an endpoint's methods) and its child objects."""
         key = kind.key_of(str(obj.get(kind.identity)), parent_key)
         self.add(address(kind.name, key), obj)
-        for label, item_id, name in kind.ops.nested(obj):
+        nested = kinds.capability(kind, NestedIds)
+        for label, item_id, name in nested.nested(obj) if nested is not None else ():
             self.add(address(label, kinds.join_key(key, name)), {"id": item_id})
         for child in kinds.children_of(kind):
             for item in obj.get(child.manifest_key) or []:

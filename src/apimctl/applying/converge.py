@@ -42,6 +42,7 @@ from apimctl.api.quirks import as_list
 from apimctl.applying.bodies import resolve_secrets
 from apimctl.applying.calls import Client
 from apimctl.kinds import Kind
+from apimctl.kinds.capabilities import Contextual
 from apimctl.kinds.dialects import comparable, dialect_of
 from apimctl.kinds.ops import Key, Lookups
 from apimctl.planning.diff import diff, ignored
@@ -295,7 +296,8 @@ def _add(found: Found, kind: Kind, item: Mapping[str, Any], lookups: Lookups,
               for child in kinds.children_of(kind)]
     siblings = {child.name: [str(i.get(child.identity, "")) for i in items] for child, items in listed}
     for child, items in listed:
-        child_context = child.ops.context(siblings)
+        contextual = kinds.capability(child, Contextual)
+        child_context = contextual.context(siblings) if contextual is not None else Context()
         for sub in items:
             _add(found, child, sub, lookups, item, key, child_context)
 

@@ -33,6 +33,7 @@ from apimctl.areas.reading import (
 )
 from apimctl.areas.rules import Rules, load_rules
 from apimctl.kinds import Kind
+from apimctl.kinds.capabilities import CatalogItems
 from apimctl.kinds.dialects import SPEC
 from apimctl.plans.comparison import Comparison, Side
 from apimctl.state.alike import Subtrees, alike, without
@@ -114,7 +115,8 @@ def _identical(held: Subtrees) -> int:
                 lists.setdefault((obj.kind, obj.parent_key), []).append(obj.name)
             for (kind_name, _), found in lists.items():
                 kind = kinds.get(kind_name)
-                if kind.ops.written([{kind.identity: n} for n in found]):
+                catalog = kinds.capability(kind, CatalogItems)
+                if catalog is None or catalog.written([{kind.identity: n} for n in found]):
                     count += len(found)
     return count
 

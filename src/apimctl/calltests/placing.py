@@ -28,11 +28,13 @@ import httpx
 
 from apimctl import kinds, sensitive
 from apimctl.api.quirks import as_list
+from apimctl.kinds.capabilities import Routed
 
 # the kind keys call (endpoints) and the kind holding them (services)
-_CALLED = next(k for k in kinds.KINDS if k.callers.called and k.ops.route_fields)
+_CALLED, _ROUTED = next((k, routed) for k in kinds.KINDS
+                        if k.callers.called and (routed := kinds.capability(k, Routed)) is not None)
 _HOLDER = kinds.get(str(_CALLED.parent))
-_ALIAS, _DOMAINS, _METHODS = _CALLED.ops.route_fields
+_ALIAS, _DOMAINS, _METHODS = _ROUTED.route_fields
 _LOCATIONS, _LOCATION_KEY = "apiKeyValueLocations", "apiKeyValueLocationKey"
 _DEFAULT_NAME, _DEFAULT_LOCATION = "api_key", "request-parameters"
 _WANTED = (_CALLED.identity, _ALIAS, _DOMAINS, _METHODS, _LOCATIONS, _LOCATION_KEY)

@@ -14,7 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from apimctl import kinds
 from apimctl.kinds import Kind
+from apimctl.kinds.capabilities import CatalogItems
 
 
 def join_path(prefix: str, name: str) -> str:
@@ -95,11 +97,12 @@ def _keyed_list(kind: Kind, path: str, value: Mapping[str, Any]) -> list[Any]:
     each with only the fields that differ from the item defaults."""
     key_field = kind.keyed[path]
     defaults = kind.nested.get(path, {})
-    implied = list(kind.ops.implied_items(path))
+    catalog = kinds.capability(kind, CatalogItems)
+    implied = list(catalog.implied_items(path)) if catalog is not None else []
     items: list[Any] = []
     for key in _keys(implied, value):
         body = value[key]
-        item_defaults = dict(kind.ops.item_defaults(path, key, defaults))
+        item_defaults = dict(catalog.item_defaults(path, key, defaults) if catalog is not None else defaults)
         if key in implied and body == item_defaults:
             continue  # not an override: an item the platform has at its defaults
         fields = differing(kind, path, body, item_defaults) if isinstance(body, Mapping) else {}

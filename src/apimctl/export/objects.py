@@ -21,6 +21,7 @@ from apimctl.export.fields import differing
 from apimctl.export.naming import DEFAULT_ORDER, variable_names
 from apimctl.kinds import Kind
 from apimctl.kinds import references as refs
+from apimctl.kinds.capabilities import CatalogItems, Contextual
 from apimctl.kinds.dialects import SPEC, Dialect, comparable
 from apimctl.kinds.ops import Exported, escape_literal
 from apimctl.kinds.references import checks as reference_checks
@@ -166,11 +167,14 @@ class _Exporter:
         for child in kinds.children_of(kind):
             objs = self.area.of(child.name, obj)
             ordered = _sorted(objs)
-            ctx = child.ops.context(live_names)
-            written_ctx = child.ops.context(written_names)
+            contextual = kinds.capability(child, Contextual)
+            ctx = contextual.context(live_names) if contextual is not None else Context()
+            written_ctx = contextual.context(written_names) if contextual is not None else Context()
             entries = [self.entry(child, o, names, ctx, written_ctx) for o in ordered]
             live_names[child.name] = [o.name for o in objs]
-            if child.ops.written(entries):
+            catalog = kinds.capability(child, CatalogItems)
+            # a catalog the platform fills may be left out; any other list is written
+            if catalog.written(entries) if catalog is not None else bool(entries):
                 out[child.manifest_key] = entries
                 written_names[child.name] = [o.name for o in ordered]
             else:
@@ -195,7 +199,9 @@ class _Exporter:
         base = self.defaults(kind, written_ctx or ctx)
         norm.pop(kind.identity, None)
         found = differing(kind, "", norm, base)
-        kind.ops.export_dialect(found, norm, self.area.dialect)
+        catalog = kinds.capability(kind, CatalogItems)
+        if catalog is not None:
+            catalog.export_dialect(found, norm, self.area.dialect)
         if not _holds_literal(found):
             return found  # nothing to escape (its containers are copied by name_secrets)
         result: dict[str, Any] = escape_literal(found)

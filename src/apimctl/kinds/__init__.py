@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Any, TypeVar
 
 from apimctl import platform
 from apimctl.kinds.base import (
@@ -82,6 +83,13 @@ ORDER: Mapping[str, int] = MappingProxyType({k.name: i for i, k in enumerate(KIN
 _CHILDREN: Mapping[str, tuple[Kind, ...]] = MappingProxyType(
     {k.name: tuple(BY_NAME[c] for c in k.children) for k in KINDS})
 
+C = TypeVar("C")
+# (kind name, capability) -> the kind's operations as having it, or None: asked per object by
+# some stages, answered once per kind
+_CAPABLE: dict[tuple[str, type], Any] = {}
+_UNKNOWN: Any = object()
+_HAVING: dict[type, tuple[Kind, ...]] = {}
+
 # Fields every pinnable kind's manifest entry may carry that are not object fields.
 META_FIELDS: frozenset[str] = frozenset({"id", "previousNames"})
 
@@ -99,6 +107,28 @@ def children_of(kind: Kind) -> tuple[Kind, ...]:
     if BY_NAME.get(kind.name) is kind:
         return _CHILDREN[kind.name]  # asked for each object read: made once per kind
     return tuple(BY_NAME[c] for c in kind.children)
+
+
+def capability(kind: Kind, protocol: type[C]) -> C | None:
+    """``kind``'s operations, when they have the capability ``protocol`` (of
+    :mod:`apimctl.kinds.capabilities`, ``Routed``...); ``None`` otherwise. Answered once per
+    kind of the registry."""
+    if BY_NAME.get(kind.name) is not kind:  # an entry outside the registry: asked directly
+        return kind.ops if isinstance(kind.ops, protocol) else None
+    key = (kind.name, protocol)
+    found: C | None = _CAPABLE.get(key, _UNKNOWN)
+    if found is _UNKNOWN:
+        found = _CAPABLE[key] = kind.ops if isinstance(kind.ops, protocol) else None
+    return found
+
+
+def having(protocol: type) -> tuple[Kind, ...]:
+    """The kinds whose operations have the capability ``protocol``, in the order of
+    :data:`KINDS`."""
+    found = _HAVING.get(protocol)
+    if found is None:
+        found = _HAVING[protocol] = tuple(k for k in KINDS if isinstance(k.ops, protocol))
+    return found
 
 
 def by_manifest_key(key: str) -> Kind | None:
@@ -157,9 +187,11 @@ __all__ = [
     "Roles",
     "Write",
     "by_manifest_key",
+    "capability",
     "children_of",
     "escape_name",
     "get",
+    "having",
     "join_key",
     "split_first",
     "split_key",

@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Callers, Compare, Export, Kind, Reference, Write, frozen, split_first
+from apimctl.kinds.capabilities import Contextual, NestedIds, ObjectDefaults, Routed
 from apimctl.kinds.dialects import validated_routes_by_method
 from apimctl.kinds.error_set import ERROR_SET
 from apimctl.kinds.findings import (
@@ -254,9 +255,11 @@ def _oauth_profile(path: JsonPath, endpoint: Mapping[str, Any],
                           f"grant type '{grant}' is not enabled in the service's securityProfile.oauth.grantTypes")
 
 
-class EndpointOps(Ops):
+class EndpointOps(Ops, Routed, Contextual, ObjectDefaults, NestedIds):
     """Endpoints name their error set and domains; methods are reconciled one by one and
-    system-domain authentication is a sub-resource of its own."""
+    system-domain authentication is a sub-resource of its own. They claim routes, name their
+    error set in the service's context, are compared with OAuth defaults when authenticated
+    by OAuth, and their methods are referenced by id."""
 
     writes: Mapping[str, NestedWrite] = frozen({
         BACKEND_AUTH: Singleton(),

@@ -7,6 +7,7 @@ from typing import Any
 
 from apimctl import platform
 from apimctl.kinds.base import Compare, Kind, Write, frozen
+from apimctl.kinds.capabilities import CatalogItems
 from apimctl.kinds.dialects import Dialect, exported_messages, message_default
 from apimctl.kinds.nested_writes import Catalog, NestedWrite
 from apimctl.kinds.ops import Lookups, Ops, Read, Resolver, as_list, fingerprint
@@ -34,8 +35,9 @@ def dialect_message_fields(message_id: str, dialect: Dialect) -> Mapping[str, An
     return {"detailHeader": dialect.detail_header(message_id)} if dialect.message_details else {}
 
 
-class ErrorSetOps(Ops):
-    """An error set's messages are written whole when created, one by one when they change."""
+class ErrorSetOps(Ops, CatalogItems):
+    """An error set's messages are written whole when created, one by one when they change;
+    they are the platform's catalog, which every set holds whole."""
 
     writes: Mapping[str, NestedWrite] = frozen({
         MESSAGES: Catalog(key="id", ids=tuple(ERROR_CATALOG), default=catalog_message,

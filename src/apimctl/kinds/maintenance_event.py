@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from apimctl.kinds.base import Compare, Export, Kind, Reference, frozen, join_key
+from apimctl.kinds.capabilities import SetMembers
 from apimctl.kinds.endpoint import ENDPOINT
 from apimctl.kinds.findings import Declarations, Finding, JsonPath, duplicates, string
 from apimctl.kinds.nested_writes import Links, NestedWrite
@@ -20,6 +21,7 @@ from apimctl.kinds.ops import (
     as_list,
     escape_literal,
     fingerprint,
+    member_name,
 )
 from apimctl.kinds.references.paths import refs_of
 from apimctl.kinds.service import SERVICE
@@ -48,7 +50,7 @@ def _window(path: JsonPath, event: Mapping[str, Any]) -> Iterator[Finding]:
         yield Finding((*path, END), f"must be after {START} ({event[START]})")
 
 
-class MaintenanceEventOps(Ops):
+class MaintenanceEventOps(Ops, SetMembers):
     """An event's endpoints are ``{service, endpoint}`` pairs, linked one by one."""
 
     writes: Mapping[str, NestedWrite] = frozen({ENDPOINTS: Links()})
@@ -96,7 +98,7 @@ class MaintenanceEventOps(Ops):
         """A ``{service, endpoint}`` pair is the endpoint's key."""
         if SERVICE.name in item and ENDPOINT.name in item:
             return endpoint_key(item)
-        return super().set_member(item)
+        return member_name(item)
 
 
 def endpoint_key(ref: Mapping[str, Any]) -> str:

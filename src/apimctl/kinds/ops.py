@@ -5,18 +5,19 @@
 :class:`Read`, :class:`Context`, :class:`Exported`, :class:`Resolver`). Each kind's module
 subclasses :class:`Ops` and names the class in its entry (``Kind(..., operations=XOps)``): the
 entry makes its operations with itself, so ``Ops.kind`` is the entry they belong to. The
-stages loop over ``KINDS`` and call ``kind.ops``.
+stages loop over ``KINDS`` and call ``kind.ops``. What only some kinds do, their class declares
+as capabilities (:mod:`apimctl.kinds.capabilities`: ``class EndpointOps(Ops, Routed, ...)``):
+:class:`Ops` has none of them.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Kind, spelt_unset
-from apimctl.kinds.dialects import Dialect
 from apimctl.kinds.findings import Declarations, Finding
 from apimctl.kinds.nested_writes import NestedWrite, collection_names
 from apimctl.kinds.protocol import (
@@ -34,7 +35,7 @@ from apimctl.kinds.references.paths import Ref, resolve
 
 __all__ = [
     "NESTED_COMPUTED_FIELDS", "Context", "Exported", "Key", "KindOps", "Lookups", "Names", "Ops", "Read",
-    "Resolver", "as_list", "escape_literal", "fingerprint", "names_of", "resolved_body",
+    "Resolver", "as_list", "escape_literal", "fingerprint", "member_name", "names_of", "resolved_body",
     "unset_as_default",
 ]
 
@@ -100,6 +101,17 @@ def _fold_at(node: Any, parts: list[str], spellings: tuple[Any, ...], default: A
         node[parts[0]] = copy.deepcopy(default)
 
 
+def member_name(item: Mapping[str, Any]) -> Any:
+    """The comparable form of an object in a set: its name (or address); the item itself when
+    it has neither (then compared by its content). Kinds comparing members otherwise declare
+    :class:`~apimctl.kinds.capabilities.SetMembers`."""
+    if "name" in item:
+        return item["name"]
+    if "address" in item:
+        return item["address"]
+    return item
+
+
 def names_of(items: Any, lookups: Lookups | None = None, label: str = "") -> list[str]:
     """Role permissions, domains and plan methods (objects or strings) as a list of names."""
     out: list[str] = []
@@ -122,7 +134,6 @@ class Ops:
     """
 
     writes: Mapping[str, NestedWrite] = MappingProxyType({})
-    context_fields: frozenset[str] = frozenset()
     # fields never sent back (dropped from every body besides the meta fields)
     meta: frozenset[str] = frozenset({"id", "previousNames"})
 
@@ -135,9 +146,6 @@ class Ops:
         """The manifest keys of the kind's child kinds (their objects are read on their own)."""
         return ()
 
-    def nested(self, raw: Mapping[str, Any]) -> Iterable[tuple[str, Any, str]]:
-        return ()
-
     def strip(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         """The raw object without server-computed fields and child collections."""
         doc = dict(raw)  # a copy in one go, then the few fields dropped (order kept)
@@ -148,9 +156,6 @@ class Ops:
     def read(self, raw: Mapping[str, Any], lookups: Lookups,
              parent: Mapping[str, Any] | None) -> Read:
         return Read(self.strip(raw), fingerprint(raw)[0])
-
-    def context(self, siblings: Mapping[str, Sequence[str]]) -> Context:
-        return Context()
 
     def own_fields(self, desired: Mapping[str, Any]) -> dict[str, Any]:
         """The object's own fields (not meta fields, child kinds or nested collections), an
@@ -175,63 +180,6 @@ class Ops:
         """The entry: its fields, then its child kinds' lists."""
         return {**entry.doc, **entry.children}
 
-    def written(self, entries: Sequence[Any]) -> bool:
-        return bool(entries)
-
-    def export_dialect(self, fields: dict[str, Any], normal: Mapping[str, Any],
-                       dialect: Dialect) -> None:
-        """Export's ``fields`` of an object (in place) set against what ``dialect`` creates
-        the object with beyond the kind's defaults (``normal``: the object's normal form):
-        nothing for most kinds."""
-
-    # -- routes: what the platform keeps unique across an area (none for most kinds)
-
-    route_fields: tuple[str, ...] = ()  # fields whose change moves the object's routes
-
-    def routes(self, doc: Mapping[str, Any], by_method: bool) -> set[str]:
-        """The routes the object ``doc`` (manifest shape) claims; ``by_method``: the target
-        keeps them unique by HTTP method too."""
-        return set()
-
-    def route_words(self, route: str) -> str | None:
-        """One of :meth:`routes` in words (``GET api.example.com/forecast``); ``None`` when it
-        claims nothing two objects could clash on."""
-        return None
-
-    def temporary_route(self, doc: Mapping[str, Any], tag: str) -> tuple[str, Any, Any]:
-        """The field, its value in ``doc`` and its value moving the object to a route nobody
-        else wants (``tag`` makes it unique): how a swap of routes is broken."""
-        raise NotImplementedError(f"{self.kind.name} objects claim no routes")
-
-    # -- plan lines
-
-    def tells(self, path: str) -> bool:
-        """Whether a change at ``path`` is told in the kind's own words (:meth:`change_words`),
-        which name what changed."""
-        return False
-
-    def change_words(self, name: str, path: str, before: Any, after: Any) -> str | None:
-        """A change of the object ``name`` at ``path`` in words (``None``: shown as values)."""
-        return None
-
-    # -- access the object grants (plans: their entitlements)
-
-    def entitled(self, doc: Mapping[str, Any]) -> Mapping[str, frozenset[str]]:
-        """Service name -> names of the endpoints the object ``doc`` (manifest shape) entitles
-        its keys to call in it."""
-        return {}
-
-    def entitlement(self, path: str) -> tuple[str, str | None, str | None] | None:
-        """``(service, endpoint, field)`` of a change at ``path`` of the object's entitlements
-        (``services[Weather].endpoints[Forecast].methods``: the endpoint and the field are
-        ``None`` when the path stops above them); ``None`` for any other path."""
-        return None
-
-    def grants(self, value: Any, endpoint: str | None, field: str | None) -> set[tuple[str, str]]:
-        """``(endpoint, method or "*")`` pairs that ``value``, at an entitlement path of the
-        object (:meth:`entitlement`: its ``endpoint`` and ``field``), grants."""
-        return set()
-
     # -- what goes with a deleted object
 
     def goes_with(self, key: str, area: Holdings) -> list[str]:
@@ -240,34 +188,7 @@ class Ops:
         live ``area`` holds: nothing for most kinds."""
         return []
 
-    # -- comparing
-
-    def defaults_for(self, doc: Mapping[str, Any]) -> Mapping[str, Any]:
-        return self.kind.defaults
-
-    def item_defaults(self, path: str, key: str,
-                      defaults: Mapping[str, Any]) -> Mapping[str, Any]:
-        return defaults
-
-    def implied_items(self, path: str) -> Sequence[str]:
-        return ()
-
-    def contextual(self, path: str, value: Any, ctx: Context) -> Any:
-        return value
-
-    def set_member(self, item: Mapping[str, Any]) -> Any:
-        """The comparable form of an object in a set: its name (or address); the item itself
-        when it has neither (then compared by its content)."""
-        if "name" in item:
-            return item["name"]
-        if "address" in item:
-            return item["address"]
-        return item
-
     # -- the manifests
-
-    def expand(self, entry: dict[str, Any], names: Names) -> None:
-        """No shorthand of the kind's own: the entry stays as written."""
 
     def check(self, declared: Declarations) -> Iterable[Finding]:
         """No offline check of the kind's own."""

@@ -8,6 +8,14 @@ from types import MappingProxyType
 from typing import Any
 
 from apimctl.kinds.base import Callers, Compare, Export, Kind, Reference, frozen, join_key
+from apimctl.kinds.capabilities import (
+    Granting,
+    KeyRule,
+    KeyRules,
+    Limit,
+    Shorthands,
+    ToldInWords,
+)
 from apimctl.kinds.email_template_set import EMAIL_TEMPLATE_SET
 from apimctl.kinds.endpoint import ENDPOINT, METHOD, METHODS
 from apimctl.kinds.findings import Declaration, Declarations, Finding, identity, strings
@@ -45,6 +53,27 @@ ENTITLEMENT_PATH = re.compile(r"^services(?:\[(?P<svc>.+?)\](?:\.endpoints(?:\[(
 
 ENTITLED_ENDPOINT_DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "undefinedMethodsAllowed": True, "methods": [],
+})
+
+# What a change of a plan's fields does to its keys (caller impact, ``KeyRules``): its rate
+# limit, counted over its period, and its QPS limit, each with a ceiling (0 or none is no
+# limit, SUPPLEMENT §11), a flag exempting the keys and one letting a key keep a higher
+# ceiling of its own (otherwise the platform clamps it); the number of keys a member may hold;
+# its status.
+RATE_PERIOD = "rateLimitPeriod"
+RATE_LIMIT = Limit("rateLimit", "rate", ceiling="rateLimitCeiling", exempt="rateLimitExempt",
+                   override="rateLimitKeyOverrideAllowed", period=RATE_PERIOD, per="day",
+                   periods=("second", "minute", "hour", "day", "week", "month"))
+QPS_LIMIT = Limit("qpsLimit", "QPS", ceiling="qpsLimitCeiling", exempt="qpsLimitExempt",
+                  override="qpsLimitKeyOverrideAllowed")
+KEY_RULES: Mapping[str, KeyRule] = frozen({
+    RATE_LIMIT.ceiling: KeyRule("ceiling", RATE_LIMIT), QPS_LIMIT.ceiling: KeyRule("ceiling", QPS_LIMIT),
+    RATE_LIMIT.exempt: KeyRule("exempt", RATE_LIMIT), QPS_LIMIT.exempt: KeyRule("exempt", QPS_LIMIT),
+    RATE_LIMIT.override: KeyRule("override", RATE_LIMIT),
+    QPS_LIMIT.override: KeyRule("override", QPS_LIMIT),
+    RATE_PERIOD: KeyRule("period", RATE_LIMIT),
+    "maxNumKeysAllowed": KeyRule("allowance"),
+    "status": KeyRule("stops", value="inactive"),
 })
 
 PLAN_READ_FIELDS: tuple[str, ...] = (
@@ -150,8 +179,10 @@ def entitlement_words(plan: str, path: str, before: Any, after: Any) -> str | No
     return None
 
 
-class PlanOps(Ops):
-    """A plan's entitlements and role permissions are reconciled one by one."""
+class PlanOps(Ops, Shorthands, ToldInWords, Granting, KeyRules):
+    """A plan's entitlements and role permissions are reconciled one by one. Its entitled
+    endpoints have a shorthand in manifests; its entitlements are told in words and are what
+    its keys may call; its limits govern its keys (:data:`KEY_RULES`)."""
 
     writes: Mapping[str, NestedWrite] = frozen({
         SERVICES: Entitlements(fields=fields_under(PLAN_READ_FIELDS, SERVICES), inner=ENDPOINTS,
@@ -229,6 +260,9 @@ class PlanOps(Ops):
         else:
             names = {str(e.get("name") if isinstance(e, dict) else e) for e in eps or []}
         return {(str(e), "*") for e in names} or {("", "*")}
+
+    def key_rule(self, path: str) -> KeyRule | None:
+        return KEY_RULES.get(path)
 
     def goes_with(self, key: str, area: Holdings) -> list[str]:
         """Its entitlements, its roles' permissions."""

@@ -1,6 +1,7 @@
 """The per-kind operations protocol and the plain values the operations exchange.
 
-:class:`KindOps` is what every kind does at the stages (``Kind.ops``); :class:`Lookups`,
+:class:`KindOps` is what every kind does at the stages (``Kind.ops``; what some kinds do is
+in :mod:`apimctl.kinds.capabilities`); :class:`Lookups`,
 :class:`Read`, :class:`Context`, :class:`Exported`, :class:`Resolver` and :class:`Holdings`
 (with :class:`Held` and :class:`KindFacts`) are what the operations take and give. This
 module imports nothing of the registry: :mod:`apimctl.kinds.base` types ``Kind.ops`` with it,
@@ -173,93 +174,36 @@ class Holdings(Protocol):
 
 @runtime_checkable
 class KindOps(Protocol):
-    """The operations of one kind (``Kind.ops``); pure, no I/O.
+    """The operations every kind has (``Kind.ops``); pure, no I/O.
 
     - ``writes``: the nested parts an update writes apart from the object's own PUT, by
       field, in the order they are written, each with its strategy
       (:mod:`apimctl.kinds.nested_writes`: singletons with a sub-resource of their own, links
       by id, keyed items, a fixed catalog, entitlements).
-    - :meth:`nested`: ``(label, id, name)`` of nested items other objects reference by id
-      (an endpoint's methods), for :class:`Lookups`.
     - :meth:`read`: a raw API object (``parent``: its parent's raw object) in manifest shape.
-    - :meth:`context`: what comparing an object needs from outside it, given the names of the
-      objects under the same parent per kind name, in API order.
     - :meth:`body`: the API body of a manifest-shaped ``desired`` object (or of some of its
       fields, for an update): references resolved through ``refs``.
     - :meth:`export`: the manifest entry of a live object (:class:`Exported`: the fields that
-      differ from the defaults, its exported children, a namer of secret variables);
-      :meth:`written`: whether the exported entries of the kind under one parent are written
-      (not when they are what the platform creates by itself); :meth:`export_dialect`: the
-      exported fields set against the defaults of the target's dialect.
+      differ from the defaults, its exported children, a namer of secret variables).
+    - :meth:`check`: the kind's own offline checks of the declared objects (the manifests).
+    - :meth:`goes_with`: what goes with a deleted object, in words, from the
+      :class:`Holdings` of the area (caller impact).
 
-    Comparing (``apimctl.state.normalise``) asks the kind too: :meth:`defaults_for` (the
-    defaults an object is compared with), :meth:`item_defaults` and :meth:`implied_items`
-    (items of a keyed list the platform always has, with their defaults), ``context_fields``
-    and :meth:`contextual` (fields whose empty value stands for a value of the
-    :class:`Context`), :meth:`set_member` (how a member of a set is compared).
-
-    The manifests ask it as well: :meth:`expand` (the kind's shorthands of one entry, in the
-    canonical form of a valid document), :meth:`check` (the kind's own offline checks of the
-    declared objects), :meth:`routes` (the routes an object claims in the area, for the checks
-    and lint rules of unique routes, with ``route_fields`` that move them, :meth:`route_words`
-    and :meth:`temporary_route` for planning's swaps). Plan lines ask :meth:`tells` and
-    :meth:`change_words` (changes told in the kind's own words); caller impact asks
-    :meth:`entitled`, :meth:`entitlement` and :meth:`grants` of a kind granting access, and :meth:`goes_with`
-    (what goes with a deleted object, in words, from the :class:`Holdings` of the area).
+    What only some kinds do (routes, a comparing context, a catalog of items, set members,
+    shorthands, changes told in words, grants, rules of keys) is a capability of
+    :mod:`apimctl.kinds.capabilities`, which a kind's operations declare.
     """
 
     writes: Mapping[str, NestedWrite]
 
-    def nested(self, raw: Mapping[str, Any]) -> Iterable[tuple[str, Any, str]]: ...
-
     def read(self, raw: Mapping[str, Any], lookups: Lookups,
              parent: Mapping[str, Any] | None) -> Read: ...
-
-    def context(self, siblings: Mapping[str, Sequence[str]]) -> Context: ...
 
     def body(self, desired: Mapping[str, Any], refs: Resolver, key: str,
              parent: str | None) -> dict[str, Any]: ...
 
     def export(self, entry: Exported) -> Any: ...
 
-    def written(self, entries: Sequence[Any]) -> bool: ...
-
-    def export_dialect(self, fields: dict[str, Any], normal: Mapping[str, Any],
-                       dialect: Dialect) -> None: ...
-
-    context_fields: frozenset[str]
-
-    def defaults_for(self, doc: Mapping[str, Any]) -> Mapping[str, Any]: ...
-
-    def item_defaults(self, path: str, key: str,
-                      defaults: Mapping[str, Any]) -> Mapping[str, Any]: ...
-
-    def implied_items(self, path: str) -> Sequence[str]: ...
-
-    def contextual(self, path: str, value: Any, ctx: Context) -> Any: ...
-
-    def set_member(self, item: Mapping[str, Any]) -> Any: ...
-
-    def expand(self, entry: dict[str, Any], names: Names) -> None: ...
-
     def check(self, declared: Declarations) -> Iterable[Finding]: ...
-
-    route_fields: tuple[str, ...]
-
-    def routes(self, doc: Mapping[str, Any], by_method: bool) -> set[str]: ...
-
-    def route_words(self, route: str) -> str | None: ...
-
-    def temporary_route(self, doc: Mapping[str, Any], tag: str) -> tuple[str, Any, Any]: ...
-
-    def tells(self, path: str) -> bool: ...
-
-    def change_words(self, name: str, path: str, before: Any, after: Any) -> str | None: ...
-
-    def entitled(self, doc: Mapping[str, Any]) -> Mapping[str, frozenset[str]]: ...
-
-    def entitlement(self, path: str) -> tuple[str, str | None, str | None] | None: ...
-
-    def grants(self, value: Any, endpoint: str | None, field: str | None) -> set[tuple[str, str]]: ...
 
     def goes_with(self, key: str, area: Holdings) -> list[str]: ...

@@ -28,6 +28,8 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import SchemaError
 
+from apimctl import kinds
+from apimctl.kinds.capabilities import Routed
 from apimctl.kinds.references import checks as reference_checks
 from apimctl.lint.function_base import ABSENT, Context, Function, OptionError, Result, show
 from apimctl.lint.time_functions import (
@@ -245,7 +247,8 @@ def shared_routes(value: Any, _: Any, label: str, ctx: Context) -> list[Result]:
     for obj in declared:
         if not isinstance(obj.entry, dict) or not isinstance(obj.entry.get("requestPathAlias"), str):
             continue
-        for route in obj.kind.ops.routes(obj.entry, by_method=False):
+        routed = kinds.capability(obj.kind, Routed)
+        for route in routed.routes(obj.entry, by_method=False) if routed is not None else ():
             if not route.endswith("|"):  # no public domain: no route
                 claimed.setdefault(route, []).append((*obj.path, "requestPathAlias"))
     out: list[Result] = []

@@ -2,7 +2,7 @@
 
 Called by the pipeline as the last step, only when there are no errors. A top-level entry
 written as its identity (roles, domains as names) becomes ``{identity: ...}``; then each
-declared object's kind expands its own shorthands (``KindOps.expand``: a plan's entitled
+declared object's kind expands its own shorthands (``Shorthands.expand``: a plan's entitled
 endpoints, given the names of what the manifests declare). Nothing else is added: defaults
 are not filled in here.
 """
@@ -14,6 +14,7 @@ from typing import Any
 
 from apimctl import kinds
 from apimctl.kinds import Kind
+from apimctl.kinds.capabilities import Shorthands
 from apimctl.kinds.findings import identity
 
 
@@ -31,7 +32,9 @@ def expand(doc: dict[str, Any]) -> dict[str, Any]:
                 name for e in entry.get(child.manifest_key, [])
                 if (name := identity(e, child.identity)) is not None]
     for kind, entry in declared:
-        kind.ops.expand(entry, names)
+        shorthands = kinds.capability(kind, Shorthands)
+        if shorthands is not None:
+            shorthands.expand(entry, names)
     return doc
 
 

@@ -1,7 +1,7 @@
 """The contexts a matched pair is compared in: what each side's normal form depends on from
 outside the object (an endpoint's error set named ``null`` is its service's first one).
 
-Each kind says which facts it needs (``KindOps.context``, given the names of the objects
+Each kind compared in a context says which facts it needs (``Contextual.context``, given the names of the objects
 under the same parent, per kind); this index gives it those names for both sides of a pair:
 
 - the live side: the live objects under the live object's parent, in API order;
@@ -10,9 +10,9 @@ under the same parent, per kind); this index gives it those names for both sides
   is left alone), or, for a new parent, those the platform creates with it
   (``Kind.write.made_with_parent``).
 
-Kinds whose normal form depends on nothing outside it (``KindOps.context_fields`` empty) are
-compared in the empty context. Called by :mod:`apimctl.planning.comparing`, for the
-builder (:mod:`apimctl.planning.steps`) and the worker.
+Kinds whose normal form depends on nothing outside it (not
+:class:`~apimctl.kinds.capabilities.Contextual`) are compared in the empty context. Called by
+:mod:`apimctl.planning.comparing`, for the builder (:mod:`apimctl.planning.steps`) and the worker.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 
 from apimctl import kinds
 from apimctl.kinds import Kind
+from apimctl.kinds.capabilities import Contextual
 from apimctl.planning.desired import Desired
 from apimctl.state.live import LiveObject, LiveState
 from apimctl.state.normalise import Context
@@ -30,7 +31,7 @@ Sides = tuple[Context, Context]  # (desired side, live side)
 _NO_CONTEXTS: Sides = (Context(), Context())
 
 # the kinds whose objects are compared in a context, and the kinds under the same parents
-_CONTEXTUAL = frozenset(k.name for k in kinds.KINDS if k.ops.context_fields)
+_CONTEXTUAL = frozenset(k.name for k in kinds.having(Contextual))
 _SIBLINGS = frozenset(c.name for k in kinds.KINDS if k.name in _CONTEXTUAL and k.parent
                       for c in kinds.children_of(kinds.get(k.parent)))
 
@@ -79,4 +80,7 @@ class Contexts:
                 desired[child.name] = child.write.made_with_parent
             if live is not None and live.parent_id is not None:
                 held[child.name] = self.live_names.get((child.name, live.parent_id), ())
-        return kind.ops.context(desired), kind.ops.context(held)
+        ops = kinds.capability(kind, Contextual)
+        if ops is None:
+            return _NO_CONTEXTS
+        return ops.context(desired), ops.context(held)

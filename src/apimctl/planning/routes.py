@@ -27,15 +27,17 @@ from typing import Any
 from apimctl import kinds
 from apimctl.errors import PlanError
 from apimctl.kinds import Kind
+from apimctl.kinds.capabilities import Routed
 from apimctl.planning.desired import Desired
 from apimctl.plans.model import TEMPORARY_ROUTE, Change, Step
 from apimctl.state.live import LiveState
 
 SWAP = ".apimctl-swap-"
 
-# the kinds whose objects claim routes (endpoints), and by name
-ROUTED: tuple[Kind, ...] = tuple(k for k in kinds.KINDS if k.ops.route_fields)
-_ROUTED_NAMES = frozenset(k.name for k in ROUTED)
+# the kinds whose objects claim routes (endpoints), and their operations by kind name
+ROUTED: tuple[Kind, ...] = kinds.having(Routed)
+_ROUTES: Mapping[str, Routed] = {k.name: ops for k in ROUTED
+                                 if (ops := kinds.capability(k, Routed)) is not None}
 
 
 def check_routes(desired: Mapping[str, Sequence[Desired]], by_method: bool) -> None:
@@ -43,18 +45,18 @@ def check_routes(desired: Mapping[str, Sequence[Desired]], by_method: bool) -> N
     validate cannot know offline, since only some dialects let endpoints share a path on a
     domain when their methods differ."""
     for kind in ROUTED:
-        _check_routes(kind, desired.get(kind.name, ()), by_method)
+        _check_routes(kind, _ROUTES[kind.name], desired.get(kind.name, ()), by_method)
 
 
-def _check_routes(kind: Kind, objs: Iterable[Desired], by_method: bool) -> None:
+def _check_routes(kind: Kind, ops: Routed, objs: Iterable[Desired], by_method: bool) -> None:
     first: dict[str, str] = {}
     clashes: list[str] = []
     for obj in objs:
-        for route in sorted(kind.ops.routes(obj.doc, by_method)):
+        for route in sorted(ops.routes(obj.doc, by_method)):
             other = first.setdefault(route, obj.key)
             if other == obj.key:
                 continue
-            words = kind.ops.route_words(route)  # in words only when shared: one in thousands
+            words = ops.route_words(route)  # in words only when shared: one in thousands
             if words is not None:  # else no route to claim
                 clashes.append(f"{other} and {obj.key} ({words})")
     if clashes:
@@ -64,8 +66,8 @@ def _check_routes(kind: Kind, objs: Iterable[Desired], by_method: bool) -> None:
                         f"{kind.label}s claim the same route: {shown}")
 
 
-def _moves_route(kind: Kind, step: Step) -> bool:
-    return any(c.path.partition("[")[0] in kind.ops.route_fields for c in step.changes)
+def _moves_route(ops: Routed, step: Step) -> bool:
+    return any(c.path.partition("[")[0] in ops.route_fields for c in step.changes)
 
 
 class _Claims:
@@ -101,10 +103,11 @@ def _held(kind: Kind, parent_id: str | None, live: LiveState, by_method: bool) -
     endpoints': deleting it frees them)."""
     held: set[str] = set()
     for child in kinds.children_of(kind):
-        if child.name in _ROUTED_NAMES:
+        ops = _ROUTES.get(child.name)
+        if ops is not None:
             for obj in live.of(child.name):
                 if obj.parent_id == parent_id:
-                    held |= child.ops.routes(obj.doc, by_method)
+                    held |= ops.routes(obj.doc, by_method)
     return held
 
 
@@ -115,16 +118,16 @@ def _claims(steps: Mapping[str, Step], desired_at: Mapping[str, Desired],
     for addr, step in steps.items():
         if step.kind in parents and step.action == "delete":
             claims.frees[addr] = _held(kinds.get(step.kind), step.id, live, by_method)
-        if step.kind not in _ROUTED_NAMES:
+        ops = _ROUTES.get(step.kind)
+        if ops is None:
             continue
-        kind = kinds.get(step.kind)
         if step.action == "create":
-            claims.takes[addr] = kind.ops.routes(desired_at[addr].doc, by_method)
+            claims.takes[addr] = ops.routes(desired_at[addr].doc, by_method)
         elif step.action == "delete" and addr in live_docs:
-            claims.frees[addr] = kind.ops.routes(live_docs[addr], by_method)
-        elif step.action == "update" and addr in live_docs and _moves_route(kind, step):
-            want = kind.ops.routes(desired_at[addr].doc, by_method)
-            have = kind.ops.routes(live_docs[addr], by_method)
+            claims.frees[addr] = ops.routes(live_docs[addr], by_method)
+        elif step.action == "update" and addr in live_docs and _moves_route(ops, step):
+            want = ops.routes(desired_at[addr].doc, by_method)
+            have = ops.routes(live_docs[addr], by_method)
             claims.takes[addr], claims.frees[addr] = want - have, have - want
     return claims
 
@@ -133,7 +136,7 @@ def _temporary(step: Step, live_doc: Mapping[str, Any]) -> Step:
     """The extra update moving ``step``'s object to a route nobody else wants."""
     kind = kinds.get(step.kind)
     tag = f"{SWAP}{hashlib.sha1(str(step.id).encode()).hexdigest()[:8]}"
-    path, before, after = kind.ops.temporary_route(live_doc, tag)
+    path, before, after = _ROUTES[step.kind].temporary_route(live_doc, tag)
     name = step.key.rpartition("/")[2] if step.parent else step.key
     return Step("update", step.kind, f"{step.key}{TEMPORARY_ROUTE}", step.id, step.parent,
                 step.parent_id, (Change(path, before, after),),
@@ -154,7 +157,7 @@ def route_dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desir
                        by_method: bool = False) -> dict[str, Step]:
     """Add to ``deps`` what route conflicts require; answer the temporary steps that break
     swaps (to add to the plan, their ``deps`` entries added too). ``by_method``: the target
-    keeps routes unique by method too (``KindOps.routes``)."""
+    keeps routes unique by method too (``Routed.routes``)."""
     claims = _claims(steps, desired_at, live_docs, live, by_method)
     if not claims.takes:
         return {}
@@ -166,7 +169,7 @@ def route_dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desir
         graph = {a: base.get(a, set()) | edges.get(a, set()) for a in all_steps}
         cycle = _cycle(graph)
         movable = sorted({a for a in cycle if claims.frees.get(a) and not all_steps[a].temporary
-                          and a in live_docs and all_steps[a].kind in _ROUTED_NAMES})
+                          and a in live_docs and all_steps[a].kind in _ROUTES})
         if not cycle or not movable:
             break
         addr = movable[0]
@@ -174,8 +177,8 @@ def route_dependencies(steps: Mapping[str, Step], desired_at: Mapping[str, Desir
         all_steps[temp.address] = extra[temp.address] = temp
         claims.frees[temp.address], claims.frees[addr] = claims.frees[addr], set()
         if all_steps[addr].action == "update":
-            claims.takes[addr] = kinds.get(all_steps[addr].kind).ops.routes(desired_at[addr].doc,
-                                                                             by_method)
+            claims.takes[addr] = _ROUTES[all_steps[addr].kind].routes(desired_at[addr].doc,
+                                                                      by_method)
         base[temp.address] = set()
         base.setdefault(addr, set()).add(temp.address)
     for addr, needed in graph.items():

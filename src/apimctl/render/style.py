@@ -31,6 +31,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 from apimctl import kinds, sensitive
+from apimctl.kinds.capabilities import ToldInWords
 from apimctl.plans.model import Action, Duplicate, Plan, Step
 from apimctl.sensitive import encodings, hex_like
 
@@ -210,14 +211,16 @@ def change_words(step: Step, path: str, before: Any, after: Any) -> str | None:
     elements a list of plain values gains and loses; ``None`` where values read better."""
     if _tells(step, path):
         name = kinds.split_first(step.key)[1] or step.key
-        return kinds.get(step.kind).ops.change_words(name, path, before, after)
+        told = kinds.capability(kinds.get(step.kind), ToldInWords)
+        return told.change_words(name, path, before, after) if told is not None else None
     return list_words(before, after)
 
 
 def _tells(step: Step, path: str) -> bool:
     """Whether the step's kind tells a change at ``path`` in words of its own."""
     kind = kinds.BY_NAME.get(step.kind)
-    return kind is not None and kind.ops.tells(path)
+    told = kinds.capability(kind, ToldInWords) if kind is not None else None
+    return told is not None and told.tells(path)
 
 
 def list_words(before: Any, after: Any) -> str | None:

@@ -37,6 +37,7 @@ from apimctl import kinds
 from apimctl.api.quirks import as_list
 from apimctl.errors import ApiError, QuotaExhausted, ServerError, Throttled
 from apimctl.kinds import Kind
+from apimctl.kinds.capabilities import Contextual, NestedIds
 from apimctl.kinds.ops import Context, Key, Lookups
 from apimctl.speed import collector_paused
 from apimctl.state.normal_batches import NormalBatches
@@ -201,8 +202,10 @@ def _index(lookups: Lookups, kind: Kind, raw: Mapping[str, Any], parent: Key) ->
     """Add ``raw`` (with its nested items and child objects) to ``lookups``."""
     key = (*parent, str(raw.get(kind.identity)))
     lookups.add(kind.name, raw.get("id"), key)
-    for label, item_id, name in kind.ops.nested(raw):
-        lookups.add(label, item_id, (*key, name))
+    nested = kinds.capability(kind, NestedIds)
+    if nested is not None:
+        for label, item_id, name in nested.nested(raw):
+            lookups.add(label, item_id, (*key, name))
     for child in kinds.children_of(kind):
         for item in as_list(raw.get(child.manifest_key)):
             _index(lookups, child, item, key)
@@ -296,7 +299,8 @@ class _Reader:
         siblings = {child.name: [str(i.get(child.identity, "")) for i in items
                                  if isinstance(i, Mapping)] for child, items in listed}
         for child, items in listed:
-            child_ctx = child.ops.context(siblings)
+            contextual = kinds.capability(child, Contextual)
+            child_ctx = contextual.context(siblings) if contextual is not None else _NO_CONTEXT
             for item in items:
                 self.read(child, item, raw, obj, child_ctx)
 

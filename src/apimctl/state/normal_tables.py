@@ -14,7 +14,9 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from apimctl.kinds import BY_NAME, META_FIELDS, NESTED_COMPUTED_FIELDS, Kind
+from apimctl.kinds import BY_NAME, META_FIELDS, NESTED_COMPUTED_FIELDS, Kind, capability
+from apimctl.kinds.capabilities import CatalogItems, Contextual, ObjectDefaults, SetMembers
+from apimctl.kinds.ops import member_name
 from apimctl.speed import per_name
 
 # Inside nested items (methods, response filters, messages): server-computed fields and the
@@ -114,6 +116,17 @@ class Compiled:
         self.top_skip = kind.compare.computed | META_FIELDS | children
         self.top_extra = tuple(n for n in kind.nested if "." not in n and n not in kind.keyed
                                and n not in kind.defaults)
+        # the kind's rules of comparing (:mod:`apimctl.kinds.capabilities`), resolved once
+        self.contextual = capability(kind, Contextual)
+        self.context_fields: frozenset[str] = (self.contextual.context_fields
+                                               if self.contextual is not None else frozenset())
+        self.catalog = capability(kind, CatalogItems)
+        members = capability(kind, SetMembers)
+        self.member_of: Callable[[Mapping[str, Any]], Any] = (
+            members.set_member if members is not None else member_name)
+        defaults = capability(kind, ObjectDefaults)
+        self.defaults_for: Callable[[Mapping[str, Any]], Mapping[str, Any]] = (
+            defaults.defaults_for if defaults is not None else lambda doc: kind.defaults)
         self.tags: dict[str, int] = {}
         self.paths: dict[tuple[str, str], str] = {}
         self.tables: dict[str, Table] = {}
@@ -146,7 +159,7 @@ class Compiled:
         """Whether the normal form of a value at ``path`` is the same in every context."""
         below = path + "."
         return tag != CONTEXTUAL and not any(f.startswith(below)
-                                              for f in self.kind.ops.context_fields)
+                                              for f in self.context_fields)
 
     def extra(self, table: Table, prefix: str, name: str) -> tuple[str, int] | None:
         """``(path, tag)`` of a field without a default, ``None`` when it is not compared."""
@@ -183,7 +196,7 @@ class Compiled:
             return OPAQUE
         if path in kind.nested:
             return NESTED
-        if path in kind.ops.context_fields:
+        if path in self.context_fields:
             return CONTEXTUAL
         return SCALAR
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC
 from typing import Any
 
@@ -46,7 +46,7 @@ import msgspec
 from apimctl.kinds import Kind
 from apimctl.kinds.base import spelt_unset
 from apimctl.kinds.dialects import Dialect, comparable
-from apimctl.kinds.ops import Context, KindOps
+from apimctl.kinds.ops import Context
 from apimctl.platform import parse_datetime
 from apimctl.state.normal_tables import (
     DATETIME,
@@ -91,13 +91,13 @@ def canonical_datetime(value: Any) -> Any:
     return parsed.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _set_item(ops: KindOps, item: Any) -> Any:
-    """Members of sets: names as given, objects as the kind compares them (``set_member``:
+def _set_item(member_of: Callable[[Mapping[str, Any]], Any], item: Any) -> Any:
+    """Members of sets: names as given, objects as the kind compares them (``member_of``:
     their name or address, an event's ``{service, endpoint}`` pair as the endpoint's key)."""
     if type(item) is str:
         return item
     if isinstance(item, Mapping):
-        member = ops.set_member(item)
+        member = member_of(item)
         if member is not item:
             return member
     if isinstance(item, Mapping | list):
@@ -109,14 +109,14 @@ def _set_key(value: Any) -> tuple[str, Any]:
     return (str(type(value)), value)
 
 
-def _as_set(ops: KindOps, value: Any) -> list[Any]:
+def _as_set(member_of: Callable[[Mapping[str, Any]], Any], value: Any) -> list[Any]:
     if value is None or (type(value) is list and not value):
         return []
     if type(value) is list and all(type(i) is str for i in value):
         # plain names (the common case): one type, so the order is the strings' own
         return sorted(set(value))
     items = [value] if isinstance(value, str | Mapping) else list(value)
-    members = {_set_item(ops, i) for i in items}
+    members = {_set_item(member_of, i) for i in items}
     if all(type(m) is str for m in members):
         return sorted(members)
     return sorted(members, key=_set_key)
@@ -267,7 +267,7 @@ class _Normaliser:
     def _value(self, tag: int, path: str, value: Any) -> Any:
         kind = self.kind
         if tag == SET:
-            return _as_set(kind.ops, value)
+            return _as_set(self.c.member_of, value)
         if tag == NESTED:
             if value is None and path in kind.compare.nullable:
                 return None
@@ -284,12 +284,14 @@ class _Normaliser:
             return canonical_datetime(value)
         if tag == OPAQUE:
             return dict(value) if isinstance(value, Mapping) else ({} if value is None else value)
-        return kind.ops.contextual(path, value, self.ctx)
+        contextual = self.c.contextual
+        return contextual.contextual(path, value, self.ctx) if contextual is not None else value
 
     def keyed(self, path: str, value: Any) -> dict[str, Any]:
         kind = self.kind
-        ops = kind.ops
-        if (value is None or (type(value) is list and not value)) and not ops.implied_items(path):
+        catalog = self.c.catalog
+        implied = catalog.implied_items(path) if catalog is not None else ()
+        if (value is None or (type(value) is list and not value)) and not implied:
             return {}
         key_field = kind.keyed[path]
         defaults = kind.nested.get(path, {})
@@ -301,10 +303,12 @@ class _Normaliser:
                 continue
             key = str(item[key_field])
             body = {k: v for k, v in item.items() if k != key_field}
-            items[key] = self.object(path, body, ops.item_defaults(path, key, defaults))
-        for implied in ops.implied_items(path):  # the platform always has these
-            if implied not in items:
-                items[implied] = self.object(path, {}, ops.item_defaults(path, implied, defaults))
+            items[key] = self.object(path, body, catalog.item_defaults(path, key, defaults)
+                                     if catalog is not None else defaults)
+        if catalog is not None:
+            for item_key in implied:  # the platform always has these
+                if item_key not in items:
+                    items[item_key] = self.object(path, {}, catalog.item_defaults(path, item_key, defaults))
         return dict(sorted(items.items()))
 
 
@@ -320,7 +324,8 @@ def normalise(kind: Kind, doc: Mapping[str, Any], ctx: Context | None = None, *,
     defaults). The result then shares parts with other results: only for forms that are
     read, never changed (:func:`apimctl.state.digests.digests` takes apart the top level only).
     """
-    out = _Normaliser(kind, ctx or Context(), memo).object("", doc, kind.ops.defaults_for(doc))
+    normaliser = _Normaliser(kind, ctx or Context(), memo)
+    out = normaliser.object("", doc, normaliser.c.defaults_for(doc))
     if kind.compare.fold_case and isinstance(out.get(kind.identity), str):
         out[kind.identity] = kind.identity_of(out[kind.identity])
     return out

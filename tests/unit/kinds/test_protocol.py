@@ -8,8 +8,16 @@ from typing import Any
 import pytest
 
 from apimctl import kinds
+from apimctl.kinds.capabilities import (
+    CatalogItems,
+    Contextual,
+    ObjectDefaults,
+    Routed,
+    SetMembers,
+    Shorthands,
+)
 from apimctl.kinds.findings import Declarations
-from apimctl.kinds.ops import Context, Exported, KindOps, Lookups, Ops, Read
+from apimctl.kinds.ops import Context, Exported, KindOps, Lookups, Ops, Read, member_name
 from apimctl.kinds.references import checks as reference_checks
 
 
@@ -24,9 +32,13 @@ def test_operations_answer_for_their_own_kind(kind: kinds.Kind) -> None:
     raw = {"id": "1", kind.identity: "x"}
     read = kind.ops.read(raw, Lookups(), None)
     assert isinstance(read, Read)
-    assert isinstance(kind.ops.context({}), Context)
-    assert isinstance(kind.ops.defaults_for(read.doc), Mapping)
-    assert set(kind.ops.context_fields) <= set(kind.defaults) | set(kind.nested)
+    contextual = kinds.capability(kind, Contextual)
+    if contextual is not None:
+        assert isinstance(contextual.context({}), Context)
+        assert set(contextual.context_fields) <= set(kind.defaults) | set(kind.nested)
+    defaults = kinds.capability(kind, ObjectDefaults)
+    if defaults is not None:
+        assert isinstance(defaults.defaults_for(read.doc), Mapping)
 
 
 @pytest.mark.parametrize("kind", kinds.KINDS, ids=lambda k: k.name)
@@ -41,9 +53,11 @@ def test_export_gives_a_manifest_entry(kind: kinds.Kind) -> None:
     entry = kind.ops.export(Exported({kind.identity: "x"}, {kind.identity: "x"}, {}, secret))
     assert entry == "x" or (isinstance(entry, Mapping) and entry[kind.identity] == "x")
     assert not asked  # no secret to stand in for
-    assert kind.ops.written([entry])
-    # an empty list is left out, but for a service's error sets: no set is not the platform's
-    assert kind.ops.written([]) == (kind is kinds.ERROR_SET)
+    catalog = kinds.capability(kind, CatalogItems)
+    if catalog is not None:
+        assert catalog.written([entry])
+        # the platform's own catalog aside, an empty list is written: no set is not the platform's
+        assert catalog.written([])
 
 
 @pytest.mark.parametrize("kind", kinds.KINDS, ids=lambda k: k.name)
@@ -68,7 +82,8 @@ def test_export_names_secrets_through_the_callback() -> None:
 
 
 def test_the_platform_error_set_is_not_written() -> None:
-    ops = kinds.ERROR_SET.ops
+    ops = kinds.capability(kinds.ERROR_SET, CatalogItems)
+    assert ops is not None
     assert not ops.written([{"name": "Default"}])
     assert ops.written([{"name": "JSON errors"}])
     assert ops.written([{"name": "Default", "id": "1"}])
@@ -76,16 +91,21 @@ def test_the_platform_error_set_is_not_written() -> None:
 
 def test_comparing_rules_live_in_their_kinds() -> None:
     endpoint = kinds.ENDPOINT.ops
+    assert isinstance(endpoint, Contextual) and isinstance(endpoint, ObjectDefaults)
     assert endpoint.contextual("errorSet", None, Context("First")) == "First"
     assert endpoint.contextual("errorSet", {"id": "1", "name": "Other"}, Context("First")) == "Other"
     assert endpoint.defaults_for({"requestAuthenticationType": "oauth"})["apiKeyValueLocations"] == []
     assert endpoint.defaults_for({}) is kinds.ENDPOINT.defaults
     error_set = kinds.ERROR_SET.ops
+    assert isinstance(error_set, CatalogItems)
     assert list(error_set.implied_items("errorMessages")) == list(kinds.ERROR_CATALOG)
     status = kinds.ERROR_CATALOG["ERR_403_DEVELOPER_OVER_QPS"][1]
     assert error_set.item_defaults("errorMessages", "ERR_403_DEVELOPER_OVER_QPS", {})["status"] == status
     pair = {"service": "Weather", "endpoint": "Forecast"}
-    assert kinds.MAINTENANCE_EVENT.ops.set_member(pair) == "Weather/Forecast"
+    event = kinds.MAINTENANCE_EVENT.ops
+    assert isinstance(event, SetMembers)
+    assert event.set_member(pair) == "Weather/Forecast"
+    assert event.set_member({"name": "x"}) == member_name({"name": "x"}) == "x"
 
 
 def test_a_kind_names_its_operations() -> None:
@@ -107,7 +127,9 @@ def test_an_entry_makes_its_own_operations() -> None:
 def test_manifest_rules_live_in_their_kinds() -> None:
     """The shorthands, offline checks and routes of a kind are its operations'."""
     plan = {"name": "Gold", "services": [{"name": "Weather"}, {"name": "Maps", "endpoints": ["Tiles"]}]}
-    kinds.PLAN.ops.expand(plan, {"endpoint": {"Weather": ["Forecast", "Now"]}})
+    shorthands = kinds.capability(kinds.PLAN, Shorthands)
+    assert shorthands is not None
+    shorthands.expand(plan, {"endpoint": {"Weather": ["Forecast", "Now"]}})
     assert plan["services"] == [{"name": "Weather", "endpoints": [{"name": "Forecast"}, {"name": "Now"}]},
                                 {"name": "Maps", "endpoints": [{"name": "Tiles"}]}]
     event = reference_checks.Declared(kinds.MAINTENANCE_EVENT, ("scheduledMaintenanceEvents", 0), {
@@ -117,6 +139,7 @@ def test_manifest_rules_live_in_their_kinds() -> None:
     assert [f.path[-1] for f in found] == ["endDateTime", 0, 1]
     assert found[1].also == (("scheduledMaintenanceEvents", 0, "endpoints", 1),)
     route = {"requestPathAlias": "/v1", "publicDomains": ["api.example.com"], "supportedHttpMethods": ["get"]}
-    assert kinds.ENDPOINT.ops.routes(route, by_method=True) == {"get|/v1|api.example.com"}
-    assert kinds.SERVICE.ops.routes(route, by_method=True) == set()
+    routed = kinds.capability(kinds.ENDPOINT, Routed)
+    assert routed is not None and routed.routes(route, by_method=True) == {"get|/v1|api.example.com"}
+    assert kinds.capability(kinds.SERVICE, Routed) is None
     assert list(kinds.ROLE.ops.check(Declarations({}, {}))) == []

@@ -5,12 +5,14 @@ facts (:class:`~apimctl.planning.impact.world.World`) and the keys
 (:class:`~apimctl.planning.impact.world.KeySource`):
 
 - a plan's entitlements removed or added (a service, an endpoint, methods): the keys on the
-  plan that lose or gain access;
-- a plan's ``rateLimitCeiling``/``qpsLimitCeiling`` lowered or raised: the keys that follow
-  the plan's ceiling, those that keep a higher one of their own (the plan allows key
-  overrides), those the platform will clamp (named by id), those with a lower one or exempt;
-  ``rateLimitPeriod`` changed; exempt flags and key-override flags set or removed;
-- ``maxNumKeysAllowed`` below what members already hold; a plan made inactive;
+  plan that lose or gain access (the kind's :class:`~apimctl.kinds.capabilities.Granting`);
+- a change of a field governing the plan's keys, by the rule the kind gives for it
+  (:class:`~apimctl.kinds.capabilities.KeyRules`, in :mod:`apimctl.kinds.plan`): a ceiling
+  lowered or raised (the keys that follow the plan's ceiling, those that keep a higher one of
+  their own as the plan allows key overrides, those the platform will clamp, named by id,
+  those with a lower one or exempt); the period of a limit changed; exempt flags and
+  key-override flags set or removed; the number of keys a member may hold below what members
+  already hold; the plan made inactive;
 - a plan, package, service or endpoint deleted: the keys entitled to it, and what goes with it;
 - an endpoint's route changed (``requestPathAlias``, public domains, supported methods): the
   keys entitled to it and what their callers get; a service's ``qpsLimitOverall`` lowered.
@@ -27,13 +29,12 @@ from typing import Any
 
 from apimctl import kinds
 from apimctl.kinds import Kind
+from apimctl.kinds.capabilities import Granting, KeyRule, KeyRules, Limit, Routed
 from apimctl.planning.impact.deletes import goes_with
 from apimctl.planning.impact.world import KeySource, PlanFacts, World
 from apimctl.plans.model import Change, Impact, Step
 from apimctl.state.keys import KeyFacts
 
-LIMITS = ("rateLimit", "qpsLimit")
-PERIODS = ("second", "minute", "hour", "day", "week", "month")
 SHOWN_IDS = 10
 
 
@@ -59,10 +60,10 @@ def _they(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
 
 
-def _amount(value: Any, what: str, period: Any) -> str:
+def _amount(value: Any, per: Any) -> str:
     if _limit(value) == math.inf:
         return "no limit"
-    return f"{value} calls per {period if what == 'rateLimit' else 'second'}"
+    return f"{value} calls per {per}"
 
 
 class Reach:
@@ -143,30 +144,51 @@ def _after(plan: PlanFacts, step: Step, name: str) -> Any:
     return change.after if change is not None else plan.doc.get(name)
 
 
+def _per(plan: PlanFacts, step: Step, limit: Limit) -> Any:
+    """The period the calls of ``limit`` are counted over once the step is applied."""
+    return (_after(plan, step, limit.period) if limit.period else None) or limit.per
+
+
 def _plan_change(plan: PlanFacts, step: Step, change: Change, keys: KeySource) -> list[Impact]:
+    """By the kind's rules: its entitlements (:class:`Granting`), the fields governing its
+    keys (:class:`KeyRules`)."""
     path = change.path
-    found = kinds.get(step.kind).ops.entitlement(path)
-    if found is not None:
-        return _entitlement(plan, change, found, keys)
-    for what in LIMITS:
-        if path == f"{what}Ceiling":
-            return _ceiling(plan, step, change, what, keys)
-        if path == f"{what}Exempt":
-            return _exempt(plan, change, what, keys)
-        if path == f"{what}KeyOverrideAllowed":
-            return _override(plan, step, change, what, keys)
-    if path == "rateLimitPeriod":
-        return _period(plan, change, keys)
-    if path == "maxNumKeysAllowed":
+    kind = kinds.get(step.kind)
+    granting = kinds.capability(kind, Granting)
+    found = granting.entitlement(path) if granting is not None else None
+    if granting is not None and found is not None:
+        return _entitlement(plan, change, found, granting, keys)
+    rules = kinds.capability(kind, KeyRules)
+    rule = rules.key_rule(path) if rules is not None else None
+    if rule is None:
+        return []
+    return _key_rule(plan, step, change, rule, keys)
+
+
+def _key_rule(plan: PlanFacts, step: Step, change: Change, rule: KeyRule,
+              keys: KeySource) -> list[Impact]:
+    limit = rule.limit
+    if rule.effect == "allowance":
         return _allowance(plan, change, keys)
-    if path == "status" and change.after == "inactive":
+    if rule.effect == "stops":
+        if change.after != rule.value:
+            return []
         reach = _reach([plan], keys)
-        return [reach.impact(f"{reach.who()} {reach.verb('stops', 'stop')} working (the plan is made inactive)", "cuts_off", path)]
-    return []
+        return [reach.impact(f"{reach.who()} {reach.verb('stops', 'stop')} working (the plan is made "
+                             f"{rule.value})", "cuts_off", change.path)]
+    if limit is None:
+        return []
+    if rule.effect == "ceiling":
+        return _ceiling(plan, step, change, limit, keys)
+    if rule.effect == "exempt":
+        return _exempt(plan, change, limit, keys)
+    if rule.effect == "override":
+        return _override(plan, step, change, limit, keys)
+    return _period(plan, change, limit, keys)
 
 
 def _entitlement(plan: PlanFacts, change: Change, found: tuple[str, str | None, str | None],
-                 keys: KeySource) -> list[Impact]:
+                 granting: Granting, keys: KeySource) -> list[Impact]:
     service, endpoint, field = found
     reach = _reach([plan], keys)
     if field == "undefinedMethodsAllowed":
@@ -176,7 +198,7 @@ def _entitlement(plan: PlanFacts, change: Change, found: tuple[str, str | None, 
                                  "cuts_off", change.path)]
         return [reach.impact(f"{reach.who()} may call any method of {where}", "grants", change.path)]
     whole = endpoint is None and (change.before is None or change.after is None)
-    grants = kinds.get(plan.kind).ops.grants  # (endpoint, method or ``*``) pairs
+    grants = granting.grants  # (endpoint, method or ``*``) pairs
     before = grants(change.before, endpoint, field)
     after = grants(change.after, endpoint, field)
     out = []
@@ -197,19 +219,18 @@ def _what(service: str, pairs: set[tuple[str, str]]) -> str:
     return ", ".join(f"{service}/{e}" for e in endpoints) or service
 
 
-def _ceiling(plan: PlanFacts, step: Step, change: Change, what: str,
+def _ceiling(plan: PlanFacts, step: Step, change: Change, limit: Limit,
              keys: KeySource) -> list[Impact]:
     found = keys.of(plan)
-    period = _after(plan, step, "rateLimitPeriod") or "day"
+    per = _per(plan, step, limit)
     new, old = change.after, change.before
     lowered = _limit(new) < _limit(old)
-    allowed = _after(plan, step, f"{what}KeyOverrideAllowed") is True
+    allowed = _after(plan, step, limit.override) is True
     follow = higher = lower = exempt = 0
     clamped: list[str] = []
-    rate = what == "rateLimit"
     for key in found:
-        own = key.rate_ceiling if rate else key.qps_ceiling
-        if key.rate_exempt if rate else key.qps_exempt:
+        own = key.ceiling(limit.name)
+        if key.exempt(limit.name):
             exempt += 1
         elif own is None:
             follow += 1
@@ -222,7 +243,7 @@ def _ceiling(plan: PlanFacts, step: Step, change: Change, what: str,
             lower += 1
     reach = Reach([(plan, found)], keys.owners_known)
     parts = [f"{_they(follow, 'follows', 'follow')} the plan's ceiling: "
-             f"{_amount(new, what, period)} (was {_amount(old, what, period)})"]
+             f"{_amount(new, per)} (was {_amount(old, per)})"]
     if higher:
         parts.append(f"{_they(higher, 'keeps', 'keep')} a higher ceiling of {'its' if higher == 1 else 'their'} "
                      "own (the plan allows key overrides)")
@@ -233,7 +254,7 @@ def _ceiling(plan: PlanFacts, step: Step, change: Change, what: str,
         parts.append(f"{_they(lower, 'has', 'have')} a lower ceiling of {'its' if lower == 1 else 'their'} own")
     if exempt:
         parts.append(f"{_they(exempt, 'is', 'are')} exempt")
-    plan_exempt = _after(plan, step, f"{what}Exempt") is True
+    plan_exempt = _after(plan, step, limit.exempt) is True
     if plan_exempt:
         parts.append("the plan is exempt, so the ceiling does not apply")
     affected = 0 if plan_exempt else follow + (len(clamped) if lowered else 0)
@@ -241,7 +262,7 @@ def _ceiling(plan: PlanFacts, step: Step, change: Change, what: str,
     out = [Impact(f"{reach.who()}: {'; '.join(parts)}", effect, change.path, affected,
                   reach.applications, ((plan.address, affected),))]
     if clamped and lowered and not plan_exempt:
-        out.append(_clamp(plan, clamped, f"{what}Ceiling", _amount(new, what, period)))
+        out.append(_clamp(plan, clamped, limit.ceiling, _amount(new, per)))
     return out
 
 
@@ -252,11 +273,11 @@ def _clamp(plan: PlanFacts, ids: list[str], path: str, to: str) -> Impact:
                   tuple(ids))
 
 
-def _exempt(plan: PlanFacts, change: Change, what: str, keys: KeySource) -> list[Impact]:
+def _exempt(plan: PlanFacts, change: Change, limit: Limit, keys: KeySource) -> list[Impact]:
     found = keys.of(plan)
-    limited = [k for k in found if not k.exempt(what)]
+    limited = [k for k in found if not k.exempt(limit.name)]
     reach = Reach([(plan, found)], keys.owners_known)
-    noun = "rate" if what == "rateLimit" else "QPS"
+    noun = limit.noun
     if change.after is True:
         return [Impact(f"{reach.who()}: {len(limited)} no longer have a {noun} limit",
                        "loosens", change.path, len(limited), None, ((plan.address, len(limited)),))]
@@ -265,12 +286,13 @@ def _exempt(plan: PlanFacts, change: Change, what: str, keys: KeySource) -> list
                    len(limited), None, ((plan.address, len(limited)),))]
 
 
-def _override(plan: PlanFacts, step: Step, change: Change, what: str,
+def _override(plan: PlanFacts, step: Step, change: Change, limit: Limit,
               keys: KeySource) -> list[Impact]:
-    ceiling = _after(plan, step, f"{what}Ceiling")
+    ceiling = _after(plan, step, limit.ceiling)
+    what = limit.name
     above = [k.id for k in keys.of(plan) if not k.exempt(what) and k.ceiling(what) is not None
              and _limit(k.ceiling(what)) > _limit(ceiling)]
-    to = _amount(ceiling, what, _after(plan, step, "rateLimitPeriod") or "day")
+    to = _amount(ceiling, _per(plan, step, limit))
     if change.after is True:
         return [Impact(f"{count(len(above), 'key')} on plan {plan.name} may use their own higher "
                        f"ceiling again (the plan's is {to})", "loosens", change.path, len(above),
@@ -280,10 +302,10 @@ def _override(plan: PlanFacts, step: Step, change: Change, what: str,
                change.path, 0, None, ((plan.address, 0),))]
 
 
-def _period(plan: PlanFacts, change: Change, keys: KeySource) -> list[Impact]:
+def _period(plan: PlanFacts, change: Change, limit: Limit, keys: KeySource) -> list[Impact]:
     found = keys.of(plan)
-    limited = [k for k in found if not k.exempt("rateLimit")]
-    rank = {p: i for i, p in enumerate(PERIODS)}
+    limited = [k for k in found if not k.exempt(limit.name)]
+    rank = {p: i for i, p in enumerate(limit.periods)}
     shorter = rank.get(str(change.after), 0) < rank.get(str(change.before), 0)
     reach = Reach([(plan, found)], keys.owners_known)
     return [Impact(f"{reach.who()}: {len(limited)} count their calls per {change.after} "
@@ -337,13 +359,14 @@ def _shared(step: Step, kind: Kind, world: World, keys: KeySource) -> tuple[Impa
         return ()
     reach = _reach(_entitling(kind, step.key, world), keys, owners=False)
     lowered = _limit(change.after) < _limit(change.before)
-    text = (f"{reach.who()} {reach.verb('shares', 'share')} {_amount(change.after, 'qpsLimit', '')} "
-            f"to {step.key} (was {_amount(change.before, 'qpsLimit', '')})")
+    text = (f"{reach.who()} {reach.verb('shares', 'share')} {_amount(change.after, 'second')} "
+            f"to {step.key} (was {_amount(change.before, 'second')})")
     return (reach.impact(text, "tightens" if lowered else "loosens", change.path),)
 
 
 def _moved(step: Step, kind: Kind, world: World, keys: KeySource) -> tuple[Impact, ...]:
-    route_fields = kind.ops.route_fields
+    routed = kinds.capability(kind, Routed)
+    route_fields = routed.route_fields if routed is not None else ()
     gone = [t for c in step.changes if c.path in route_fields for t in _route(c)]
     if not gone:
         return ()

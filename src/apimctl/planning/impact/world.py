@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from apimctl import kinds
 from apimctl.kinds import Kind
+from apimctl.kinds.capabilities import Granting
 from apimctl.kinds.protocol import Held
 from apimctl.kinds.references import refs_of
 from apimctl.plans.model import Step, address
@@ -53,7 +54,8 @@ class PlanFacts:
 
     @cached_property
     def _entitled(self) -> Mapping[str, frozenset[str]]:
-        return kinds.get(self.obj.kind).ops.entitled(self.doc)
+        granting = kinds.capability(kinds.get(self.obj.kind), Granting)
+        return granting.entitled(self.doc) if granting is not None else {}
 
     def entitled(self) -> Mapping[str, frozenset[str]]:
         """Service name -> names of the endpoints the plan entitles in it."""
