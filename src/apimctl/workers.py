@@ -25,6 +25,7 @@ forking this process with its threads (an embedded server's), which may deadlock
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import bisect
 import collections
@@ -84,6 +85,20 @@ def result(future: Future[_T] | None) -> _T | None:
         return None
     try:
         return future.result()
+    except WorkerError:
+        _give_up()
+        return None
+    except Exception:  # fn failed: redone by the caller, where a real error is raised again
+        return None
+
+
+async def awaited(future: Future[_T] | None) -> _T | None:
+    """:func:`result` for a coroutine: the worker's answer awaited without blocking the event
+    loop (this process's own reads go on meanwhile), ``None`` when it failed."""
+    if future is None:
+        return None
+    try:
+        return await asyncio.wrap_future(future)
     except WorkerError:
         _give_up()
         return None

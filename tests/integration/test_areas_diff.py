@@ -12,6 +12,8 @@ from typing import Any
 import jsonschema
 import pytest
 
+from apimctl import workers
+
 from .apply_support import Server
 from .areas_support import SECRET, Fleet, area_manifest
 
@@ -170,3 +172,26 @@ def test_a_promotion_applied_is_one_difference_fewer(fleet: Fleet, tmp_path: Pat
     again = fleet.run("promote", "--from", "dev", "--to", "prod", "--only", "service:${NAME_PREFIX}Reports",
                       "--repo", str(repo))
     assert again.returncode == 0 and "Nothing to promote" in again.stderr
+
+
+def test_the_second_area_read_by_the_worker_gives_the_same_comparison(
+        fleet: Fleet, rules: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two areas are read on two cores: the target by the worker process, which sends its
+    model back packed; the comparison is the one made when this process reads both."""
+    monkeypatch.setattr(workers, "_unavailable", False)
+    answers: list[object] = []
+    awaited = workers.awaited
+
+    async def recorded(future):  # type: ignore[no-untyped-def]
+        answers.append(await awaited(future))
+        return answers[-1]
+
+    monkeypatch.setattr(workers, "awaited", recorded)
+    both = fleet.run("diff", "dev", "prod", "--rewrite", str(rules), "--format", "json")
+    here = fleet.run("diff", "dev", "prod", "--rewrite", str(rules), "--format", "json",
+                     env={"APIMCTL_WORKERS": "0"})
+    assert both.returncode == here.returncode == 0, both.stderr + here.stderr
+    assert json.loads(both.stdout) == json.loads(here.stdout)
+    assert answers and answers[0] is not None  # the worker read the target
+    error, model, dialect = answers[0]  # type: ignore[misc]
+    assert error is None and model and dialect in ("spec", "mashery")

@@ -7,7 +7,7 @@ is an area, else the target's, else ``spec``), rewritten by the ``--rewrite`` ru
 file may name more areas than the two compared) and compared object by object
 (:mod:`apimctl.areas.compare`).
 
-Two areas of one dialect are read with the digests of their objects' normal forms: a
+Two areas of one dialect are read with the digests of their objects' documents: a
 top-level object both hold alike, it and everything under it (:func:`apimctl.state.alike.alike`),
 is identical without being exported, when the rules rewrite both sides alike (no rule gives
 the two areas different values) and nothing under it names a data source (whose export
@@ -48,11 +48,12 @@ class DiffRequest:
     rewrite: str | None = None
 
 
-async def read_side(source: Source, *, normal_forms: bool = False) -> Read:
-    """One side: an area read (``normal_forms``: with the digests of its objects' normal
-    forms), or manifests loaded in a thread (the other side's calls go on)."""
+async def read_side(source: Source, *, digested: bool = False, elsewhere: bool = False) -> Read:
+    """One side: an area read (``digested``: with the digests of its objects' documents;
+    ``elsewhere``: by the worker process when it can, :func:`read_area`), or manifests loaded
+    in a thread (the other side's calls go on)."""
     if isinstance(source, AreaSource):
-        return await read_area(source, normal_forms=normal_forms)
+        return await read_area(source, digested=digested, elsewhere=elsewhere)
     return await asyncio.to_thread(read_manifests, source)
 
 
@@ -64,8 +65,9 @@ async def diff(request: DiffRequest) -> Comparison:
     rules = load_rules(request.rewrite, list(dict.fromkeys(names)), subset=True)
     areas = isinstance(request.source, AreaSource) and isinstance(request.target, AreaSource)
     digests = areas and _alike_rewritten(rules, names)
-    ours, theirs = await asyncio.gather(read_side(request.source, normal_forms=digests),
-                                        read_side(request.target, normal_forms=digests),
+    ours, theirs = await asyncio.gather(read_side(request.source, digested=digests),
+                                        read_side(request.target, digested=digests,
+                                                  elsewhere=areas),
                                         return_exceptions=True)
     for result in (ours, theirs):
         if isinstance(result, BaseException):

@@ -26,19 +26,25 @@ from apimctl.kinds.dialects import SPEC, Dialect, dialect_of
 from apimctl.manifests import load_manifests
 from apimctl.planning import target_dialect
 from apimctl.state.live import Lister, LiveObject, LiveState, read_live
+from apimctl.state.objects import PortableState, from_portable, portable
 
 Connect = Callable[[], AbstractAsyncContextManager[Lister]]
+# how another process opens a client to the area: a module-level function of apimctl and the
+# plain settings it takes (both pickle)
+Reopen = tuple[Callable[[dict[str, Any]], AbstractAsyncContextManager[Lister]], dict[str, Any]]
 Docs = dict[str, list[Any]]
 
 
 @dataclass(frozen=True)
 class AreaSource:
     """An area to read: its name (``dev``), what names it on the command line (a profile or
-    a URL) and how to open a client to it."""
+    a URL) and how to open a client to it; ``reopen``: how the worker process opens one
+    (``None``: only here, as for the embedded server, which lives in this process)."""
 
     name: str
     target: str
     connect: Connect
+    reopen: Reopen | None = None
 
 
 @dataclass(frozen=True)
@@ -65,22 +71,60 @@ class Read:
     declared: bool = False  # the live model holds manifests' objects
 
 
-async def read_area(source: AreaSource, *, normal_forms: bool = False) -> Read:
-    """The live model of one area and its dialect; an error names the area. ``normal_forms``:
-    with the digests of each object's normal form (:func:`apimctl.state.alike.alike`)."""
+async def read_area(source: AreaSource, *, digested: bool = False, elsewhere: bool = False) -> Read:
+    """The live model of one area and its dialect; an error names the area. ``digested``:
+    with the digest of each object's document (:func:`apimctl.state.alike.alike`). Nothing
+    is kept for planning (no normal forms, no raw objects): the sides are exported.
+
+    ``elsewhere``: read by the worker process (:mod:`apimctl.workers`) when the area can be
+    opened there (:attr:`AreaSource.reopen`), while this process reads another area: reading
+    is this process's work (decoding, translating, packing each object), so two areas read on
+    two cores take the time of one. The model comes back packed, as it was kept there; when
+    the worker cannot be used or fails, the area is read here."""
+    if elsewhere and source.reopen is not None:
+        opener, settings = source.reopen
+        sent = await workers.awaited(workers.submit(read_portable, opener, settings, digested))
+        if sent is not None:
+            error, data, dialect = sent
+            if error is not None or data is None:
+                raise ApimctlError(f"area {source.name} ({source.target}): {error}")
+            return Read(source.name, source.target, from_portable(data), dialect_of(dialect))
     try:
         async with source.connect() as client:
-            live = await read_live(client, normal_forms=normal_forms)
-            found = await target_dialect(client, None, live)
+            live, dialect = await _read(client, digested)
     except ApimctlError as exc:
         raise ApimctlError(f"area {source.name} ({source.target}): {exc}") from None
-    return Read(source.name, source.target, live, dialect_of(found.name))
+    return Read(source.name, source.target, live, dialect_of(dialect))
+
+
+async def _read(client: Lister, digested: bool) -> tuple[LiveState, str]:
+    live = await read_live(client, normal_forms=False, raw=False, digested=digested)
+    found = await target_dialect(client, None, live)
+    return live, found.name
+
+
+def read_portable(opener: Callable[[dict[str, Any]], AbstractAsyncContextManager[Lister]],
+                  settings: dict[str, Any], digested: bool) -> tuple[str | None, PortableState | None, str]:
+    """:func:`read_area`'s work in the worker process: ``(error, model, dialect name)``, the
+    error's message when the area refused or failed (raised by the caller, named)."""
+    async def run() -> tuple[str | None, PortableState | None, str]:
+        try:
+            async with opener(settings) as client:
+                live, dialect = await _read(client, digested)
+        except ApimctlError as exc:
+            return str(exc), None, ""
+        return None, portable(live), dialect
+
+    return asyncio.run(run())
 
 
 async def read_areas(sources: Sequence[AreaSource]) -> list[Read]:
-    """Every area, read concurrently; the first area (in the order given) that failed is the
-    error, once every read has ended (none is left half-done)."""
-    results = await asyncio.gather(*(read_area(s) for s in sources), return_exceptions=True)
+    """Every area, read concurrently (the last one by the worker process, when it can:
+    :func:`read_area`); the first area (in the order given) that failed is the error, once
+    every read has ended (none is left half-done)."""
+    last = len(sources) - 1
+    results = await asyncio.gather(*(read_area(s, elsewhere=0 < i == last) for i, s in enumerate(sources)),
+                                   return_exceptions=True)
     for result in results:
         if isinstance(result, BaseException):
             raise result

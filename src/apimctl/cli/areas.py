@@ -8,6 +8,7 @@ gets a client of its own, opened by :func:`area_source`; the other connection op
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import click
@@ -61,5 +62,23 @@ def area_source(ctx: click.Context, name: str, target: str, say: Any) -> AreaSou
             raise click.UsageError(f"area {name}: profile {target!r} gives no url")
         label = f"{target_label(settings['url'])} (profile {target})"
     register_credentials(settings)
+    plain = {**{k: v for k, v in settings.items() if k != "verify"},
+             "ca_bundle": params.get("ca_bundle"), "insecure": bool(params.get("insecure"))}
     settings["verify"] = verification(params.get("ca_bundle"), bool(params.get("insecure")))
-    return AreaSource(name, label, lambda: open_client(**settings, announce=say))
+    # the worker process may read the area too (areas.reading.read_area), quietly: not with
+    # --verbose, whose lines tell the calls in order
+    elsewhere = None if settings.get("verbose") else (reopen, plain)
+    return AreaSource(name, label, lambda: open_client(**settings, announce=say), elsewhere)
+
+
+def reopen(settings: dict[str, Any]) -> AbstractAsyncContextManager[Any]:
+    """The client of an area opened in the worker process, from :func:`area_source`'s
+    settings as plain data (the TLS options in place of their context)."""
+    given = dict(settings)
+    register_credentials(given)
+    verify = verification(given.pop("ca_bundle"), given.pop("insecure"), warn=_quiet)
+    return open_client(**given, verify=verify, announce=_quiet)
+
+
+def _quiet(line: str) -> None:
+    """Nothing told from the worker process: this process told it already."""

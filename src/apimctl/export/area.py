@@ -32,7 +32,7 @@ async def export_area(client: Lister, *, kinds_: Sequence[str] | None = None,
     source the area refuses to list is exported as none, said once to ``notice``."""
     resolve_kinds(kinds_)  # fail on a bad --kinds before any call
     # export compares nothing
-    live = await read_live(client, normal_forms=False, optional=DATA_SOURCES)
+    live = await read_live(client, normal_forms=False, raw=False, optional=DATA_SOURCES)
     for line in refused_lines(live):
         if notice is not None:
             notice(f"Warning: {line}")

@@ -102,7 +102,7 @@ async def lint_area(client: Lister, ruleset: Ruleset, *, now: datetime | None = 
     """Read the live area through ``client`` and lint it (see :func:`lint_live`), in the
     area's dialect."""
     # lint compares nothing; a data source the area refuses to list is linted as none
-    live = await read_live(client, normal_forms=False, optional=DATA_SOURCES)
+    live = await read_live(client, normal_forms=False, raw=False, optional=DATA_SOURCES)
     found = await target_dialect(client, None, live)
     report = lint_live(live, ruleset, now=now, source=source, dialect=dialect_of(found.name))
     report.warnings.extend(refused_lines(live))

@@ -1,12 +1,16 @@
-"""The top-level objects two live models hold alike, told by the digests of their normal forms.
+"""The top-level objects two live models hold alike, told by digests.
 
-Two areas read with their normal forms (:func:`apimctl.state.live.read_live`, ``normal_forms``)
-keep each object's digests (:attr:`LiveObject.norm`). A top-level object is held alike when
-both models hold it under one key, and it and every object under it (the same keys on both
-sides) have equal digests in equal contexts: then whatever is made of it alone (an export,
-a plan) is the same on both sides, and ``apimctl diff`` exports and compares only the others
-(:func:`without`). An object without digests (a data source, a form without an encoding) is
-never held alike.
+Two areas read with the digests of their documents (:func:`apimctl.state.live.read_live`,
+``digested``: :attr:`LiveObject.doc_digest`) or of their normal forms (``normal_forms``:
+:attr:`LiveObject.norm`) keep them per object. A top-level object is held alike when both
+models hold it under one key, and it and every object under it (the same keys on both sides)
+have equal digests in equal contexts: everything made of an object (its normal form, an
+export, a plan) is made of its document and its context alone, so it is then the same on both
+sides, and ``apimctl diff`` exports and compares only the others (:func:`without`). Equal
+documents are the stronger test: objects alike in their normal forms only (a default written
+out on one side, keys in another order) are not held alike by their documents, and are
+compared in full, with the same outcome. An object without digests (a data source, a document
+without an encoding) is never held alike.
 """
 
 from __future__ import annotations
@@ -83,5 +87,8 @@ def _order(obj: LiveObject) -> tuple[str, str]:
 
 
 def _same(a: LiveObject, b: LiveObject) -> bool:
-    return (a.norm is not None and a.norm == b.norm and a.context == b.context
-            and a.name == b.name and a.key == b.key)
+    if a.doc_digest is not None and b.doc_digest is not None:
+        same = a.doc_digest == b.doc_digest
+    else:
+        same = a.norm is not None and a.norm == b.norm
+    return same and a.context == b.context and a.name == b.name and a.key == b.key

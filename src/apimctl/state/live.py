@@ -100,18 +100,21 @@ async def read_raw(client: Lister) -> dict[str, list[dict[str, Any]]]:
     return {k.name: list(r) for k, r in zip(kinds.TOP_LEVEL, results, strict=True)}
 
 
-async def read_live(client: Lister, *, normal_forms: bool = True,
-                    meanwhile: Callable[[], object] | None = None,
+async def read_live(client: Lister, *, normal_forms: bool = True, raw: bool = True,
+                    digested: bool = False, meanwhile: Callable[[], object] | None = None,
                     skip: Collection[str] = (), optional: Collection[str] = ()) -> LiveState:
     """The live state of the client's area (one list call per 1,000 top-level objects).
     ``normal_forms``: make each object's :attr:`LiveObject.norm` (what planning compares;
-    ``export`` and ``lint`` do without). ``meanwhile``: the caller's work that needs no area,
+    ``export`` and ``lint`` do without); ``raw``: keep what :attr:`LiveObject.raw` holds
+    (planning finds duplicates there; what only exports or compares areas does without);
+    ``digested``: make each object's :attr:`LiveObject.doc_digest` (the digest of its document
+    as read, in the same encoding as it is packed, so it costs a hash). ``meanwhile``: the caller's work that needs no area,
     done once, in the time this process would wait for the area's first pages (a server
     makes a large first page while this process has nothing to read); at the end when it
     never waits. ``skip``: names of top-level kinds not read at all (:func:`unnamed_sources`);
     ``optional``: names of kinds an area may refuse to list (403, 404): such a kind then reads
     as empty, and :attr:`LiveState.refused` says why."""
-    reader = _Reader(normal_forms)
+    reader = _Reader(normal_forms, raw=raw, digested=digested)
     reading = [k for k in kinds.TOP_LEVEL if k.name not in skip]
     reader.state.skipped = frozenset(k.name for k in kinds.TOP_LEVEL if k.name in skip)
     streams: list[AsyncGenerator[Iterable[dict[str, Any]], None]] = [
@@ -226,7 +229,8 @@ def lookups_of(raw: Mapping[str, list[dict[str, Any]]]) -> Lookups:
 class _Reader:
     """Translates raw objects into one :class:`LiveState`, object by object."""
 
-    def __init__(self, normal_forms: bool) -> None:
+    def __init__(self, normal_forms: bool, *, raw: bool = True, digested: bool = False) -> None:
+        self.keep_raw, self.digested = raw, digested
         self.state = LiveState()
         self.lookups = Lookups()
         self.normals = NormalBatches() if normal_forms else None
@@ -288,7 +292,8 @@ class _Reader:
         obj = LiveObject(kind.name, kind.key_of(str(raw.get(kind.identity)), parent_key),
                          str(raw.get("id")), doc, parent_key,
                          parent.id if parent is not None else None, read.updated, read.revision,
-                         name, self.raw(kind, raw), packer=self.packer(kind, doc), context=ctx)
+                         name, self.raw(kind, raw) if self.keep_raw else None,
+                         packer=self.packer(kind, doc), context=ctx, digested=self.digested)
         if self.normals is not None and not kind.read_only:
             self.normals.add(obj, kind, doc, ctx)
         self.state.add(obj, doc)

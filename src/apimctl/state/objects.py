@@ -36,15 +36,15 @@ class LiveObject:
     are objects of their own).
     """
 
-    __slots__ = ("_packed", "_packer", "_raw", "context", "id", "key", "kind", "name", "norm",
-                 "parent_id", "parent_key", "revision", "updated")
+    __slots__ = ("_packed", "_packer", "_raw", "context", "doc_digest", "id", "key", "kind", "name",
+                 "norm", "parent_id", "parent_key", "revision", "updated")
 
     def __init__(self, kind: str, key: str, id: str, doc: dict[str, Any],
                  parent_key: str | None = None, parent_id: str | None = None,
                  updated: str | None = None, revision: int | None = None, name: str = "",
                  raw: Mapping[str, Any] | tuple[Any, ...] | None = None, *,
                  packer: Packer | None = None, norm: Digests | None = None,
-                 context: Context | None = None) -> None:
+                 context: Context | None = None, digested: bool = False) -> None:
         self.kind = kind
         self.key = key
         self.id = id
@@ -57,7 +57,11 @@ class LiveObject:
         self.norm = norm
         self.context = context
         self._packer = packer or PLAIN
-        self._packed = self._packer.pack(doc)
+        self.doc_digest: bytes | None = None
+        if digested:
+            self._packed, self.doc_digest = self._packer.pack_digested(doc)
+        else:
+            self._packed = self._packer.pack(doc)
 
     @property
     def raw(self) -> Mapping[str, Any]:
@@ -72,8 +76,9 @@ class LiveObject:
     @property
     def keeps_lists(self) -> bool:
         """Whether :attr:`raw` may hold nested lists: not when the reader found no two items
-        of a keyed list or set sharing an identity (it then keeps the kept scalars alone)."""
-        return not isinstance(self._raw, tuple)
+        of a keyed list or set sharing an identity (it then keeps the kept scalars alone), nor
+        when nothing of the raw object was kept."""
+        return self._raw is not None and not isinstance(self._raw, tuple)
 
     @property
     def doc(self) -> dict[str, Any]:
@@ -82,7 +87,7 @@ class LiveObject:
     @doc.setter
     def doc(self, value: dict[str, Any]) -> None:
         self._packed = self._packer.pack(value)
-        self.norm = None
+        self.norm = self.doc_digest = None
 
     @property
     def packed(self) -> tuple[bytes, bytes | None] | None:
@@ -90,6 +95,19 @@ class LiveObject:
         against (``None`` when kept unpacked: it has no encoding)."""
         packed = self._packed
         return (packed, self._packer.zdict) if isinstance(packed, bytes) else None
+
+    @classmethod
+    def restored(cls, kind: str, key: str, id: str, packed: bytes | dict[str, Any], packer: Packer,
+                 parent_key: str | None, parent_id: str | None, updated: str | None,
+                 revision: int | None, name: str, context: Context | None,
+                 doc_digest: bytes | None) -> LiveObject:
+        """An object as :func:`portable` gave it, its document kept as it was packed."""
+        obj = cls.__new__(cls)
+        obj.kind, obj.key, obj.id, obj.name = kind, key, id, name
+        obj.parent_key, obj.parent_id, obj.updated, obj.revision = parent_key, parent_id, updated, revision
+        obj._raw, obj.norm, obj.context, obj.doc_digest = None, None, context, doc_digest
+        obj._packer, obj._packed = packer, packed
+        return obj
 
     def _fields(self) -> tuple[Any, ...]:
         return (self.kind, self.key, self.id, self.doc, self.parent_key, self.parent_id,
@@ -196,3 +214,36 @@ def repeats(kind: Kind, raw: Mapping[str, Any]) -> bool:
             if len(set(idents)) < len(idents):
                 return True
     return False
+
+
+# --- a live model sent between processes --------------------------------------------------------
+
+# per object: kind, key, id, packed document, the preset dictionary it was packed against,
+# parent key, parent id, updated, revision, name, context, document digest
+PortableState = tuple[
+    list[tuple[str, str, str, bytes | dict[str, Any], bytes | None, str | None, str | None, str | None,
+               int | None, str, Context | None, bytes | None]],
+    dict[str, dict[str, Any]], frozenset[str], dict[str, str]]
+
+
+def portable(state: LiveState) -> PortableState:
+    """``state`` as plain data that pickles (its documents still packed: a few dozen bytes
+    each), for :func:`from_portable` in another process. Neither :attr:`LiveObject.raw` nor
+    the normal forms travel: a model read for export or for comparing areas keeps neither."""
+    objects = [(o.kind, o.key, o.id, o._packed, o._packer.zdict, o.parent_key, o.parent_id, o.updated,
+                o.revision, o.name, o.context, o.doc_digest)
+               for found in state.objects.values() for o in found]
+    return objects, state.spelled, state.skipped, state.refused
+
+
+def from_portable(data: PortableState) -> LiveState:
+    """The live model :func:`portable` gave, the objects in the order they were read."""
+    objects, spelled, skipped, refused = data
+    state = LiveState(spelled=spelled, skipped=skipped, refused=refused)
+    packers: dict[bytes | None, Packer] = {None: PLAIN}
+    for kind, key, id_, packed, zdict, parent_key, parent_id, updated, revision, name, ctx, found in objects:
+        packer = packers.get(zdict) or packers.setdefault(zdict, Packer(zdict))
+        obj = LiveObject.restored(kind, key, id_, packed, packer, parent_key, parent_id, updated,
+                                  revision, name, ctx, found)
+        state.objects.setdefault(kind, []).append(obj)
+    return state

@@ -6,6 +6,7 @@ Python objects in about 50 bytes) and unpacks it on each access.
 
 from __future__ import annotations
 
+import hashlib
 import zlib
 from typing import Any
 
@@ -44,6 +45,20 @@ class Packer:
         deflate = self._primed.copy()
         packed: bytes = deflate.compress(data) + deflate.flush()
         return packed
+
+    def pack_digested(self, doc: dict[str, Any]) -> tuple[bytes | dict[str, Any], bytes | None]:
+        """:meth:`pack`, and the digest of the document's encoding (``None`` when it has
+        none): equal digests mean equal documents, key order included."""
+        data = encoded(doc)
+        if data is None:
+            return doc, None
+        found = hashlib.blake2b(data, digest_size=16).digest()
+        if self.zdict is None:
+            return data, found
+        if self._primed is None:
+            self._primed = zlib.compressobj(1, zlib.DEFLATED, _WBITS, _MEM_LEVEL, zdict=self.zdict)
+        deflate = self._primed.copy()
+        return deflate.compress(data) + deflate.flush(), found
 
     def unpack(self, packed: bytes | dict[str, Any]) -> dict[str, Any]:
         if isinstance(packed, dict):

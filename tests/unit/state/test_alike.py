@@ -35,3 +35,31 @@ def test_without_drops_the_objects_under_those_held() -> None:
     assert [o.key for o in rest.of("endpoint")] == ["Payments/Forecast"]
     assert [o.key for o in rest.of("role")] == ["Partners"]
     assert live.count() == 6  # the model itself is left as it was
+
+
+def _documents(**changed: object) -> LiveState:
+    """A service and its endpoint, with the digests of their documents (as ``read_live``
+    makes them with ``digested``), the endpoint's fields in the order given."""
+    live = LiveState()
+    live.add(LiveObject("service", "Weather", "s1", {"name": "Weather", "qpsLimitOverall": 5},
+                        name="Weather", digested=True))
+    endpoint = {"name": "Forecast", "requestPathAlias": "/v1", **changed}
+    live.add(LiveObject("endpoint", "Weather/Forecast", "e1", endpoint, "Weather", "s1",
+                        name="Forecast", digested=True))
+    return live
+
+
+def test_documents_alike_by_their_digests() -> None:
+    assert set(alike(_documents(), _documents(), {"service"})["service"]) == {"Weather"}
+    assert alike(_documents(requestPathAlias="/v2"), _documents(), {"service"}) == {}
+    # equal in their normal forms, unequal as documents (a default written out): compared in full
+    assert alike(_documents(trafficManagerDomain=None), _documents(), {"service"}) == {}
+
+
+def test_a_document_replaced_loses_its_digest() -> None:
+    live = _documents()
+    endpoint = live.of("endpoint")[0]
+    assert endpoint.doc_digest is not None
+    endpoint.doc = {**endpoint.doc, "requestPathAlias": "/v3"}
+    assert endpoint.doc_digest is None
+    assert alike(live, _documents(), {"service"}) == {}
