@@ -12,17 +12,21 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from apimctl import kinds
 from apimctl.applying import journal
+from apimctl.applying.lease import LEASE_NAME
 
 from .apply_support import (
     AREA,
     SECRET_VALUES,
+    TOKEN,
     TOKEN_B,
     Runs,
     Server,
@@ -170,6 +174,57 @@ def test_resume_after_the_daily_quota_stops_a_run(tmp_path: Path, dialect_option
         again = runs.run(srv, "plan", str(folder), token=checker)
         assert "No changes" in again.stdout, again.stdout
         runs.assert_no_secrets(path)
+
+
+class Spender(threading.Thread):
+    """Another user of the key: once the apply has written ``after`` times, spends the key's
+    daily quota down to ``left`` calls (reading what is left off the quota headers)."""
+
+    def __init__(self, srv: Server, after: int, left: int) -> None:
+        super().__init__(daemon=True)
+        self.srv, self.after, self.left, self.spent = srv, after, left, 0
+        self.start_writes = srv.writes()
+
+    def run(self) -> None:
+        with httpx.Client(timeout=5) as http:
+            while self.srv.writes() < self.start_writes + self.after:
+                pass
+            while True:
+                reply = http.get(f"{self.srv.url}/roles", params={"fields": "id"},
+                                 headers={"Authorization": f"Bearer {TOKEN}"})
+                allotted = int(reply.headers.get("X-Packagekey-Quota-Allotted", "0"))
+                current = int(reply.headers.get("X-Packagekey-Quota-Current", allotted))
+                self.spent += 1
+                if reply.status_code != 200 or allotted - current <= self.left:
+                    return
+
+
+def test_a_run_stopped_by_the_daily_quota_releases_its_lease(tmp_path: Path,
+                                                             dialect_options: tuple[str, ...]) -> None:
+    """The key's quota runs out in the middle of a run (another user of the key spends it): the
+    run stops as on ERR_403_DEVELOPER_OVER_RATE, with the call that releases its lease kept
+    (the quota headers tell what is left), prints the line that resumes it, and another apply
+    (another key of the area) takes the lease at once."""
+    folder = write_manifest(tmp_path / "m", services=10)  # 14 units
+    path = tmp_path / "stopped.jsonl"
+    # the apply's budget is about 30 calls: it fits, and so does the other apply's
+    with server(tmp_path, *dialect_options, "--daily-quota", "45", "--quota-headers") as srv:
+        runs = Runs()
+        spender = Spender(srv, after=3, left=4)  # the lease and two units, then 4 calls left
+        spender.start()
+        stopped = runs.run(srv, "apply", "--auto-approve", "--qps", "8", "--parallelism", "1",
+                           "--journal", str(path), str(folder))
+        spender.join(10)
+        assert stopped.returncode == 3, stopped.stdout + stopped.stderr
+        assert "ERR_403_DEVELOPER_OVER_RATE" in stopped.stdout and "releasing the apply lease" in stopped.stdout
+        assert "could not release" not in stopped.stderr
+        run_id = run_id_of(path)
+        assert f"apimctl apply --resume {run_id} --auto-approve --journal {path}" in stopped.stderr
+        assert [r for r in srv.get("/roles", {"fields": "id,name"}, TOKEN_B) if r["name"] == LEASE_NAME] == []
+        other = runs.run(srv, "apply", "--auto-approve", "--lock-timeout", "0", str(folder), token=TOKEN_B)
+        assert other.returncode == 0, other.stdout + other.stderr
+        assert "took over" not in other.stderr and "stale" not in other.stderr
+        assert {k: n for k, n in inventory(srv, TOKEN_B).items() if n > 1} == {}
 
 
 def test_bad_journals_and_resumes_are_refused(spec_srv: Server, tmp_path: Path) -> None:

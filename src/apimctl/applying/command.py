@@ -165,7 +165,8 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
         plan.budget = budget.estimate(plan, meter.spent()[0], qps=_qps(client), lease=request.lock)
         if request.show_budget:
             notice(plan.budget.text())
-        budget.check_quota(plan.budget, request.daily_quota, sum(meter.spent()), request.quota_used)
+        budget.check_quota(plan.budget, request.daily_quota, sum(meter.spent()), request.quota_used,
+                           told=getattr(client.stats, "quota", None))
         if planned is None and (confirm is not None or request.lock):
             # do not ask about a plan that is stale already, nor take the lease for it
             check_fresh(plan, (await read_state(client))[1])
@@ -181,7 +182,10 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
             if lease is not None:
                 plan, planned = await _recheck(source, client, request, plan, planned, lease,
                                                asked=confirm is not None)
-            writer = client if lease is None else FencedClient(client, lease)
+            writer: Client = client if lease is None else FencedClient(client, lease)
+            # the last calls of a known daily quota are kept for releasing the lease
+            writer = budget.Guarded(writer, budget.Gauge(client.stats, request.daily_quota, request.quota_used),
+                                    reserve=budget.RELEASE_CALLS if lease is not None else 0)
             run_id = lease.holder.run_id if lease is not None else uuid.uuid4().hex[:12]
             result = (await _execute(writer, plan, planned, request, progress, note, interrupt,
                                      _journal(request, run_id, plan))

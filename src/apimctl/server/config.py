@@ -26,6 +26,9 @@ class ServerConfig:
     operator_token: str | None = None
     qps: float | None = None
     daily_quota: int | None = None
+    # the management API's answers carry the quota headers (X-Packagekey-Quota-*), as the
+    # platform's traffic manager in front of it does for a package with rate-limit headers on
+    quota_headers: bool = False
     fault_rate: float = 0.0
     fault_seed: int | None = None
     events_config: dict[str, Any] | None = None
