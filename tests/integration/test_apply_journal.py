@@ -261,9 +261,9 @@ def test_bad_journals_and_resumes_are_refused(spec_srv: Server, tmp_path: Path) 
     assert srv.writes() == writes
 
 
-def budget_of(stderr: str) -> tuple[int, int]:
+def budget_of(text: str) -> tuple[int, int]:
     """The calls and the writes of the ``Budget:`` line of a plan."""
-    line = next(x for x in stderr.splitlines() if x.startswith("Budget: "))
+    line = next(x for x in text.splitlines() if x.startswith("Budget: "))
     match = re.match(r"Budget: (\d+) calls \(\d+ reads, 4 lease, (\d+) writes, \d+ checks\)", line)
     assert match, line
     return int(match.group(1)), int(match.group(2))
@@ -282,8 +282,11 @@ def test_the_budget_of_a_plan_and_the_daily_quota(spec_srv: Server, tmp_path: Pa
     start = srv.writes()
     planned = runs.run(srv, "plan", "--qps", "4", str(folder), token=token)
     assert planned.returncode == 0, planned.stderr
-    total, writes = budget_of(planned.stderr)
-    assert f"about {total / 4:.0f} s at --qps 4." in planned.stderr
+    total, writes = budget_of(planned.stdout)  # in the plan itself, under its totals
+    assert f"about {total / 4:.0f} s at --qps 4." in planned.stdout
+    document = json.loads(runs.run(srv, "plan", "--qps", "4", "--format", "json", str(folder), token=token).stdout)
+    assert document["budget"]["calls"] == total and document["budget"]["writes"] == writes
+    assert document["budget"]["qps"] == 4 and document["budget"]["seconds"] == round(total / 4, 1)
 
     (tmp_path / "apimctl.toml").write_text('[default]\nprofile = "small"\n\n[profiles.small]\ndaily_quota = 3\n')
     whole = runs.run(srv, "apply", "--auto-approve", str(folder), token=token)
@@ -297,7 +300,7 @@ def test_the_budget_of_a_plan_and_the_daily_quota(spec_srv: Server, tmp_path: Pa
 
     changed = changed_manifest(folder)
     again = runs.run(srv, "plan", str(changed), token=token)
-    needed, _ = budget_of(again.stderr)
+    needed, _ = budget_of(again.stdout)
     later = runs.run(srv, "apply", "--auto-approve", "--daily-quota", str(needed + 5), str(changed),
                      token=token)
     assert later.returncode == 1, later.stdout + later.stderr
