@@ -17,7 +17,7 @@ it sees the server's own ``send``). It
 - injects faults at ``--fault-rate`` with a RNG seeded by ``--fault-seed`` on the management API:
   ``503``, ``500``, ``drop`` (connection closed, nothing sent), ``delay`` (the request runs, its
   response is held past a client's timeout) and ``lost`` (the request runs and commits, then the
-  connection is dropped).
+  connection is dropped); ``--fault-token`` keeps them to the calls of some tokens, ``--fault-kind`` to some kinds.
 
 Throttled calls do not count against the daily quota; calls refused by the quota or the rate
 limit never reach the application.
@@ -201,7 +201,8 @@ class ControlsMiddleware:
         self.counter = CallCounter()
         self.limiter = limiter or RateLimiter(config.qps, config.daily_quota)
         self.quota_headers = config.quota_headers
-        self.faults = FaultInjector(config.fault_rate, config.fault_seed, fault_kinds)
+        self.fault_tokens = frozenset(config.fault_tokens)
+        self.faults = FaultInjector(config.fault_rate, config.fault_seed, config.fault_kinds or fault_kinds)
         self.fault_delay = fault_delay
         self.routes = routes if routes is not None else getattr(app, "routes", None)
 
@@ -232,7 +233,8 @@ class ControlsMiddleware:
             return
         if token is not None and self.quota_headers:
             send.extra = self.limiter.usage_headers(token)
-        fault = send.fault = self.faults.draw()
+        chosen = not self.fault_tokens or token in self.fault_tokens
+        fault = send.fault = self.faults.draw() if chosen else None
         if fault is None:
             await self.app(scope, receive, send)
         elif fault in ("503", "500"):
