@@ -111,7 +111,7 @@ class Gauge:
         told = getattr(getattr(self.stats, "quota", None), "left", None)
         found = [] if told is None else [told - self.sending]
         if self.quota is not None and self.stats is not None:
-            found.append(self.quota - self.earlier - int(self.stats.total()))
+            found.append(self.quota - self.earlier - int(self.stats.reads()) - int(self.stats.writes()))
         return max(0, min(found)) if found else None
 
 
