@@ -12,17 +12,21 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from apimctl import kinds
 from apimctl.applying import journal
+from apimctl.applying.lease import LEASE_NAME
 
 from .apply_support import (
     AREA,
     SECRET_VALUES,
+    TOKEN,
     TOKEN_B,
     Runs,
     Server,
@@ -172,6 +176,57 @@ def test_resume_after_the_daily_quota_stops_a_run(tmp_path: Path, dialect_option
         runs.assert_no_secrets(path)
 
 
+class Spender(threading.Thread):
+    """Another user of the key: once the apply has written ``after`` times, spends the key's
+    daily quota down to ``left`` calls (reading what is left off the quota headers)."""
+
+    def __init__(self, srv: Server, after: int, left: int) -> None:
+        super().__init__(daemon=True)
+        self.srv, self.after, self.left, self.spent = srv, after, left, 0
+        self.start_writes = srv.writes()
+
+    def run(self) -> None:
+        with httpx.Client(timeout=5) as http:
+            while self.srv.writes() < self.start_writes + self.after:
+                pass
+            while True:
+                reply = http.get(f"{self.srv.url}/roles", params={"fields": "id"},
+                                 headers={"Authorization": f"Bearer {TOKEN}"})
+                allotted = int(reply.headers.get("X-Packagekey-Quota-Allotted", "0"))
+                current = int(reply.headers.get("X-Packagekey-Quota-Current", allotted))
+                self.spent += 1
+                if reply.status_code != 200 or allotted - current <= self.left:
+                    return
+
+
+def test_a_run_stopped_by_the_daily_quota_releases_its_lease(tmp_path: Path,
+                                                             dialect_options: tuple[str, ...]) -> None:
+    """The key's quota runs out in the middle of a run (another user of the key spends it): the
+    run stops as on ERR_403_DEVELOPER_OVER_RATE, with the call that releases its lease kept
+    (the quota headers tell what is left), prints the line that resumes it, and another apply
+    (another key of the area) takes the lease at once."""
+    folder = write_manifest(tmp_path / "m", services=10)  # 14 units
+    path = tmp_path / "stopped.jsonl"
+    # the apply's budget is about 30 calls: it fits, and so does the other apply's
+    with server(tmp_path, *dialect_options, "--daily-quota", "45", "--quota-headers") as srv:
+        runs = Runs()
+        spender = Spender(srv, after=3, left=4)  # the lease and two units, then 4 calls left
+        spender.start()
+        stopped = runs.run(srv, "apply", "--auto-approve", "--qps", "8", "--parallelism", "1",
+                           "--journal", str(path), str(folder))
+        spender.join(10)
+        assert stopped.returncode == 3, stopped.stdout + stopped.stderr
+        assert "ERR_403_DEVELOPER_OVER_RATE" in stopped.stdout and "releasing the apply lease" in stopped.stdout
+        assert "could not release" not in stopped.stderr
+        run_id = run_id_of(path)
+        assert f"apimctl apply --resume {run_id} --auto-approve --journal {path}" in stopped.stderr
+        assert [r for r in srv.get("/roles", {"fields": "id,name"}, TOKEN_B) if r["name"] == LEASE_NAME] == []
+        other = runs.run(srv, "apply", "--auto-approve", "--lock-timeout", "0", str(folder), token=TOKEN_B)
+        assert other.returncode == 0, other.stdout + other.stderr
+        assert "took over" not in other.stderr and "stale" not in other.stderr
+        assert {k: n for k, n in inventory(srv, TOKEN_B).items() if n > 1} == {}
+
+
 def test_bad_journals_and_resumes_are_refused(spec_srv: Server, tmp_path: Path) -> None:
     srv, token = spec_srv, spec_srv.fresh_token()
     runs = Runs()
@@ -206,9 +261,9 @@ def test_bad_journals_and_resumes_are_refused(spec_srv: Server, tmp_path: Path) 
     assert srv.writes() == writes
 
 
-def budget_of(stderr: str) -> tuple[int, int]:
+def budget_of(text: str) -> tuple[int, int]:
     """The calls and the writes of the ``Budget:`` line of a plan."""
-    line = next(x for x in stderr.splitlines() if x.startswith("Budget: "))
+    line = next(x for x in text.splitlines() if x.startswith("Budget: "))
     match = re.match(r"Budget: (\d+) calls \(\d+ reads, 4 lease, (\d+) writes, \d+ checks\)", line)
     assert match, line
     return int(match.group(1)), int(match.group(2))
@@ -227,8 +282,11 @@ def test_the_budget_of_a_plan_and_the_daily_quota(spec_srv: Server, tmp_path: Pa
     start = srv.writes()
     planned = runs.run(srv, "plan", "--qps", "4", str(folder), token=token)
     assert planned.returncode == 0, planned.stderr
-    total, writes = budget_of(planned.stderr)
-    assert f"about {total / 4:.0f} s at --qps 4." in planned.stderr
+    total, writes = budget_of(planned.stdout)  # in the plan itself, under its totals
+    assert f"about {total / 4:.0f} s at --qps 4." in planned.stdout
+    document = json.loads(runs.run(srv, "plan", "--qps", "4", "--format", "json", str(folder), token=token).stdout)
+    assert document["budget"]["calls"] == total and document["budget"]["writes"] == writes
+    assert document["budget"]["qps"] == 4 and document["budget"]["seconds"] == round(total / 4, 1)
 
     (tmp_path / "apimctl.toml").write_text('[default]\nprofile = "small"\n\n[profiles.small]\ndaily_quota = 3\n')
     whole = runs.run(srv, "apply", "--auto-approve", str(folder), token=token)
@@ -242,7 +300,7 @@ def test_the_budget_of_a_plan_and_the_daily_quota(spec_srv: Server, tmp_path: Pa
 
     changed = changed_manifest(folder)
     again = runs.run(srv, "plan", str(changed), token=token)
-    needed, _ = budget_of(again.stderr)
+    needed, _ = budget_of(again.stdout)
     later = runs.run(srv, "apply", "--auto-approve", "--daily-quota", str(needed + 5), str(changed),
                      token=token)
     assert later.returncode == 1, later.stdout + later.stderr

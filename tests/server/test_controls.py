@@ -222,6 +222,26 @@ def test_daily_quota_response(tmp_path: Path) -> None:
     assert commits == ["n", "n"]  # the refused call never reached the application
 
 
+def test_quota_headers(tmp_path: Path) -> None:
+    """``--quota-headers``: each answer says what the token used of its daily quota, as the
+    platform's traffic manager does (X-Packagekey-Quota-*, X-Plan-Quota-Reset)."""
+    mw, _ = controls(tmp_path, daily_quota=5, quota_headers=True)
+    first, second, other = run(mw, get("/v3/rest/things/a"), get("/v3/rest/things/b"), get("/v3/rest/things/c", T2))
+    assert first.headers["X-Packagekey-Quota-Allotted"] == "5"
+    assert [first.headers["X-Packagekey-Quota-Current"], second.headers["X-Packagekey-Quota-Current"],
+            other.headers["X-Packagekey-Quota-Current"]] == ["1", "2", "1"]  # per token
+    assert first.headers["X-Plan-Quota-Reset"].endswith("12:00:00 AM GMT")
+    plain, = run(controls(tmp_path, daily_quota=5)[0], get("/v3/rest/things/a"))
+    assert "X-Packagekey-Quota-Current" not in plain.headers  # not unless asked for
+
+
+def test_faults_of_some_tokens_only(tmp_path: Path) -> None:
+    mw, commits = controls(tmp_path, fault_rate=1.0, fault_seed=7, fault_kinds=["503"], fault_tokens=("t1",))
+    write = ("POST", "/v3/rest/things", T1, {"name": "n"})
+    faulted, spared = run(mw, write, ("POST", "/v3/rest/things", T2, {"name": "m"}))
+    assert (faulted.status_code, spared.status_code) == (503, 200) and commits == ["m"]
+
+
 # --- faults --------------------------------------------------------------------------------
 
 

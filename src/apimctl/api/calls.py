@@ -6,11 +6,59 @@ Used by :class:`apimctl.api.client.ApiClient` for every request it sends.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from apimctl.errors import ApiError, Unreachable
 
 _READS = frozenset({"GET", "HEAD"})
+
+# the daily quota as the platform tells it: the traffic manager in front of the API adds these
+# to its answers when the key's package has rate-limit headers on (SUPPLEMENT §10 fact 1, and
+# the traffic manager's limits, "with rateLimitHeadersEnabled"); the reset time is written as
+# ``Tuesday, February 02, 2027 12:00:00 AM GMT``
+QUOTA_ALLOTTED = "X-Packagekey-Quota-Allotted"
+QUOTA_CURRENT = "X-Packagekey-Quota-Current"
+QUOTA_RESET = "X-Plan-Quota-Reset"
+_RESET_FORMAT = "%A, %B %d, %Y %I:%M:%S %p GMT"
+
+
+@dataclass
+class QuotaSeen:
+    """The daily quota as the last answer that carried the quota headers told it: calls
+    ``allotted`` per day, the ``current`` count, and when it resets (``None``: not told)."""
+
+    allotted: int | None = None
+    current: int | None = None
+    reset: datetime | None = None
+
+    def observe(self, headers: Mapping[str, str]) -> None:
+        """Take the quota headers of one answer (an answer without them changes nothing)."""
+        allotted, current = _count(headers.get(QUOTA_ALLOTTED)), _count(headers.get(QUOTA_CURRENT))
+        if allotted is None or current is None:
+            return
+        self.allotted, self.current = allotted, current
+        try:
+            self.reset = datetime.strptime(str(headers.get(QUOTA_RESET, "")).strip(),
+                                           _RESET_FORMAT).replace(tzinfo=UTC)
+        except ValueError:
+            self.reset = None
+
+    @property
+    def left(self) -> int | None:
+        """The calls left today, as told (``None``: no answer told it)."""
+        if self.allotted is None or self.current is None:
+            return None
+        return max(0, self.allotted - self.current)
+
+
+def _count(value: str | None) -> int | None:
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        return None
+    return number if number >= 0 else None
 
 
 @dataclass
@@ -19,6 +67,7 @@ class CallStats:
 
     calls: Counter[tuple[str, str]] = field(default_factory=Counter)
     token_calls: int = 0  # token exchanges, kept apart from the management API calls
+    quota: QuotaSeen = field(default_factory=QuotaSeen)  # the daily quota, as answers tell it
 
     def record(self, method: str, path: str) -> None:
         self.calls[(method, path)] += 1

@@ -325,6 +325,7 @@ class ApiClient(Calls):
             return error
         self.breaker.succeeded()
         self.dialect.observe(where, response)
+        self.stats.quota.observe(response.headers)
         return read_reply(where, response, token, list_content=content)
 
     async def _send(

@@ -53,12 +53,12 @@ from contextlib import (
     asynccontextmanager,
     contextmanager,
 )
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from apimctl import sensitive
-from apimctl.applying import budget, journal
+from apimctl.applying import budget, journal, reading
 from apimctl.applying.bodies import (
     SECRET_PATHS,
     StepError,
@@ -124,6 +124,8 @@ class ApplyRequest:
     resumes: str | None = None  # the run id this apply resumes (apply --resume)
     # the (action, address) steps the resumed run left undone: a new plan must stay within them
     remaining: frozenset[tuple[str, str]] | None = None
+    resumed_manifests: str = ""  # the digest of the resumed run's manifests ("": unknown)
+    read_all: bool = False  # a resume reads the whole area (its journal cannot tell what it needs)
     daily_quota: int | None = None  # --daily-quota N: calls per day; refused up front beyond
     quota_used: int = 0  # calls already made today by the runs journaled here
     show_budget: bool = True  # say the plan's budget (not against the embedded server)
@@ -151,6 +153,7 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
     ``ticks`` is the monotonic clock the lease's fencing reads (injectable for tests).
     """
     source = _read_input(request, notice, keep)
+    request = _resume_reads(request, source, notice)
     async with connect() as client:
         meter = Meter(client)
         plan, planned = await _plan_of(source, client, request)
@@ -164,7 +167,8 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
         plan.budget = budget.estimate(plan, meter.spent()[0], qps=_qps(client), lease=request.lock)
         if request.show_budget:
             notice(plan.budget.text())
-        budget.check_quota(plan.budget, request.daily_quota, sum(meter.spent()), request.quota_used)
+        budget.check_quota(plan.budget, request.daily_quota, sum(meter.spent()), request.quota_used,
+                           told=getattr(client.stats, "quota", None))
         if planned is None and (confirm is not None or request.lock):
             # do not ask about a plan that is stale already, nor take the lease for it
             check_fresh(plan, (await read_state(client))[1])
@@ -180,10 +184,13 @@ async def apply(request: ApplyRequest, connect: Connect, *, confirm: Confirm | N
             if lease is not None:
                 plan, planned = await _recheck(source, client, request, plan, planned, lease,
                                                asked=confirm is not None)
-            writer = client if lease is None else FencedClient(client, lease)
+            writer: Client = client if lease is None else FencedClient(client, lease)
+            # the last calls of a known daily quota are kept for releasing the lease
+            writer = budget.Guarded(writer, budget.Gauge(client.stats, request.daily_quota, request.quota_used),
+                                    reserve=budget.RELEASE_CALLS if lease is not None else 0)
             run_id = lease.holder.run_id if lease is not None else uuid.uuid4().hex[:12]
             result = (await _execute(writer, plan, planned, request, progress, note, interrupt,
-                                     _journal(request, run_id, plan))
+                                     _journal(request, run_id, plan, source))
                       if plan.steps else ApplyResult(plan=plan))
         return meter.counted(result)  # the lease released: its calls are counted too
 
@@ -235,7 +242,29 @@ class Meter:
         return result
 
 
-def _journal(request: ApplyRequest, run_id: str, plan: Plan) -> Journal | None:
+def _resume_reads(request: ApplyRequest, source: Plan | Manifest, notice: Notice) -> ApplyRequest:
+    """``request``, reading the whole area when a resume cannot read less: its journal cannot
+    tell what the remaining steps need, or the manifests changed since the run (then anything
+    may differ, and the whole plan is checked against the run's), which is said."""
+    if request.remaining is None or isinstance(source, Plan):
+        return request
+    why = ""
+    if reading.resume_reads(request.remaining) is None:
+        why = f"the journal of run {request.resumes} cannot tell what its remaining steps need"
+    elif request.resumed_manifests != journal.manifests_digest(source.doc):
+        why = (f"the manifests changed since run {request.resumes}" if request.resumed_manifests
+               else f"the journal of run {request.resumes} keeps no digest of its manifests")
+    if not why:
+        return request
+    notice(f"{why}: reading the whole area")
+    return replace(request, read_all=True)
+
+
+def _narrow(request: ApplyRequest) -> reading.ResumeReads | None:
+    return None if request.read_all else reading.resume_reads(request.remaining)
+
+
+def _journal(request: ApplyRequest, run_id: str, plan: Plan, source: Plan | Manifest | None = None) -> Journal | None:
     """The run's journal, opened with its header written (``None`` when turned off)."""
     if not request.journaled:
         return None
@@ -245,7 +274,8 @@ def _journal(request: ApplyRequest, run_id: str, plan: Plan) -> Journal | None:
     except OSError as exc:
         raise PlanError(f"cannot write the apply journal {path}: {exc}; nothing was written") from None
     sources = [str(Path(p).resolve()) for p in (*request.paths, *request.overlays)]
-    opened.begin(plan, area=request.target, sources=sources, resumes=request.resumes)
+    digest = journal.manifests_digest(source.doc) if isinstance(source, Manifest) else ""
+    opened.begin(plan, area=request.target, sources=sources, resumes=request.resumes, manifests=digest)
     return opened
 
 
@@ -352,7 +382,8 @@ async def _recheck(source: Plan | Manifest, client: Client, request: ApplyReques
         await lease.confirm()  # the prompt may have outlived the lease
     if planned is None:
         return plan, None
-    if await Snapshot.read(client) == planned.snapshot:
+    narrow = _narrow(request)
+    if await Snapshot.read(client, narrow.skip if narrow else ()) == planned.snapshot:
         return plan, planned
     fresh, planned = await _plan_of(source, client, request)
     if asked and _signature(fresh) != _signature(plan):
@@ -392,10 +423,13 @@ async def _plan_of(source: Plan | Manifest, client: Client,
         if source.target and source.target != request.target:
             raise PlanError(f"the saved plan was made for {source.target}; this run targets {request.target}")
         return source, None
-    options = PlanOptions(prune=request.prune, targets=request.targets, ignores=request.ignores,
+    narrow = _narrow(request)  # a resume reads what its steps need
+    options = PlanOptions(prune=request.prune, targets=request.targets or (narrow.targets if narrow else ()),
+                          ignores=request.ignores,
                           repair_duplicates=request.repair_duplicates, rotate=request.rotate)
     kept = Keeper()
-    made, state = await read_and_plan(client, source, options, read=kept.read)
+    made, state = await read_and_plan(client, source, options, read=kept.read,
+                                      skip=narrow.skip if narrow else ())
     await attach_impact(client, made, state, request.impact)
     made.target = request.target
     made.deleted_images = journal.deleted_images(made, state)

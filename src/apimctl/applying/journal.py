@@ -23,6 +23,7 @@ written. :func:`load` reads a journal back (refusing a truncated or foreign one)
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -84,10 +85,10 @@ class Journal:
         self._file.flush()
 
     def begin(self, plan: Plan, *, area: str, sources: Iterable[str] = (),
-              resumes: str | None = None) -> None:
+              resumes: str | None = None, manifests: str = "") -> None:
         self.write({"type": "run", "format": FORMAT, "run_id": self.run_id, "area": area,
                     "dialect": plan.dialect, "started": _now(), "sources": list(sources),
-                    "resumes": resumes, "steps_planned": _journaled(plan)})
+                    "resumes": resumes, "manifests": manifests, "steps_planned": _journaled(plan)})
 
     async def keep_deleted(self, client: Client, plan: Plan, ids: Mapping[str, str]) -> None:
         """Before the first write: the objects the plan deletes as they are (manifest shape,
@@ -225,6 +226,7 @@ class Run:
     started: str
     plan: Plan
     sources: list[str] = field(default_factory=list)
+    manifests: str = ""  # the digest of the manifests it applied (manifests_digest; "": not kept)
     done: set[str] = field(default_factory=set)  # addresses of steps written
     failed: set[str] = field(default_factory=set)
     begun: set[str] = field(default_factory=set)  # started, with no end recorded
@@ -286,7 +288,8 @@ def load(path: Path, *, run_id: str | None = None, area: str | None = None) -> R
     except (KeyError, TypeError, ValueError) as exc:
         raise JournalError(f"{path}:1: the journal's plan is damaged: {exc}") from None
     run = Run(path, str(head["run_id"]), str(head.get("area", "")), str(head.get("dialect", "")),
-              str(head.get("started", "")), plan, list(head.get("sources") or []))
+              str(head.get("started", "")), plan, list(head.get("sources") or []),
+              str(head.get("manifests") or ""))
     run._last = run.started
     for record in records[1:]:
         _replay(run, record)
@@ -333,3 +336,11 @@ def calls_today(area: str, folder: Path = RUNS_DIR, today: str | None = None) ->
     day = today or time.strftime("%Y-%m-%d", time.gmtime())
     return sum(r.calls for r in listing(folder)
                if isinstance(r, Run) and r.area == area and r.started.startswith(day))
+
+
+def manifests_digest(doc: Mapping[str, Any]) -> str:
+    """A digest of a manifest document (as read, secret references unresolved): a resume whose
+    manifests have the run's digest plans only what the run left undone, reading only what
+    that needs (:func:`apimctl.applying.reading.resume_reads`)."""
+    text = json.dumps(doc, sort_keys=True, ensure_ascii=False, default=str)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()

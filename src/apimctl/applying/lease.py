@@ -46,7 +46,15 @@ from typing import Any, Protocol
 
 from apimctl import kinds
 from apimctl.applying.fence import LeaseLost, Term, elapsed
-from apimctl.errors import ApiError, ApimctlError, Invalid, NotFound, ServerError, TransportError
+from apimctl.errors import (
+    ApiError,
+    ApimctlError,
+    Invalid,
+    NotFound,
+    QuotaExhausted,
+    ServerError,
+    TransportError,
+)
 from apimctl.state.normalise import canonical_datetime
 
 DEFAULT_TTL = 120.0  # seconds a lease lives without renewal
@@ -371,11 +379,21 @@ class Lease:
         if self.lost or not (self.holder.role_id or self._posted):
             return  # a lost lease is another's, or expires by itself: no call after a loss
         try:
+            if self.holder.role_id:
+                # one call, by the id this run created: a role id is never reused, so this
+                # deletes nothing of another's (one that took the lease over made a new role);
+                # the last call a run stopped by its daily quota has left (applying.budget)
+                await self.client.delete(LEASE_KIND.item_path(self.holder.role_id))
+                return
             current = await find(self.client, self.ttl)
             if current is not None and self.ours(current):
                 await self.client.delete(LEASE_KIND.item_path(current.role_id))
         except NotFound:
             pass
+        except QuotaExhausted:  # the platform refuses the key every call, this one too
+            self.note(f"could not release the apply lease: the daily quota is exhausted; it expires "
+                      f"by itself within {self.ttl:g}s, and `apimctl apply --resume "
+                      f"{self.holder.run_id}` takes it over at once")
         except ApiError as exc:  # never hide the apply's own outcome behind this
             self.note(f"could not release the apply lease ({exc}); it expires by itself within "
                       f"{self.ttl:g}s, or break it with `apimctl unlock {self.holder.run_id}`")

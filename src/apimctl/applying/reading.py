@@ -10,6 +10,10 @@ too, which the live model does not keep) and the area's
 as the reader sees it, showing every top-level object it lists to a :class:`Keeper` on its way
 to the reader. So apply never holds the area's raw lists beside the live model, nor longer
 than ``plan`` does; once the plan is made only the kept ids and digests remain.
+
+A resumed run (``apply --resume``) reads less (:func:`resume_reads`): only the collections
+the steps its journal left undone need (their own top-level kinds and those they reference),
+and plans only their top-level objects, as ``--target`` would.
 """
 
 from __future__ import annotations
@@ -84,3 +88,60 @@ async def read(client: Lister, meanwhile: Callable[[], object] | None = None,
     objects, :func:`apimctl.applying.run.add_read_only`), and what apply keeps of it."""
     keeper = Keeper()
     return await keeper.read(client, meanwhile=meanwhile, skip=skip), keeper
+
+
+@dataclass(frozen=True)
+class ResumeReads:
+    """What the resume of a run reads and plans: ``skip`` the top-level kinds not read at all,
+    ``targets`` the top-level objects of the steps left undone (``KIND:KEY``, as ``--target``)."""
+
+    skip: frozenset[str]
+    targets: tuple[str, ...]
+
+
+def resume_reads(remaining: Collection[tuple[str, str]] | None) -> ResumeReads | None:
+    """What resuming a run whose steps ``remaining`` (``(action, address)``) are left undone
+    needs of the area: the collections of their top-level objects and, transitively, of every
+    kind one of those (or an object inside one) references; the other collections are not
+    read. ``None`` (read the whole area) when there is no resume, or when the journal cannot
+    tell: no step left, or an address of no known kind."""
+    if not remaining:
+        return None
+    needed: set[str] = set()
+    targets: set[str] = set()
+    try:
+        for _action, addr in remaining:
+            name, _, key = addr.partition(":")
+            kind = kinds.get(name)
+            while kind.parent is not None:
+                key = kinds.split_key(kind, key)[0] or ""
+                kind = kinds.get(kind.parent)
+            if not key:
+                return None
+            needed.add(kind.name)
+            targets.add(f"{kind.name}:{key}")
+    except (KeyError, ValueError):
+        return None
+    todo = list(needed)
+    while todo:
+        for inner in _within(kinds.get(todo.pop())):
+            for ref in inner.references:
+                top = _top(kinds.get(ref.kind))
+                if top.name not in needed:
+                    needed.add(top.name)
+                    todo.append(top.name)
+    return ResumeReads(frozenset(k.name for k in kinds.TOP_LEVEL if k.name not in needed),
+                       tuple(sorted(targets)))
+
+
+def _within(kind: Kind) -> Iterator[Kind]:
+    """``kind`` and every kind nested in it."""
+    yield kind
+    for child in kinds.children_of(kind):
+        yield from _within(child)
+
+
+def _top(kind: Kind) -> Kind:
+    while kind.parent is not None:
+        kind = kinds.get(kind.parent)
+    return kind

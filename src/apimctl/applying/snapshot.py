@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,13 +119,15 @@ class Snapshot:
         return snap
 
     @classmethod
-    async def read(cls, client: Lister) -> Snapshot:
+    async def read(cls, client: Lister, skip: Collection[str] = ()) -> Snapshot:
         """The area's snapshot now: every top-level kind apply writes listed with
-        :func:`snapshot_fields`."""
+        :func:`snapshot_fields`, but those named in ``skip`` (not read: empty, as in the
+        snapshot of a read that skipped them)."""
         async def one(kind: Kind) -> list[dict[str, Any]]:
             params = [("fields", ",".join(snapshot_fields(kind)))]
             return await client.list_all(kind.collection_path(), params, page_size=PAGE_SIZE,
                                          page_index=kind.page_index)
 
-        lists = await asyncio.gather(*(one(k) for k in _WRITTEN))
-        return cls.of({k.name: items for k, items in zip(_WRITTEN, lists, strict=True)})
+        read = [k for k in _WRITTEN if k.name not in skip]
+        lists = await asyncio.gather(*(one(k) for k in read))
+        return cls.of({k.name: items for k, items in zip(read, lists, strict=True)})

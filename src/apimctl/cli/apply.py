@@ -173,7 +173,8 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
                            rotate=rotations(rotate_secrets, rotate),
                            max_affected_keys=max_affected_keys, impact=impact,
                            journal=None if resume else journal, resumes=resume,
-                           remaining=remaining, daily_quota=daily_quota(ctx),
+                           remaining=remaining, resumed_manifests=run.manifests if resume else "",
+                           daily_quota=daily_quota(ctx),
                            quota_used=quota_used(ctx, settings), show_budget=bool(settings.get("url")))
     result = run_interruptible(
         lambda interrupt: apply(request, lambda: open_client(**settings, announce=term.note),

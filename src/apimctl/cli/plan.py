@@ -105,8 +105,7 @@ def command(ctx: click.Context, /, paths: tuple[str, ...], overlays: tuple[str, 
     paced = Paced(settings, _say)
     made = run_command(lambda: plan(request, paced.connect, notice=_say, keep=process.keep),
                        deadline_of(ctx), _say)
-    if settings.get("url"):  # the embedded server has no rate and no quota to budget
-        tell_budget(_say, made, paced.client, daily_quota(ctx))
+    tell_budget(_say, made, paced.client, daily_quota(ctx))  # every target: the plan shows it
     note = paced.note()
     if note:
         _say(note)

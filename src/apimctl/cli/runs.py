@@ -128,14 +128,14 @@ def quota_used(ctx: click.Context, settings: Mapping[str, Any]) -> int:
 
 
 def tell_budget(say: Callable[[str], None], plan: Plan, client: Any, quota: int | None) -> None:
-    """The plan's budget on stderr (``plan``), and whether it fits in the daily quota."""
+    """The plan's budget (``plan``: shown with the plan, in every format that has it), and on
+    stderr whether it fits in the daily quota (``--daily-quota``, or the quota headers)."""
     if not plan.steps:
         return
     stats = getattr(client, "stats", None)
     reads = int(stats.reads()) if stats is not None else 0
     plan.budget = budget.estimate(plan, reads, qps=getattr(getattr(client, "limiter", None), "qps", None))
-    say(plan.budget.text())
     try:
-        budget.check_quota(plan.budget, quota, 0)
+        budget.check_quota(plan.budget, quota, 0, told=getattr(stats, "quota", None))
     except PlanError as exc:
         say(f"Warning: {str(exc).removesuffix('; nothing was written')}")

@@ -105,8 +105,14 @@ def build_config(db: str, tokens: tuple[str, ...], clients: tuple[str, ...], use
 @click.option("--operator-token", default=None, help="Bearer token of the /operator endpoints.")
 @click.option("--qps", type=click.FloatRange(0, min_open=True), default=None, help="Per-token calls per second (403 ERR_403_DEVELOPER_OVER_QPS beyond).")
 @click.option("--daily-quota", type=click.IntRange(0), default=None, help="Per-token calls per day (403 ERR_403_DEVELOPER_OVER_RATE beyond).")
+@click.option("--quota-headers", is_flag=True,
+              help="With --daily-quota: answers carry X-Packagekey-Quota-Allotted, -Current and X-Plan-Quota-Reset.")
 @click.option("--fault-rate", type=click.FloatRange(0.0, 1.0), default=0.0, help="Share of management calls that fail on purpose.")
 @click.option("--fault-seed", type=int, default=None, help="Seed of the fault injector.")
+@click.option("--fault-token", "fault_tokens", multiple=True, metavar="TOKEN",
+              help="Inject faults only into the calls made with this bearer token (repeatable; default: every call).")
+@click.option("--fault-kind", "fault_kinds", multiple=True, type=click.Choice(["503", "500", "drop", "delay", "lost"]),
+              help="The faults injected (repeatable; default: every kind).")
 @click.option("--events-config", type=click.Path(exists=True, dir_okay=False), default=None, help="YAML file of event triggers.")
 @click.option("--dialect", type=click.Choice(DIALECT_NAMES), default="spec", show_default=True,
               envvar="APIMCTL_SERVE_DIALECT",
@@ -130,7 +136,8 @@ def build_config(db: str, tokens: tuple[str, ...], clients: tuple[str, ...], use
 def command(host: str, port: int, db: str, tokens: tuple[str, ...], clients: tuple[str, ...],
             users: tuple[str, ...], auto_approve_domains: bool, object_responses: bool,
             operator_token: str | None, qps: float | None, daily_quota: int | None,
-            fault_rate: float, fault_seed: int | None, events_config: str | None, dialect: str,
+            quota_headers: bool, fault_rate: float, fault_seed: int | None, fault_tokens: tuple[str, ...],
+            fault_kinds: tuple[str, ...], events_config: str | None, dialect: str,
             nested_wildcards: bool | None, traffic_port: int | None, traffic_host: str,
             traffic_max_connections: int, traffic_idle_timeout: float, backend_connections: int,
             backend_max_answer: int) -> None:
@@ -139,8 +146,9 @@ def command(host: str, port: int, db: str, tokens: tuple[str, ...], clients: tup
     config, dev = build_config(
         db, tokens, clients, users,
         auto_approve_domains=auto_approve_domains, object_responses=object_responses,
-        operator_token=operator_token, qps=qps, daily_quota=daily_quota, fault_rate=fault_rate,
-        fault_seed=fault_seed, events_config=_events_config(events_config), dialect=dialect,
+        operator_token=operator_token, qps=qps, daily_quota=daily_quota, quota_headers=quota_headers, fault_rate=fault_rate,
+        fault_seed=fault_seed, fault_tokens=fault_tokens, fault_kinds=fault_kinds,
+        events_config=_events_config(events_config), dialect=dialect,
         nested_wildcards=nested_wildcards,
     )
     sock = _bind(host, port)

@@ -261,15 +261,16 @@ class Reader(Protocol):
 
 
 async def read_and_plan(client: Lister, manifest: ManifestLike, options: PlanOptions | None = None,
-                        *, read: Reader = read_live) -> tuple[Plan, LiveState]:
+                        *, read: Reader = read_live, skip: Collection[str] = ()) -> tuple[Plan, LiveState]:
     """The plan of the manifests against the area ``client`` reads, and the live state it was
     made from: what ``plan``, ``apply`` and ``drift`` share. The area is read by ``read``
-    (the data sources the manifests do not name left out) while the desired objects are
+    (the data sources the manifests do not name left out, and the top-level kinds ``skip``
+    names: a resume reads what its steps need) while the desired objects are
     made, in the time this process would wait for the area; then the target's dialect is
     found (:func:`target_dialect`) and the plan built (:func:`build_plan`, ``options`` but
     ``impact``)."""
     ahead = _DesiredAhead(manifest)
-    live = await read(client, meanwhile=ahead, skip=unnamed_sources(manifest.doc))
+    live = await read(client, meanwhile=ahead, skip=unnamed_sources(manifest.doc) | frozenset(skip))
     found = await target_dialect(client, manifest, live)
     return build_plan(manifest, live, options, dialect=found, desired=ahead.desired), live
 

@@ -336,6 +336,17 @@ class Budget:
                 else " (no client-side rate limit)")
         return f"Budget: {self.counts()}{pace}."
 
+    def to_json(self) -> dict[str, Any]:
+        return {"calls": self.calls, "reads": self.reads, "lease": self.lease, "writes": self.writes,
+                "checks": self.checks, "qps": self.qps,
+                "seconds": round(self.seconds, 1) if self.seconds is not None else None}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Budget:
+        qps = data.get("qps")
+        return cls(int(data.get("reads", 0)), int(data.get("lease", 0)), int(data.get("writes", 0)),
+                   int(data.get("checks", 0)), float(qps) if qps else None)
+
 
 @dataclass
 class Plan:
@@ -392,6 +403,8 @@ class Plan:
             out["write_only"] = [w.to_json() for w in self.write_only]
         if self.impact is not None:  # optional (format 1.x): present when impact was made
             out["impact"] = self.impact.to_json()
+        if self.budget is not None:  # optional (format 1.x): present when the plan was budgeted
+            out["budget"] = self.budget.to_json()
         return out
 
     def affected_keys(self) -> int:
@@ -428,4 +441,5 @@ class Plan:
             dialect=str(data.get("dialect", "")),
             dialect_reason=str(data.get("dialect_reason", "")),
             impact=ImpactRead.from_json(data["impact"]) if data.get("impact") else None,
+            budget=Budget.from_json(data["budget"]) if data.get("budget") else None,
         )

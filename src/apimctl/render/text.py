@@ -92,7 +92,14 @@ def render_plan(plan: Plan, *, color: bool = False) -> str:
     if plan.replay is not None:
         out += [render_replay(plan.replay), ""]
     out.append(_totals(plan, paint))
+    out += _budget(plan)
     return redactor.text("\n".join(out) + "\n")
+
+
+def _budget(plan: Plan) -> list[str]:
+    """``Budget: 23 calls (8 reads, 4 lease, 6 writes, 5 checks), about 6 s at --qps 4.``
+    under the totals of a plan with changes that was budgeted (``plan`` and ``apply``)."""
+    return [plan.budget.text()] if plan.budget is not None and plan.has_changes else []
 
 
 def _step(step: Step, redactor: Redactor, paint: Paint) -> list[str]:

@@ -26,8 +26,13 @@ class ServerConfig:
     operator_token: str | None = None
     qps: float | None = None
     daily_quota: int | None = None
+    # the management API's answers carry the quota headers (X-Packagekey-Quota-*), as the
+    # platform's traffic manager in front of it does for a package with rate-limit headers on
+    quota_headers: bool = False
     fault_rate: float = 0.0
     fault_seed: int | None = None
+    fault_tokens: tuple[str, ...] = ()  # faults only for calls with these tokens (empty: every call)
+    fault_kinds: tuple[str, ...] = ()  # the faults injected (empty: every kind)
     events_config: dict[str, Any] | None = None
     max_body_bytes: int = 10 * 1024 * 1024
     dialect: str = "spec"  # spec | mashery (apimctl.server.dialects)

@@ -11,11 +11,13 @@ it sees the server's own ``send``). It
   day: 403 with ``ERR_403_DEVELOPER_OVER_RATE``) on the management API (spec/SUPPLEMENT.md §6;
   the headers and body are the dialect's, §10.1 and §10.10.6: ``X-Mashery-Error-Code``,
   ``X-Error-Detail-Header``, ``Retry-After: 1`` over QPS, a ``text/xml`` body
-  ``<h1>Developer Over Qps</h1>``);
+  ``<h1>Developer Over Qps</h1>``); with ``--quota-headers`` every admitted call's answer
+  carries what is used of the quota (``X-Packagekey-Quota-Allotted``, ``-Current``,
+  ``X-Plan-Quota-Reset``, as the traffic manager's answers do: SUPPLEMENT §10 fact 1);
 - injects faults at ``--fault-rate`` with a RNG seeded by ``--fault-seed`` on the management API:
   ``503``, ``500``, ``drop`` (connection closed, nothing sent), ``delay`` (the request runs, its
   response is held past a client's timeout) and ``lost`` (the request runs and commits, then the
-  connection is dropped).
+  connection is dropped); ``--fault-token`` keeps them to the calls of some tokens, ``--fault-kind`` to some kinds.
 
 Throttled calls do not count against the daily quota; calls refused by the quota or the rate
 limit never reach the application.
@@ -130,6 +132,18 @@ class RateLimiter:
             self._days[token] = (day, used + 1)
             return None
 
+    def usage_headers(self, token: str) -> list[tuple[bytes, bytes]]:
+        """The quota headers of an answer to ``token`` (none without a daily quota)."""
+        if self.daily_quota is None:
+            return []
+        with self._lock:
+            day = int(self._wall() // 86400)
+            seen_day, used = self._days.get(token, (day, 0))
+        reset = time.strftime("%A, %B %d, %Y %I:%M:%S %p GMT", time.gmtime((day + 1) * 86400))
+        return [(b"x-packagekey-quota-allotted", str(self.daily_quota).encode()),
+                (b"x-packagekey-quota-current", str(used if seen_day == day else 0).encode()),
+                (b"x-plan-quota-reset", reset.encode())]
+
     def _take(self, token: str) -> float:
         """Take one token from the bucket; the seconds to wait when it is empty."""
         assert self.qps is not None
@@ -186,7 +200,9 @@ class ControlsMiddleware:
         self.operator_token = config.operator_token
         self.counter = CallCounter()
         self.limiter = limiter or RateLimiter(config.qps, config.daily_quota)
-        self.faults = FaultInjector(config.fault_rate, config.fault_seed, fault_kinds)
+        self.quota_headers = config.quota_headers
+        self.fault_tokens = frozenset(config.fault_tokens)
+        self.faults = FaultInjector(config.fault_rate, config.fault_seed, config.fault_kinds or fault_kinds)
         self.fault_delay = fault_delay
         self.routes = routes if routes is not None else getattr(app, "routes", None)
 
@@ -215,7 +231,10 @@ class ControlsMiddleware:
         if refusal is not None:
             await _refuse(send, refusal, self.dialect)
             return
-        fault = send.fault = self.faults.draw()
+        if token is not None and self.quota_headers:
+            send.extra = self.limiter.usage_headers(token)
+        chosen = not self.fault_tokens or token in self.fault_tokens
+        fault = send.fault = self.faults.draw() if chosen else None
         if fault is None:
             await self.app(scope, receive, send)
         elif fault in ("503", "500"):
@@ -298,6 +317,7 @@ class _Recorder:
         self.send = send
         self.outcome = "none"
         self.fault: str | None = None
+        self.extra: list[tuple[bytes, bytes]] = []  # headers added to the answer
         self._held: list[Message] | None = None
 
     def hold(self) -> _Recorder:
@@ -312,6 +332,8 @@ class _Recorder:
     async def __call__(self, message: Message) -> None:
         if message["type"] == "http.response.start":
             self.outcome = str(message["status"])
+            if self.extra:
+                message = {**message, "headers": [*message.get("headers", []), *self.extra]}
         if self._held is not None:
             self._held.append(message)
             return

@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from apimctl.plans.model import FORMAT_VERSION, Change, Plan, Step
+from apimctl.plans.model import FORMAT_VERSION, Budget, Change, Plan, Step
 from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.render.json import render_apply_summary, render_plan
 
@@ -101,3 +101,15 @@ def test_apply_summary_json() -> None:
     assert doc["exit_code"] == 3
     assert doc["summary"] == {"done": 1, "failed": 1, "skipped": 0, "non_converged": 0}
     assert doc["failed"][0]["reason"] == "(sensitive)"
+
+
+def test_the_budget_of_a_plan(validator: jsonschema.Draft202012Validator) -> None:
+    plan = mixed_plan()
+    plan.budget = Budget(reads=8, lease=4, writes=6, checks=5, qps=4.0)
+    doc = json.loads(render_plan(plan))
+    validator.validate(doc)
+    assert doc["budget"] == {"calls": 23, "reads": 8, "lease": 4, "writes": 6, "checks": 5,
+                             "qps": 4.0, "seconds": 5.8}
+    plan.budget = Budget(reads=8, lease=0, writes=6, checks=5)  # no rate: no time
+    assert json.loads(render_plan(plan))["budget"]["seconds"] is None
+    assert Plan.from_json(json.loads(plan.dumps())).budget == plan.budget  # a saved plan keeps it

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from apimctl.plans.model import Change, Plan, Step
+from apimctl.plans.model import Budget, Change, Plan, Step
 from apimctl.plans.result import ApplyResult, StepOutcome
 from apimctl.render.text import render_apply_summary, render_plan
 
@@ -120,3 +120,13 @@ def test_apply_summary_scrubs_secret_values_from_reasons() -> None:
     out = render_apply_summary(result, plan=plan)
     assert "hunter2" not in out
     assert "systemDomainCredentialSecret: (sensitive) too long" in out
+
+
+def test_the_budget_line_under_the_totals() -> None:
+    plan = mixed_plan()
+    plan.budget = Budget(reads=8, lease=4, writes=6, checks=5, qps=4.0)
+    assert render_plan(plan).endswith("Plan: 2 to create, 2 to update, 1 to delete.\n"
+                                      "Budget: 23 calls (8 reads, 4 lease, 6 writes, 5 checks), about 6 s at --qps 4.\n")
+    plan.budget = Budget(reads=8, lease=4, writes=6, checks=5)
+    assert render_plan(plan).endswith("Budget: 23 calls (8 reads, 4 lease, 6 writes, 5 checks) "
+                                      "(no client-side rate limit).\n")
