@@ -122,9 +122,9 @@ async def read_areas(sources: Sequence[AreaSource]) -> list[Read]:
     """Every area, read concurrently (the last one by the worker process, when it can:
     :func:`read_area`); the first area (in the order given) that failed is the error, once
     every read has ended (none is left half-done)."""
-    last = len(sources) - 1
-    results = await asyncio.gather(*(read_area(s, elsewhere=0 < i == last) for i, s in enumerate(sources)),
-                                   return_exceptions=True)
+    last = len(sources) - 1  # the worker reads the last area when there are others
+    results = await asyncio.gather(*(read_area(s, elsewhere=i == last and last > 0)
+                                     for i, s in enumerate(sources)), return_exceptions=True)
     for result in results:
         if isinstance(result, BaseException):
             raise result

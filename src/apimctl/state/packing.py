@@ -36,15 +36,7 @@ class Packer:
 
     def pack(self, doc: dict[str, Any]) -> bytes | dict[str, Any]:
         data = encoded(doc)
-        if data is None:
-            return doc
-        if self.zdict is None:
-            return data
-        if self._primed is None:
-            self._primed = zlib.compressobj(1, zlib.DEFLATED, _WBITS, _MEM_LEVEL, zdict=self.zdict)
-        deflate = self._primed.copy()
-        packed: bytes = deflate.compress(data) + deflate.flush()
-        return packed
+        return doc if data is None else self._deflated(data)
 
     def pack_digested(self, doc: dict[str, Any]) -> tuple[bytes | dict[str, Any], bytes | None]:
         """:meth:`pack`, and the digest of the document's encoding (``None`` when it has
@@ -52,13 +44,17 @@ class Packer:
         data = encoded(doc)
         if data is None:
             return doc, None
-        found = hashlib.blake2b(data, digest_size=16).digest()
+        return self._deflated(data), hashlib.blake2b(data, digest_size=16).digest()
+
+    def _deflated(self, data: bytes) -> bytes:
+        """``data`` deflated against the preset dictionary (as it is, without one)."""
         if self.zdict is None:
-            return data, found
+            return data
         if self._primed is None:
             self._primed = zlib.compressobj(1, zlib.DEFLATED, _WBITS, _MEM_LEVEL, zdict=self.zdict)
         deflate = self._primed.copy()
-        return deflate.compress(data) + deflate.flush(), found
+        packed: bytes = deflate.compress(data) + deflate.flush()
+        return packed
 
     def unpack(self, packed: bytes | dict[str, Any]) -> dict[str, Any]:
         if isinstance(packed, dict):
