@@ -38,7 +38,10 @@ class Routed(Protocol):
     - :meth:`route_words`: one of them in words (``GET api.example.com/forecast``), ``None``
       when it claims nothing two objects could clash on;
     - :meth:`temporary_route`: the field, its value in ``doc`` and its value moving the object
-      to a route nobody else wants (``tag`` makes it unique): how a swap of routes is broken.
+      to a route nobody else wants (``tag`` makes it unique): how a swap of routes is broken;
+    - :meth:`cut_off`: what callers of the old route get when field ``path`` (one of
+      ``route_fields``) changes from ``before`` to ``after``, in words (none when the route
+      only grows), for caller impact.
     """
 
     route_fields: tuple[str, ...]
@@ -48,6 +51,8 @@ class Routed(Protocol):
     def route_words(self, route: str) -> str | None: ...
 
     def temporary_route(self, doc: Mapping[str, Any], tag: str) -> tuple[str, Any, Any]: ...
+
+    def cut_off(self, path: str, before: Any, after: Any) -> list[str]: ...
 
 
 @runtime_checkable

@@ -311,6 +311,19 @@ class EndpointOps(Ops, Routed, Contextual, ObjectDefaults, NestedIds):
         alias = str(doc.get(ROUTE_FIELDS[0]) or "")
         return ROUTE_FIELDS[0], alias, f"{alias}{tag}"
 
+    def cut_off(self, path: str, before: Any, after: Any) -> list[str]:
+        """A new alias leaves the old path; a public domain or a method taken away leaves
+        its calls."""
+        if path == ROUTE_FIELDS[0]:
+            return [f"calls to {before} no longer reach it (its path becomes {after})"]
+        kept = {str(v) for v in after or []}
+        removed = [str(v) for v in before or [] if str(v) not in kept]
+        if not removed:
+            return []
+        if path == ROUTE_FIELDS[1]:
+            return [f"calls to {', '.join(removed)} no longer reach it"]
+        return [f"{', '.join(m.upper() for m in removed)} calls no longer reach it"]
+
     def export(self, entry: Exported) -> Any:
         """The fields the schema requires come first (defaults or not); secrets are variable
         references; ``systemDomainAuthentication`` is led by its type."""

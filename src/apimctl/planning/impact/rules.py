@@ -366,25 +366,13 @@ def _shared(step: Step, kind: Kind, world: World, keys: KeySource) -> tuple[Impa
 
 def _moved(step: Step, kind: Kind, world: World, keys: KeySource) -> tuple[Impact, ...]:
     routed = kinds.capability(kind, Routed)
-    route_fields = routed.route_fields if routed is not None else ()
-    gone = [t for c in step.changes if c.path in route_fields for t in _route(c)]
+    if routed is None:
+        return ()
+    moving = [c for c in step.changes if c.path in routed.route_fields]
+    gone = [t for c in moving for t in routed.cut_off(c.path, c.before, c.after)]
     if not gone:
         return ()
     reach = _reach(_entitling(kind, step.key, world), keys)
-    paths = ", ".join(c.path for c in step.changes if c.path in route_fields)
+    paths = ", ".join(c.path for c in moving)
     return (reach.impact(f"{reach.who()} {reach.verb('calls', 'call')} {step.key}: {'; '.join(gone)}",
                          "cuts_off", paths),)
-
-
-def _route(change: Change) -> list[str]:
-    """What callers of the old route get, in words (nothing when the route only grows)."""
-    if change.path == "requestPathAlias":
-        return [f"calls to {change.before} no longer reach it (its path becomes {change.after})"]
-    before = [str(v) for v in change.before or []]
-    after = {str(v) for v in change.after or []}
-    removed = [v for v in before if v not in after]
-    if not removed:
-        return []
-    if change.path == "publicDomains":
-        return [f"calls to {', '.join(removed)} no longer reach it"]
-    return [f"{', '.join(m.upper() for m in removed)} calls no longer reach it"]
